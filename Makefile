@@ -1,0 +1,49 @@
+# Targets are named after what a user wants. Every target sets the machine up first (idempotent).
+SHELL := /bin/bash
+PY := .venv/bin/python
+PY313_DIR = $(dir $(shell [ -x .venv/bin/python ] && readlink -f .venv/bin/python))
+SAM := .venv-tools/bin/sam
+
+.PHONY: setup setup-sdk demo test lint typecheck unit integration template build deploy bench clean
+
+setup:
+	@WITH_SAM=0 scripts/bootstrap.sh
+
+setup-sdk:
+	@WITH_SDK=1 WITH_SAM=1 scripts/bootstrap.sh
+
+## The offline demo: the seed's XGBoost Hyperband job on the AMT stand-in, handlers in-process.
+demo: setup
+	$(PY) -m governor_sim.demo
+
+## Everything CI runs: lint, types, unit, integration (moto + AMT stand-in + SDK), template checks, sam build.
+test: setup-sdk lint typecheck
+	SAM_CLI=$(SAM) PATH="$(PY313_DIR):$$PATH" $(PY) -m pytest -n 2 --dist loadgroup
+
+lint:
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+typecheck:
+	$(PY) -m mypy layers/governor/tuning_governor client/governor_sim functions
+
+unit: setup
+	$(PY) -m pytest tests/unit
+
+integration: setup-sdk
+	$(PY) -m pytest tests/integration
+
+template: setup-sdk
+	SAM_CLI=$(SAM) PATH="$(PY313_DIR):$$PATH" $(PY) -m pytest tests/template
+
+build: setup-sdk
+	PATH="$(PY313_DIR):$$PATH" $(SAM) build
+
+deploy: build
+	$(SAM) deploy --guided
+
+bench: setup
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,296 @@
+"""What a single trial (training job) does if nobody interferes with it.
+
+The stand-in asks a :class:`TrialBehaviour` for a :class:`TrialPlan` when a training job is created; the
+tuner-side decisions (Hyperband / median early stopping, user stops, MaxRuntime) are applied on top of
+that plan by the engine. Keeping the two apart lets later simulators inject failures, spot interruptions
+or scripted objective values without touching the state machine.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+
+TrialOutcome = Literal["Completed", "Failed"]
+
+#: Maps the fraction of the full training budget done (0..1) to the objective value reported at that point.
+ObjectiveCurve = Callable[[float], float]
+
+
+@dataclass(frozen=True)
+class TrialPlan:
+    """The natural course of one training job.
+
+    Attributes (callers may rely on these meanings):
+        duration_s: seconds of the *Training* secondary phase for a full run (start-up, download and upload
+            come on top). For ``outcome="Failed"`` the seconds of training before the failure.
+        objective_value: objective metric reported at the end of a full run; ``None`` = the job never emits it.
+        outcome: ``"Completed"`` or ``"Failed"``.
+        failure_reason: ``FailureReason`` of a failed job.
+        spot_interrupted_s: seconds the job spends ``Interrupted`` (only for managed spot jobs; wall-clock
+            time that is not billed).
+        early_stop_at_s: if set, the job is stopped this many seconds into training (status ``Stopped``);
+            the engine's own early-stopping policies only act when this is ``None``.
+        spot_savings_fraction: share of the on-demand billable time saved by managed spot
+            (``BillableTimeInSeconds = (training - interrupted) * (1 - fraction)``; on-demand jobs ignore it).
+        objective_curve: objective value at a fraction of the budget, used when a job ends early; ``None``
+            means "report ``objective_value`` whenever the job stops".
+    """
+
+    duration_s: float
+    objective_value: float | None
+    outcome: TrialOutcome = "Completed"
+    failure_reason: str | None = None
+    spot_interrupted_s: float = 0.0
+    early_stop_at_s: float | None = None
+    spot_savings_fraction: float = 0.0
+    objective_curve: ObjectiveCurve | None = field(default=None, compare=False, repr=False)
+
+    def objective_at(self, fraction: float) -> float | None:
+        """The objective the job reports after ``fraction`` of its full training budget (None: no metric)."""
+        if self.objective_value is None:
+            return None
+        if fraction >= 1.0 or self.objective_curve is None:
+            return self.objective_value
+        return self.objective_curve(max(0.0, fraction))
+
+    def stopped_early_at(self, seconds: float) -> TrialPlan:
+        """A copy of this plan that the tuner stops ``seconds`` into training."""
+        return replace(self, early_stop_at_s=seconds)
+
+
+class TrialBehaviour(Protocol):
+    """Decides how a training job would run on its own.
+
+    ``tuning_job_config`` is the tuning job's ``HyperParameterTuningJobConfig`` (``None`` for a standalone
+    ``CreateTrainingJob``); ``definition`` is the training job definition with the trial's effective
+    ``ResourceConfig`` (for a standalone job: the CreateTrainingJob request); ``hyperparameters`` are the
+    job's full hyperparameters (static and tuned, as strings). Implementations must draw randomness only
+    from ``rng`` so a seed reproduces a run.
+    """
+
+    def plan(
+        self,
+        tuning_job_config: Mapping[str, Any] | None,
+        definition: Mapping[str, Any],
+        hyperparameters: Mapping[str, str],
+        rng: random.Random,
+    ) -> TrialPlan: ...
+
+
+_ROUND_KEYS = ("num_round", "num_rounds", "epochs", "epoch", "n_estimators", "iterations", "max_iter")
+
+# Relative throughput of an instance size against an xlarge; only the ordering matters for the simulation.
+_SIZE_SPEED = {
+    "medium": 0.3,
+    "large": 0.6,
+    "xlarge": 1.0,
+    "2xlarge": 1.8,
+    "4xlarge": 3.2,
+    "8xlarge": 5.5,
+    "12xlarge": 7.5,
+    "16xlarge": 9.0,
+    "24xlarge": 11.0,
+    "48xlarge": 16.0,
+}
+_ACCELERATED_FAMILIES = ("p2", "p3", "p4d", "p4de", "p5", "g4dn", "g5", "g6", "g6e", "trn1", "trn2")
+
+
+def _stable_unit(*parts: object) -> float:
+    """A value in [0, 1) that depends only on ``parts`` (not on PYTHONHASHSEED)."""
+    return (zlib.crc32("|".join(str(p) for p in parts).encode()) & 0xFFFFFFFF) / 2**32
+
+
+def _as_float(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def objective_of(tuning_job_config: Mapping[str, Any] | None, definition: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(MetricName, Type)`` of the objective a trial reports, or ``None`` when there is none.
+
+    A definition's ``TuningObjective`` wins over the tuning job's objective (multi-definition jobs); a
+    standalone job reports its first ``AlgorithmSpecification.MetricDefinitions`` entry as a Maximize metric.
+    """
+    objective = definition.get("TuningObjective") or (tuning_job_config or {}).get("HyperParameterTuningJobObjective")
+    if objective and objective.get("MetricName"):
+        return str(objective["MetricName"]), str(objective.get("Type", "Maximize"))
+    metric_definitions = (definition.get("AlgorithmSpecification") or {}).get("MetricDefinitions") or []
+    if metric_definitions:
+        return str(metric_definitions[0]["Name"]), "Maximize"
+    return None
+
+
+def parameter_ranges_of(
+    tuning_job_config: Mapping[str, Any] | None, definition: Mapping[str, Any]
+) -> Mapping[str, Any]:
+    """The ranges tuned for this definition (a definition's own ranges win, as in multi-definition jobs)."""
+    return definition.get("HyperParameterRanges") or (tuning_job_config or {}).get("ParameterRanges") or {}
+
+
+@dataclass
+class DefaultTrialBehaviour:
+    """A smooth, seeded objective landscape and hyperparameter-dependent durations.
+
+    * The objective depends only on the *tuned* hyperparameters: each range has a hidden optimum derived
+      from ``seed`` and its name; a Maximize objective lies in 0.5..0.99 (AUC-like), a Minimize one in
+      0.05..1.0 (loss-like). Small Gaussian noise comes from the trial's ``rng``.
+    * Training time grows with the number of rounds/epochs (``num_round``, ``epochs``… or Hyperband's
+      ``MaxResource``) and ``max_depth``, and shrinks with instance size and count.
+    * ``failure_rate`` and ``spot_interruption_rate`` default to 0, so the default run is failure-free;
+      managed-spot jobs always save 60-75 % of their billable time.
+    """
+
+    seed: int = 0
+    failure_rate: float = 0.0
+    spot_interruption_rate: float = 0.0
+    seconds_per_round: float = 10.0
+    noise: float = 0.01
+
+    def plan(
+        self,
+        tuning_job_config: Mapping[str, Any] | None,
+        definition: Mapping[str, Any],
+        hyperparameters: Mapping[str, str],
+        rng: random.Random,
+    ) -> TrialPlan:
+        """See :class:`TrialBehaviour`."""
+        objective = objective_of(tuning_job_config, definition)
+        maximize = objective is None or objective[1] != "Minimize"
+        quality = self._quality(tuning_job_config, definition, hyperparameters, rng)
+        final = self._objective_value(quality, maximize) if objective is not None else None
+        duration = self._duration(tuning_job_config, definition, hyperparameters, rng)
+        spot = bool(definition.get("EnableManagedSpotTraining"))
+
+        if rng.random() < self.failure_rate:
+            return TrialPlan(
+                duration_s=round(duration * rng.uniform(0.05, 0.6), 3),
+                objective_value=None,
+                outcome="Failed",
+                failure_reason="AlgorithmError: simulated training failure (exit code 1)",
+            )
+        interrupted = 0.0
+        if spot and rng.random() < self.spot_interruption_rate:
+            interrupted = round(rng.uniform(60.0, 600.0), 3)
+        return TrialPlan(
+            duration_s=round(duration, 3),
+            objective_value=final,
+            spot_interrupted_s=interrupted,
+            spot_savings_fraction=round(rng.uniform(0.60, 0.75), 4) if spot else 0.0,
+            objective_curve=_saturating_curve(final, maximize) if final is not None else None,
+        )
+
+    # -- internals -------------------------------------------------------------------------------------------
+
+    def _quality(
+        self,
+        tuning_job_config: Mapping[str, Any] | None,
+        definition: Mapping[str, Any],
+        hyperparameters: Mapping[str, str],
+        rng: random.Random,
+    ) -> float:
+        ranges = parameter_ranges_of(tuning_job_config, definition)
+        scores: list[tuple[float, float]] = []  # (weight, score in 0..1)
+        for kind in ("IntegerParameterRanges", "ContinuousParameterRanges"):
+            for spec in ranges.get(kind) or []:
+                name = str(spec["Name"])
+                value = _as_float(hyperparameters.get(name))
+                low, high = _as_float(spec.get("MinValue")), _as_float(spec.get("MaxValue"))
+                if value is None or low is None or high is None:
+                    continue
+                u = _normalise(value, low, high, str(spec.get("ScalingType", "Auto")))
+                optimum = 0.15 + 0.7 * _stable_unit(self.seed, "optimum", name)
+                width = 0.2 + 0.2 * _stable_unit(self.seed, "width", name)
+                weight = 0.5 + _stable_unit(self.seed, "weight", name)
+                scores.append((weight, math.exp(-((u - optimum) ** 2) / (2 * width**2))))
+        for spec in ranges.get("CategoricalParameterRanges") or []:
+            name = str(spec["Name"])
+            chosen = hyperparameters.get(name)
+            if chosen is None:
+                continue
+            best = max(spec.get("Values") or [chosen], key=lambda v: _stable_unit(self.seed, "cat", name, v))
+            score = 1.0 if chosen == best else 0.45 + 0.45 * _stable_unit(self.seed, "cat", name, chosen)
+            scores.append((0.5 + _stable_unit(self.seed, "weight", name), score))
+        if scores:
+            quality = sum(w * s for w, s in scores) / sum(w for w, _ in scores)
+        else:
+            quality = 0.6 + 0.3 * _stable_unit(self.seed, "untuned", sorted(hyperparameters.items()))
+        # Different definitions (algorithms) of a multi-definition job reach different ceilings.
+        quality *= 0.9 + 0.1 * _stable_unit(self.seed, "definition", definition.get("DefinitionName", ""))
+        return min(1.0, max(0.0, quality + rng.gauss(0.0, self.noise)))
+
+    @staticmethod
+    def _objective_value(quality: float, maximize: bool) -> float:
+        if maximize:
+            return round(min(0.99, 0.5 + 0.49 * quality), 6)
+        return round(0.05 + 0.95 * (1.0 - quality), 6)
+
+    def _duration(
+        self,
+        tuning_job_config: Mapping[str, Any] | None,
+        definition: Mapping[str, Any],
+        hyperparameters: Mapping[str, str],
+        rng: random.Random,
+    ) -> float:
+        rounds: float | None = None
+        for key in _ROUND_KEYS:
+            rounds = _as_float(hyperparameters.get(key))
+            if rounds is not None:
+                break
+        hyperband = ((tuning_job_config or {}).get("StrategyConfig") or {}).get("HyperbandStrategyConfig")
+        if hyperband and hyperband.get("MaxResource"):
+            # Hyperband caps the resource (rounds/epochs) a trial may use at MaxResource.
+            max_resource = float(hyperband["MaxResource"])
+            rounds = max_resource if rounds is None else min(rounds, max_resource)
+        rounds = max(1.0, rounds if rounds is not None else 100.0)
+        depth = _as_float(hyperparameters.get("max_depth")) or 6.0
+        instance_type, instance_count = _instance_of(definition.get("ResourceConfig") or {})
+        speed = _instance_speed(instance_type) * max(1.0, float(instance_count)) ** 0.7
+        per_round = self.seconds_per_round * (1.0 + depth / 8.0) / speed
+        return float((30.0 + rounds * per_round) * rng.uniform(0.9, 1.1))
+
+
+def _normalise(value: float, low: float, high: float, scaling: str) -> float:
+    if high <= low:
+        return 0.5
+    if scaling == "Logarithmic" and low > 0:
+        return (math.log(max(value, low)) - math.log(low)) / (math.log(high) - math.log(low))
+    if scaling == "ReverseLogarithmic" and high < 1:
+        return 1.0 - (math.log(1 - min(value, high)) - math.log(1 - high)) / (math.log(1 - low) - math.log(1 - high))
+    return min(1.0, max(0.0, (value - low) / (high - low)))
+
+
+def _saturating_curve(final: float, maximize: bool) -> ObjectiveCurve:
+    """A learning curve that starts at a poor value and saturates at ``final`` when the budget is used up."""
+    start = 0.5 if maximize else final + 0.5
+
+    def curve(fraction: float) -> float:
+        progress = (1.0 - math.exp(-4.0 * min(1.0, fraction))) / (1.0 - math.exp(-4.0))
+        return round(start + (final - start) * progress, 6)
+
+    return curve
+
+
+def _instance_of(resource_config: Mapping[str, Any]) -> tuple[str, int]:
+    groups = resource_config.get("InstanceGroups") or []
+    if groups and not resource_config.get("InstanceType"):
+        # A heterogeneous cluster: the largest group dominates the step time.
+        group = max(groups, key=lambda g: int(g.get("InstanceCount", 1)))
+        return str(group.get("InstanceType", "ml.m5.xlarge")), int(group.get("InstanceCount", 1))
+    return str(resource_config.get("InstanceType", "ml.m5.xlarge")), int(resource_config.get("InstanceCount", 1))
+
+
+def _instance_speed(instance_type: str) -> float:
+    parts = instance_type.split(".")
+    family = parts[1] if len(parts) > 2 else ""
+    size = parts[-1]
+    speed = _SIZE_SPEED.get(size, 1.0)
+    if family in _ACCELERATED_FAMILIES:
+        speed *= 4.0
+    return speed

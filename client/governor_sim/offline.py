@@ -1,0 +1,138 @@
+"""The governor's AWS resources on moto, and the handlers' adapters wired to them.
+
+Used by the integration tests, the demo and replays: one table shaped as in template.yaml, one
+report topic with an SQS queue subscribed (so tests read what SNS delivered), a Slack webhook secret
+pointing at a local server, and ``Services`` built from those. Call inside ``moto.mock_aws()``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+
+from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_url_from_secret
+from tuning_governor.adapters.sagemaker import SageMakerGateway
+from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
+from tuning_governor.service import Services
+from tuning_governor.settings import Settings
+
+TABLE_NAME = "tuning-governor-offline"
+TOPIC_NAME = "tuning-governor-reports"
+SECRET_NAME = "tuning-governor/slack-webhook"  # noqa: S105 - a secret name, not a secret
+
+
+def create_table(client: Any, name: str = TABLE_NAME) -> None:
+    """The table as template.yaml declares it (keys, GSI, TTL)."""
+    client.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+            {"AttributeName": "gsi1pk", "AttributeType": "S"},
+            {"AttributeName": "gsi1sk", "AttributeType": "S"},
+        ],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "gsi1",
+                "KeySchema": [
+                    {"AttributeName": "gsi1pk", "KeyType": "HASH"},
+                    {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    )
+    client.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
+
+
+@dataclass
+class OfflineEnvironment:
+    """Handles on everything the demo and tests inspect."""
+
+    region: str
+    settings: Settings
+    services: Services
+    topic_arn: str
+    queue_url: str
+    slack_url: str | None
+    sagemaker: Any
+    dynamodb: Any
+    sqs: Any
+    sns_messages_seen: list[dict[str, Any]] = field(default_factory=list)
+
+    def sns_messages(self) -> list[dict[str, Any]]:
+        """Drain the queue subscribed to the report topic: SNS envelopes, oldest first."""
+        while True:
+            batch = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10).get("Messages", [])
+            if not batch:
+                return self.sns_messages_seen
+            for message in batch:
+                self.sns_messages_seen.append(json.loads(message["Body"]))
+                self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+
+
+def build_environment(
+    *,
+    region: str = "us-east-1",
+    slack_url: str | None = None,
+    catalog: PriceCatalog | None = None,
+    clock: Any = None,
+    sns: bool = True,
+) -> OfflineEnvironment:
+    """Create the resources on moto and return adapters wired to them (Slack only when a URL is given)."""
+    dynamodb = boto3.client("dynamodb", region_name=region)
+    create_table(dynamodb)
+    sns_client = boto3.client("sns", region_name=region)
+    sqs = boto3.client("sqs", region_name=region)
+    topic_arn = sns_client.create_topic(Name=TOPIC_NAME, Attributes={"KmsMasterKeyId": "alias/aws/sns"})["TopicArn"]
+    queue_url = sqs.create_queue(QueueName="report-inbox")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns_client.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
+    secret_arn = ""
+    secrets = boto3.client("secretsmanager", region_name=region)
+    if slack_url:
+        secret_arn = secrets.create_secret(Name=SECRET_NAME, SecretString=json.dumps({"webhook_url": slack_url}))["ARN"]
+    settings = Settings.model_validate(
+        {
+            "TABLE_NAME": TABLE_NAME,
+            "TOPIC_ARN": topic_arn if sns else "",
+            "SLACK_SECRET_ARN": secret_arn,
+            "AWS_REGION": region,
+        }
+    )
+    notifiers: list[Notifier] = []
+    if sns:
+        notifiers.append(SnsNotifier(sns_client, topic_arn))
+    if secret_arn:
+
+        def webhook_url() -> str:
+            return webhook_url_from_secret(secrets.get_secret_value(SecretId=secret_arn)["SecretString"])
+
+        notifiers.append(SlackNotifier(webhook_url, max_retries=2))
+    sagemaker = boto3.client("sagemaker", region_name=region)
+    services = Services(
+        settings=settings,
+        sagemaker=SageMakerGateway(sagemaker),
+        store=GovernorStore(dynamodb, TABLE_NAME),
+        notifiers=notifiers,
+        catalog=catalog or bundled_catalog(),
+    )
+    if clock is not None:
+        services.clock = clock
+    return OfflineEnvironment(
+        region=region,
+        settings=settings,
+        services=services,
+        topic_arn=topic_arn,
+        queue_url=queue_url,
+        slack_url=slack_url,
+        sagemaker=sagemaker,
+        dynamodb=dynamodb,
+        sqs=sqs,
+    )

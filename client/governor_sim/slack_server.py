@@ -1,0 +1,75 @@
+"""A local stand-in for a Slack incoming webhook, on 127.0.0.1 only.
+
+It records every JSON body posted to it, and can be told to answer the next requests with errors so
+tests can exercise the Slack client's retry handlers and the governor's failure handling.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+
+class SlackWebhookServer:
+    """``with SlackWebhookServer() as slack: slack.url`` -> messages land in ``slack.messages``."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.requests = 0
+        self._failures: deque[int] = deque()
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(length)
+                with server._lock:
+                    server.requests += 1
+                    status = server._failures.popleft() if server._failures else 200
+                    if status == 200:
+                        server.messages.append(json.loads(body or b"{}"))
+                payload = b"ok" if status == 200 else b"error"
+                self.send_response(status)
+                if status == 429:
+                    self.send_header("Retry-After", "0")
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+                return
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/services/T000FAKE/B000FAKE/not-a-real-token"
+
+    def fail_next(self, *statuses: int) -> None:
+        """Answer the next requests with these HTTP statuses (e.g. 500, 429), then 200 again."""
+        with self._lock:
+            self._failures.extend(statuses)
+
+    def start(self) -> Self:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

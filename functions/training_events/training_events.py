@@ -1,0 +1,17 @@
+"""Lambda handler: SageMaker Training Job State Change events from EventBridge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from tuning_governor.observability import logger, metrics, tracer
+from tuning_governor.service import Services, default_services, process_training_event
+
+
+@logger.inject_lambda_context(correlation_id_path="id", clear_state=True)
+@metrics.log_metrics(capture_cold_start_metric=True)
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext, services: Services | None = None) -> dict[str, Any]:
+    return process_training_event(event, services or default_services())

@@ -1,0 +1,305 @@
+"""The governor's single DynamoDB table.
+
+Key design (``pk`` / ``sk``, GSI ``gsi1`` on ``gsi1pk`` / ``gsi1sk``):
+
+| item            | pk             | sk                         | gsi1pk / gsi1sk                 |
+|-----------------|----------------|----------------------------|---------------------------------|
+| tuning job      | ``JOB#<key>``  | ``META``                   | ``STATUS#<status>`` / created   |
+| finished trial  | ``JOB#<key>``  | ``TRIAL#<training job>``   | -                               |
+| final summary   | ``JOB#<key>``  | ``SUMMARY``                | -                               |
+| report delivery | ``JOB#<key>``  | ``DELIVERY#<kind>#<chan>`` | -                               |
+
+Access patterns: a job with its trials and summary is one Query on ``pk``; jobs by status (the
+capacity view) are one Query on ``gsi1``. ``<key>`` is the lower-cased tuning job name, because
+SageMaker ARNs lower-case names and trials link to their job by ARN.
+
+Counting is exactly-once: a trial record and the job's running totals are written in one
+transaction whose first condition is that the trial record does not exist yet; a job's status never
+moves back from a terminal status, nor to an older LastModifiedTime.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from tuning_governor.errors import TransientError
+from tuning_governor.models.records import JobSummary, TrialRecord
+from tuning_governor.models.sagemaker import TUNING_TERMINAL, TuningJob
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+_ser = TypeSerializer()
+_de = TypeDeserializer()
+THROTTLED = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+    }
+)
+# A delivery claim older than this is presumed abandoned by a crashed invocation.
+CLAIM_TIMEOUT = timedelta(minutes=5)
+
+
+def iso(value: datetime) -> str:
+    """Fixed-width UTC ISO time, so string order is time order in condition expressions."""
+    return value.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def _plain(value: Any) -> Any:
+    """Make a JSON-ish value storable: floats become Decimal, datetimes ISO strings, None dropped in maps."""
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _item(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: _ser.serialize(v) for k, v in _plain(values).items()}
+
+
+def _unitem(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _de.deserialize(v) for k, v in item.items()}
+
+
+def job_pk(job_key: str) -> str:
+    return f"JOB#{job_key}"
+
+
+class GovernorStore:
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+
+    # -- tuning jobs -----------------------------------------------------------------------------
+    def upsert_job(
+        self,
+        job: TuningJob,
+        *,
+        region: str,
+        team: str | None,
+        owner: str | None,
+        event_time: datetime,
+    ) -> bool:
+        """Record a job's configuration and non-terminal status. False when the event is stale."""
+        modified = iso(job.last_modified_time or event_time)
+        created = iso(job.creation_time or event_time)
+        attributes: dict[str, Any] = {
+            "job_name": job.name,
+            "region": region,
+            "status": job.status,
+            "last_modified": modified,
+            "creation_time": created,
+            "max_parallel": job.max_parallel,
+            "demand": job.demand(),
+            "tags": dict(job.tags),
+            "gsi1pk": f"STATUS#{job.status}",
+            "gsi1sk": created,
+            "max_trials": job.max_trials,
+            "strategy": job.config.strategy if job.config else None,
+            "objective_name": job.objective.metric_name if job.objective else None,
+            "objective_type": job.objective.type if job.objective else None,
+            "arn": job.arn,
+            "team": team,
+            "owner": owner,
+        }
+        present = [(name, value) for name, value in attributes.items() if value is not None]
+        names = {f"#a{i}": name for i, (name, _) in enumerate(present)}
+        values = {f":a{i}": value for i, (_, value) in enumerate(present)}
+        update = "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(present)))
+        terminal = [f":t{i}" for i in range(len(TUNING_TERMINAL))]
+        values.update(dict(zip(terminal, sorted(TUNING_TERMINAL), strict=True)))
+        values[":lm"] = modified
+        names.update({"#status": "status", "#lm": "last_modified"})
+        try:
+            self._client.update_item(
+                TableName=self._table,
+                Key=_item({"pk": job_pk(job.key), "sk": "META"}),
+                UpdateExpression=update,
+                ConditionExpression=(
+                    f"(attribute_not_exists(#status) OR NOT #status IN ({', '.join(terminal)}))"
+                    " AND (attribute_not_exists(#lm) OR #lm <= :lm)"
+                ),
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=_item(values),
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise self._translate(exc) from exc
+        return True
+
+    def get_job(self, job_key: str) -> dict[str, Any] | None:
+        response = self._client.get_item(
+            TableName=self._table, Key=_item({"pk": job_pk(job_key), "sk": "META"}), ConsistentRead=True
+        )
+        item = response.get("Item")
+        return _unitem(item) if item else None
+
+    # -- trials ----------------------------------------------------------------------------------
+    def record_trial(self, record: TrialRecord) -> bool:
+        """Write a finished trial and add it to its job's totals, once. False for a duplicate."""
+        status_attr = f"trials_{record.status.lower()}"
+        adds: dict[str, Any] = {
+            ":one": 1,
+            ":bis": record.billable_instance_seconds,
+            ":wis": record.warm_pool_instance_seconds,
+        }
+        expr = ["trials_recorded :one", "billable_instance_seconds :bis", "warm_pool_instance_seconds :wis"]
+        expr.append(f"{status_attr} :one")
+        if record.cost_usd is not None:
+            adds[":cost"] = record.cost_usd + (record.warm_pool_cost_usd or Decimal(0))
+            adds[":spot"] = record.spot_savings_usd or Decimal(0)
+            expr += ["cost_usd :cost", "spot_savings_usd :spot"]
+        else:
+            adds[":types"] = set(record.unpriced_types) or {"unknown"}
+            expr += ["unpriced_trials :one", "unpriced_types :types"]
+        trial_item = _item(
+            {"pk": job_pk(record.job_key), "sk": f"TRIAL#{record.training_job_name.lower()}", "type": "trial"}
+            | record.model_dump(mode="python")
+        )
+        try:
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self._table,
+                            "Item": trial_item,
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                    {
+                        "Update": {
+                            "TableName": self._table,
+                            "Key": _item({"pk": job_pk(record.job_key), "sk": "META"}),
+                            "UpdateExpression": "ADD " + ", ".join(expr),
+                            "ExpressionAttributeValues": _item(adds),
+                        }
+                    },
+                ]
+            )
+        except ClientError as exc:
+            reasons = exc.response.get("CancellationReasons", [])
+            if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
+                return False
+            raise self._translate(exc) from exc
+        return True
+
+    def trial_records(self, job_key: str) -> list[TrialRecord]:
+        records: list[TrialRecord] = []
+        paginator = self._client.get_paginator("query")
+        for page in paginator.paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=_item({":pk": job_pk(job_key), ":prefix": "TRIAL#"}),
+            ConsistentRead=True,
+        ):
+            records.extend(TrialRecord.model_validate(_unitem(item)) for item in page.get("Items", []))
+        return records
+
+    # -- summaries -------------------------------------------------------------------------------
+    def write_summary(self, summary: JobSummary) -> None:
+        """Store the final summary and mark the job terminal (idempotent: a re-run overwrites it)."""
+        data = summary.model_dump(mode="python")
+        self._client.transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": _item({"pk": job_pk(summary.job_key), "sk": "SUMMARY", "type": "summary"} | data),
+                    }
+                },
+                {
+                    "Update": {
+                        "TableName": self._table,
+                        "Key": _item({"pk": job_pk(summary.job_key), "sk": "META"}),
+                        "UpdateExpression": (
+                            "SET #status = :status, job_name = :name, gsi1pk = :gsi, finalised_at = :at,"
+                            " #region = :region"
+                        ),
+                        "ExpressionAttributeNames": {"#status": "status", "#region": "region"},
+                        "ExpressionAttributeValues": _item(
+                            {
+                                ":status": summary.status,
+                                ":name": summary.job_name,
+                                ":gsi": f"STATUS#{summary.status}",
+                                ":at": summary.finalised_at,
+                                ":region": summary.region,
+                            }
+                        ),
+                    }
+                },
+            ]
+        )
+
+    def get_summary(self, job_key: str) -> JobSummary | None:
+        response = self._client.get_item(
+            TableName=self._table, Key=_item({"pk": job_pk(job_key), "sk": "SUMMARY"}), ConsistentRead=True
+        )
+        item = response.get("Item")
+        return JobSummary.model_validate(_unitem(item)) if item else None
+
+    # -- report deliveries -----------------------------------------------------------------------
+    def claim_delivery(self, job_key: str, kind: str, channel: str, now: datetime) -> bool:
+        """Claim the right to send one report on one channel. False if sent, or being sent, already."""
+        key = {"pk": job_pk(job_key), "sk": f"DELIVERY#{kind}#{channel}"}
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item=_item(key | {"state": "sending", "claimed_at": now}),
+                ConditionExpression="attribute_not_exists(pk) OR (#state = :sending AND claimed_at < :stale)",
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues=_item({":sending": "sending", ":stale": now - CLAIM_TIMEOUT}),
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise self._translate(exc) from exc
+        return True
+
+    def finish_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, sent: bool) -> None:
+        key = _item({"pk": job_pk(job_key), "sk": f"DELIVERY#{kind}#{channel}"})
+        if sent:
+            self._client.put_item(
+                TableName=self._table,
+                Item=_item(
+                    {
+                        "pk": job_pk(job_key),
+                        "sk": f"DELIVERY#{kind}#{channel}",
+                        "state": "sent",
+                        "sent_at": now,
+                    }
+                ),
+            )
+        else:
+            self._client.delete_item(TableName=self._table, Key=key)
+
+    def items(self, job_key: str) -> list[dict[str, Any]]:
+        """Every item of a job (for reports, the demo and tests)."""
+        out: list[dict[str, Any]] = []
+        for page in self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=_item({":pk": job_pk(job_key)}),
+        ):
+            out.extend(_unitem(item) for item in page.get("Items", []))
+        return out
+
+    @staticmethod
+    def _translate(exc: ClientError) -> Exception:
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code in THROTTLED or code == "TransactionConflictException":
+            return TransientError(f"DynamoDB {code}")
+        return exc

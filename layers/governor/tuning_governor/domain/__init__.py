@@ -1,0 +1,1 @@
+"""Pure domain: pricing, cost arithmetic, summaries and reports. Imports no boto3."""

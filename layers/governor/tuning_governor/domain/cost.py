@@ -1,0 +1,118 @@
+"""Cost of a trial: SageMaker bills BillableTimeInSeconds x instances x the instance price.
+
+Managed spot bills fewer seconds than it trains (savings = training - billable seconds, priced at the
+on-demand rate, as the DescribeTrainingJob docs define it). Warm-pool retention is billed separately:
+ResourceRetainedBillableTimeInSeconds x instances. Money is Decimal, rounded to micro-dollars per trial.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict
+
+from tuning_governor.domain.pricing import PriceCatalog
+from tuning_governor.models.sagemaker import TrainingJob
+
+MICRO = Decimal("0.000001")
+SECONDS_PER_HOUR = Decimal(3600)
+
+
+def usd(value: Decimal) -> Decimal:
+    return value.quantize(MICRO)
+
+
+class ClusterRate(BaseModel):
+    """The hourly price of a whole cluster; ``hourly_usd`` is None if any type in it is unpriced."""
+
+    model_config = ConfigDict(frozen=True)
+
+    hourly_usd: Decimal | None
+    unpriced_types: tuple[str, ...] = ()
+    approximate: bool = False
+
+
+def cluster_rate(instances: dict[str, int], region: str, catalog: PriceCatalog) -> ClusterRate:
+    total = Decimal(0)
+    unpriced: list[str] = []
+    approximate = False
+    for itype, count in sorted(instances.items()):
+        entry = catalog.price(region, itype)
+        if entry is None:
+            unpriced.append(itype)
+            continue
+        approximate = approximate or entry.quality in {"secondary", "hosting-proxy"}
+        total += entry.usd_per_hour * count
+    if unpriced or not instances:
+        return ClusterRate(hourly_usd=None, unpriced_types=tuple(unpriced), approximate=approximate)
+    return ClusterRate(hourly_usd=total, approximate=approximate)
+
+
+class TrialCost(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    instances: dict[str, int]
+    instance_count: int
+    spot: bool
+    training_seconds: int
+    billable_seconds: int
+    warm_pool_seconds: int
+    billable_instance_seconds: int
+    warm_pool_instance_seconds: int
+    hourly_usd: Decimal | None
+    cost_usd: Decimal | None
+    warm_pool_cost_usd: Decimal | None
+    spot_savings_usd: Decimal | None
+    unpriced_types: tuple[str, ...] = ()
+    approximate_price: bool = False
+
+
+def billable_seconds(job: TrainingJob) -> int:
+    """BillableTimeInSeconds, else the billed interval TrainingEndTime - TrainingStartTime, else 0.
+
+    A failed job may lack both; if it never started training nothing was billed.
+    """
+    if job.billable_time_in_seconds is not None:
+        return job.billable_time_in_seconds
+    if job.training_start_time and job.training_end_time:
+        return max(0, round((job.training_end_time - job.training_start_time).total_seconds()))
+    return 0
+
+
+def training_seconds(job: TrainingJob) -> int:
+    if job.training_time_in_seconds is not None:
+        return job.training_time_in_seconds
+    return billable_seconds(job)
+
+
+def trial_cost(job: TrainingJob, region: str, catalog: PriceCatalog) -> TrialCost:
+    instances = job.instances()
+    count = sum(instances.values())
+    billable = billable_seconds(job)
+    trained = training_seconds(job)
+    warm = 0
+    if job.warm_pool_status and job.warm_pool_status.resource_retained_billable_time_in_seconds:
+        warm = job.warm_pool_status.resource_retained_billable_time_in_seconds
+    rate = cluster_rate(instances, region, catalog)
+    cost = warm_cost = savings = None
+    if rate.hourly_usd is not None:
+        cost = usd(rate.hourly_usd * billable / SECONDS_PER_HOUR)
+        warm_cost = usd(rate.hourly_usd * warm / SECONDS_PER_HOUR)
+        saved_seconds = max(0, trained - billable) if job.enable_managed_spot_training else 0
+        savings = usd(rate.hourly_usd * saved_seconds / SECONDS_PER_HOUR)
+    return TrialCost(
+        instances=instances,
+        instance_count=count,
+        spot=job.enable_managed_spot_training,
+        training_seconds=trained,
+        billable_seconds=billable,
+        warm_pool_seconds=warm,
+        billable_instance_seconds=billable * count,
+        warm_pool_instance_seconds=warm * count,
+        hourly_usd=rate.hourly_usd,
+        cost_usd=cost,
+        warm_pool_cost_usd=warm_cost,
+        spot_savings_usd=savings,
+        unpriced_types=rate.unpriced_types,
+        approximate_price=rate.approximate,
+    )

@@ -1,0 +1,125 @@
+"""Human reports of a finished tuning job: a plain-text body for SNS/email and Block Kit for Slack."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tuning_governor.models.records import JobSummary
+
+OUTCOMES = {"Completed": "completed", "Stopped": "stopped", "Failed": "failed"}
+
+
+class Report(BaseModel):
+    """One message, rendered for every channel. ``attributes`` feed SNS filter policies."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    job_key: str
+    subject: str
+    text: str
+    attributes: dict[str, str]
+    blocks: list[dict[str, Any]]
+
+
+def _money(value: Decimal | None) -> str:
+    return "unpriced" if value is None else f"${value:,.2f}"
+
+
+def _duration(seconds: int | Decimal | None) -> str:
+    if seconds is None:
+        return "n/a"
+    total = int(seconds)
+    hours, rest = divmod(total, 3600)
+    return f"{hours}h {rest // 60:02d}m" if hours else f"{rest // 60}m {rest % 60:02d}s"
+
+
+def _lines(summary: JobSummary) -> list[tuple[str, str]]:
+    cost = summary.cost
+    es = cost.early_stopping
+    objective = summary.objective
+    rows: list[tuple[str, str]] = [
+        ("Status", summary.status),
+        ("Team / owner", f"{summary.team or '-'} / {summary.owner or '-'}"),
+        ("Trials", ", ".join(f"{k} {v}" for k, v in summary.trials_by_status.items()) or "none"),
+    ]
+    if objective is not None:
+        value = "n/a" if objective.value is None else f"{objective.value:.6g}"
+        rows.append((f"Best {objective.name} ({objective.type})", f"{value} in {summary.best_training_job or '-'}"))
+    if summary.best_hyperparameters:
+        rows.append(
+            (
+                "Best hyperparameters",
+                ", ".join(f"{k}={v}" for k, v in sorted(summary.best_hyperparameters.items())),
+            )
+        )
+    cost_text = _money(cost.cost_usd)
+    if cost.status == "partial":
+        cost_text = (
+            f"partial: {_money(cost.priced_cost_usd)} priced, {', '.join(cost.unpriced_instance_types)} unpriced"
+        )
+    rows += [
+        ("Cost", cost_text),
+        ("Billable instance-hours", f"{cost.billable_instance_hours}"),
+        ("Spot savings", _money(cost.spot_savings_usd) if cost.spot_trials else "no spot trials"),
+        (
+            "Early stopping",
+            f"{es.trials_stopped_early} trials stopped early, saved ~{_duration(es.saved_billable_instance_seconds)}"
+            f" instance-time ({_money(es.saved_usd)}); without it ~{_duration(es.billable_instance_seconds_without_early_stopping)}",
+        ),
+        (
+            "Wall clock vs sequential",
+            f"{_duration(summary.timing.wall_clock_seconds)} vs {_duration(summary.timing.sequential_estimate_seconds)}"
+            f" (one at a time {_duration(summary.timing.one_at_a_time_seconds)})",
+        ),
+    ]
+    if summary.failure_reason:
+        rows.append(("Failure reason", summary.failure_reason))
+    return rows
+
+
+def summary_report(summary: JobSummary) -> Report:
+    """The report sent once when a tuning job finishes."""
+    outcome = OUTCOMES.get(summary.status, summary.status.lower())
+    subject = f"[tuning-governor] {summary.job_name} {outcome}: {_money(summary.cost.cost_usd)}"[:100]
+    rows = _lines(summary)
+    text_lines = [f"Tuning job {summary.job_name} ({summary.region}) {outcome}.", ""]
+    text_lines += [f"{label}: {value}" for label, value in rows]
+    for warning in summary.warnings:
+        text_lines.append(f"Warning: {warning}")
+    blocks: list[dict[str, Any]] = [
+        {
+            "type": "header",
+            "text": {"type": "plain_text", "text": f"Tuning job {outcome}: {summary.job_name}"[:150]},
+        },
+        {
+            "type": "section",
+            "fields": [{"type": "mrkdwn", "text": f"*{label}*\n{value}"[:2000]} for label, value in rows[:10]],
+        },
+    ]
+    extra = rows[10:]
+    if extra:
+        blocks.append(
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": "\n".join(f"*{k}*: {v}" for k, v in extra)[:3000]},
+            }
+        )
+    if summary.warnings:
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": f":warning: {w}"[:3000]} for w in summary.warnings[:10]],
+            }
+        )
+    return Report(
+        kind=f"summary-{outcome}",
+        job_key=summary.job_key,
+        subject=subject,
+        text="\n".join(text_lines),
+        attributes={"status": summary.status, "team": summary.team or "unknown", "outcome": outcome},
+        blocks=blocks,
+    )

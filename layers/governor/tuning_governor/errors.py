@@ -1,0 +1,50 @@
+"""Typed errors, and the one place that maps them to what happens to the event.
+
+Adapters translate botocore errors into these; nothing matches on message text.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Disposition(StrEnum):
+    RETRY = "retry"  # raise: EventBridge retries the event, then sends it to the dead-letter queue
+    DROP = "drop"  # return: record a metric and a log line; retrying cannot help
+
+
+class GovernorError(Exception):
+    """Base of every error the governor raises on purpose."""
+
+    disposition = Disposition.RETRY
+
+
+class RejectedEvent(GovernorError):
+    """The event is not one we can read: wrong shape, wrong detail-type, bad values."""
+
+    disposition = Disposition.DROP
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class JobNotFound(GovernorError):
+    """SageMaker no longer knows the job (deleted, or an event from another account/region)."""
+
+    disposition = Disposition.DROP
+
+
+class TransientError(GovernorError):
+    """Throttling, a stale read, a service hiccup: worth retrying."""
+
+
+class DeliveryFailed(GovernorError):
+    """A report channel failed after its own retries; the other channels were still attempted."""
+
+
+def disposition(exc: BaseException) -> Disposition:
+    """What to do with an event whose processing raised ``exc``: unknown errors are retried."""
+    if isinstance(exc, GovernorError):
+        return exc.disposition
+    return Disposition.RETRY

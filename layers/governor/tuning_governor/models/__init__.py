@@ -1,0 +1,1 @@
+"""Pydantic models: SageMaker shapes as AWS sends them, and the records the governor writes."""

@@ -1,0 +1,278 @@
+"""Application services: what a handler does with one event, given its adapters.
+
+Handlers call ``process_training_event`` / ``process_tuning_event`` with an injected ``Services``
+(tests pass moto-backed or fake adapters; Lambda gets ``default_services()``). Every outcome is a
+small dict the handler returns; errors whose disposition is RETRY propagate so EventBridge retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+import boto3
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.parameters import SecretsProvider
+from aws_lambda_powertools.utilities.parser import parse
+from pydantic import BaseModel, ValidationError
+
+from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_url_from_secret
+from tuning_governor.adapters.sagemaker import SageMakerGateway
+from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.domain.cost import trial_cost
+from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
+from tuning_governor.domain.reports import Report, summary_report
+from tuning_governor.domain.summary import summarise
+from tuning_governor.errors import DeliveryFailed, Disposition, GovernorError, RejectedEvent, TransientError
+from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
+from tuning_governor.models.records import JobSummary, TrialRecord
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL, TrainingJob
+from tuning_governor.observability import logger, metrics, tracer
+from tuning_governor.settings import Settings, get_settings
+
+Outcome = dict[str, Any]
+OBJECTIVE_HYPERPARAMETER = "_tuning_objective_metric"
+
+
+def _utcnow() -> datetime:
+    return datetime.now(tz=UTC)
+
+
+@dataclass
+class Services:
+    settings: Settings
+    sagemaker: SageMakerGateway
+    store: GovernorStore
+    notifiers: list[Notifier] = field(default_factory=list)
+    catalog: PriceCatalog = field(default_factory=bundled_catalog)
+    clock: Callable[[], datetime] = _utcnow
+
+
+@cache
+def default_services() -> Services:
+    """Adapters for Lambda, built on first use and reused while the execution environment lives."""
+    settings = get_settings()
+    notifiers: list[Notifier] = []
+    if settings.topic_arn:
+        notifiers.append(SnsNotifier(boto3.client("sns"), settings.topic_arn))
+    if settings.slack_secret_arn:
+        secrets = SecretsProvider(boto3_client=boto3.client("secretsmanager"))
+
+        def webhook_url() -> str:
+            value = secrets.get(settings.slack_secret_arn, max_age=settings.secret_max_age_seconds)
+            return webhook_url_from_secret(str(value))
+
+        notifiers.append(SlackNotifier(webhook_url))
+    return Services(
+        settings=settings,
+        sagemaker=SageMakerGateway(boto3.client("sagemaker")),
+        store=GovernorStore(boto3.client("dynamodb"), settings.table_name),
+        notifiers=notifiers,
+    )
+
+
+# -- shared steps ------------------------------------------------------------------------------------
+def parse_event[M: BaseModel](event: Any, model: type[M]) -> M:
+    """Parse an EventBridge event or raise RejectedEvent with a readable reason."""
+    if not isinstance(event, dict):
+        raise RejectedEvent(f"event is a {type(event).__name__}, not a JSON object")
+    try:
+        return parse(event=event, model=model)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()[:5]
+        )
+        raise RejectedEvent(problems) from None
+    except Exception as exc:  # Powertools wraps some failures in its own types
+        raise RejectedEvent(str(exc)[:500]) from None
+
+
+def handle_errors(kind: str, event: Any, run: Callable[[], Outcome]) -> Outcome:
+    """Run one event's processing; drop what retrying cannot fix, re-raise what it can."""
+    try:
+        return run()
+    except GovernorError as exc:
+        event_id = event.get("id") if isinstance(event, dict) else None
+        if exc.disposition is Disposition.DROP:
+            outcome = "rejected" if isinstance(exc, RejectedEvent) else "dropped"
+            metrics.add_metric(
+                name="RejectedEvents" if outcome == "rejected" else "DroppedEvents",
+                unit=MetricUnit.Count,
+                value=1,
+            )
+            logger.warning(
+                f"{kind} event {outcome}",
+                extra={"event_id": event_id, "reason": str(exc), "error": type(exc).__name__},
+            )
+            return {"outcome": outcome, "reason": str(exc)}
+        metrics.add_metric(name="RetriedEvents", unit=MetricUnit.Count, value=1)
+        logger.error(f"{kind} event will be retried", extra={"event_id": event_id, "error": type(exc).__name__})
+        raise
+
+
+def deliver(report: Report, services: Services) -> dict[str, str]:
+    """Send a report on every channel, each at most once; raise DeliveryFailed after trying them all."""
+    results: dict[str, str] = {}
+    failures: list[str] = []
+    for notifier in services.notifiers:
+        channel = notifier.channel
+        if not services.store.claim_delivery(report.job_key, report.kind, channel, services.clock()):
+            results[channel] = "already-sent"
+            continue
+        try:
+            notifier.send(report)
+        except DeliveryFailed as exc:
+            services.store.finish_delivery(report.job_key, report.kind, channel, services.clock(), sent=False)
+            failures.append(str(exc))
+            results[channel] = "failed"
+            metrics.add_metric(name="ReportFailures", unit=MetricUnit.Count, value=1)
+            continue
+        services.store.finish_delivery(report.job_key, report.kind, channel, services.clock(), sent=True)
+        results[channel] = "sent"
+        metrics.add_metric(name="ReportsSent", unit=MetricUnit.Count, value=1)
+    if failures:
+        raise DeliveryFailed("; ".join(failures))
+    return results
+
+
+# -- training jobs -----------------------------------------------------------------------------------
+def build_trial_record(
+    job: TrainingJob,
+    *,
+    job_key: str,
+    region: str,
+    objective_name: str | None,
+    catalog: PriceCatalog,
+    event_id: str,
+    event_time: datetime,
+) -> TrialRecord:
+    cost = trial_cost(job, region, catalog)
+    name = job.hyper_parameters.get(OBJECTIVE_HYPERPARAMETER, "").strip('"') or objective_name
+    return TrialRecord(
+        job_key=job_key,
+        training_job_name=job.name,
+        status=job.status,
+        secondary_status=job.secondary_status,
+        failure_reason=job.failure_reason,
+        region=region,
+        instances=cost.instances,
+        instance_count=cost.instance_count,
+        spot=cost.spot,
+        training_seconds=cost.training_seconds,
+        billable_seconds=cost.billable_seconds,
+        billable_instance_seconds=cost.billable_instance_seconds,
+        warm_pool_seconds=cost.warm_pool_seconds,
+        warm_pool_instance_seconds=cost.warm_pool_instance_seconds,
+        hourly_usd=cost.hourly_usd,
+        cost_usd=cost.cost_usd,
+        warm_pool_cost_usd=cost.warm_pool_cost_usd,
+        spot_savings_usd=cost.spot_savings_usd,
+        unpriced_types=list(cost.unpriced_types),
+        approximate_price=cost.approximate_price,
+        objective_name=name,
+        objective_value=job.metric(name) if name else None,
+        hyperparameters=dict(job.hyper_parameters),
+        start_time=job.training_start_time,
+        end_time=job.training_end_time,
+        event_id=event_id,
+        event_time=event_time,
+    )
+
+
+@tracer.capture_method
+def process_training_event(event: Any, services: Services) -> Outcome:
+    """Record a trial once, at its terminal status: one DescribeTrainingJob, one transaction."""
+
+    def run() -> Outcome:
+        parsed = parse_event(event, TrainingJobStateChange)
+        detail = parsed.detail
+        logger.append_keys(training_job=detail.name)
+        if detail.status not in TRAINING_TERMINAL:
+            return {"outcome": "ignored", "reason": f"status {detail.status} is not terminal"}
+        if detail.tuning_job_key is None:
+            return {"outcome": "ignored", "reason": "standalone training job (no tuning job)"}
+        described = services.sagemaker.describe_training_job(detail.name)
+        if described.status not in TRAINING_TERMINAL:
+            raise TransientError(f"DescribeTrainingJob still says {described.status}")
+        # Describe is authoritative: a job whose name merely looks like a trial's has no TuningJobArn.
+        job_key = described.tuning_job_key if described.tuning_job_arn else None
+        if job_key is None:
+            return {"outcome": "ignored", "reason": "standalone training job (no tuning job)"}
+        meta = services.store.get_job(job_key)
+        record = build_trial_record(
+            described,
+            job_key=job_key,
+            region=parsed.region,
+            objective_name=(meta or {}).get("objective_name"),
+            catalog=services.catalog,
+            event_id=parsed.id,
+            event_time=parsed.time,
+        )
+        if not services.store.record_trial(record):
+            metrics.add_metric(name="DuplicateEvents", unit=MetricUnit.Count, value=1)
+            return {"outcome": "duplicate", "job": job_key, "trial": detail.name}
+        metrics.add_metric(name="TrialsRecorded", unit=MetricUnit.Count, value=1)
+        if record.unpriced_types:
+            logger.warning("trial has unpriced instance types", extra={"types": record.unpriced_types})
+        return {"outcome": "recorded", "job": job_key, "trial": detail.name, "status": record.status}
+
+    return handle_errors("training", event, run)
+
+
+# -- tuning jobs -------------------------------------------------------------------------------------
+def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services: Services) -> JobSummary:
+    """Summarise a finished job with 1 Describe + ceil(trials / 100) List calls, store it, report it."""
+    described = services.sagemaker.describe_tuning_job(job_name)
+    if described.status not in TUNING_TERMINAL:
+        raise TransientError(f"DescribeHyperParameterTuningJob still says {described.status}")
+    meta = services.store.get_job(described.key) or {}
+    tags = event_tags or dict(meta.get("tags") or {})
+    job = described.model_copy(update={"tags": tags})
+    trials = services.sagemaker.list_trials(job.name)
+    records = services.store.trial_records(job.key)
+    stop_requested = meta.get("stop_requested_at")
+    summary = summarise(
+        job,
+        trials,
+        records,
+        region=region,
+        team_tag=services.settings.team_tag,
+        owner_tag=services.settings.owner_tag,
+        now=services.clock(),
+        stop_requested_at=datetime.fromisoformat(stop_requested) if stop_requested else None,
+    )
+    services.store.write_summary(summary)
+    return summary
+
+
+@tracer.capture_method
+def process_tuning_event(event: Any, services: Services) -> Outcome:
+    """InProgress/Stopping: record the job and its demand. Completed/Stopped/Failed: finalise and report."""
+
+    def run() -> Outcome:
+        parsed = parse_event(event, TuningJobStateChange)
+        job = parsed.detail
+        logger.append_keys(tuning_job=job.name)
+        if job.status in TUNING_TERMINAL:
+            summary = finalise(job.name, region=parsed.region, event_tags=job.tags, services=services)
+            metrics.add_metric(name="JobsFinalised", unit=MetricUnit.Count, value=1)
+            channels = deliver(summary_report(summary), services)
+            return {"outcome": "finalised", "job": job.key, "status": summary.status, "reports": channels}
+        if job.status in {"Deleting", "DeleteFailed"}:
+            return {"outcome": "ignored", "reason": f"status {job.status}"}
+        fresh = services.store.upsert_job(
+            job,
+            region=parsed.region,
+            team=job.tags.get(services.settings.team_tag),
+            owner=job.tags.get(services.settings.owner_tag),
+            event_time=parsed.time,
+        )
+        if not fresh:
+            metrics.add_metric(name="StaleEvents", unit=MetricUnit.Count, value=1)
+            return {"outcome": "stale", "job": job.key, "status": job.status}
+        return {"outcome": "recorded", "job": job.key, "status": job.status, "demand": job.demand()}
+
+    return handle_errors("tuning", event, run)

@@ -1,0 +1,61 @@
+"""Fixtures shared by every test layer.
+
+moto >= 5: one ``mock_aws`` fixture built on fake credentials; no per-service decorators.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Powertools reads these when its singletons are created, i.e. at import of the handlers.
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "tuning-governor")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "TuningGovernor")
+os.environ.setdefault("POWERTOOLS_DEV", "false")
+
+ROOT = Path(__file__).resolve().parents[1]
+EVENTS_DIR = ROOT / "events"
+REGION = "us-east-1"
+# moto's default account; an obvious fake, never a real account.
+ACCOUNT_ID = "123456789012"
+
+
+def load_event(name: str) -> dict[str, Any]:
+    """Return the sample event ``events/<name>.json`` (the ``.json`` suffix is optional)."""
+    path = EVENTS_DIR / (name if name.endswith(".json") else f"{name}.json")
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+@pytest.fixture
+def event_loader() -> Callable[[str], dict[str, Any]]:
+    return load_event
+
+
+@pytest.fixture
+def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake credentials and region so nothing can reach a real account."""
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SECURITY_TOKEN": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+@pytest.fixture
+def mocked_aws(aws_credentials: None) -> Iterator[None]:
+    from moto import mock_aws
+
+    with mock_aws():
+        yield

@@ -1,0 +1,58 @@
+"""Integration fixtures: the governor's resources on moto, the AMT stand-in, a local Slack webhook."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from governor_sim.amt import AmtStandIn, VirtualClock
+from governor_sim.offline import OfflineEnvironment, build_environment
+from governor_sim.runner import Delivery, deliver_all
+from governor_sim.slack_server import SlackWebhookServer
+
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+
+@dataclass
+class World:
+    amt: AmtStandIn
+    env: OfflineEnvironment
+    slack: SlackWebhookServer
+    deliveries: list[Delivery]
+
+    def pump(self, seconds: float = 60.0) -> list[Delivery]:
+        """Advance the virtual clock and deliver what SageMaker emitted, in order."""
+        self.amt.advance(seconds)
+        delivered = deliver_all(self.amt.drain_events(), self.env.services)
+        self.deliveries.extend(delivered)
+        return delivered
+
+    def run_until_idle(self, step: float = 60.0, limit: float = 48 * 3600) -> None:
+        elapsed = 0.0
+        while elapsed < limit:
+            self.pump(step)
+            elapsed += step
+            if self.amt.engine.is_idle() and not self.amt.events:
+                return
+        raise AssertionError("the stand-in did not go idle")
+
+    def outcomes(self, kind: str | None = None) -> list[dict[str, Any]]:
+        return [d.outcome for d in self.deliveries if kind is None or d.function == kind]
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackWebhookServer]:
+    with SlackWebhookServer() as server:
+        yield server
+
+
+@pytest.fixture
+def world(mocked_aws: None, slack: SlackWebhookServer) -> Iterator[World]:
+    clock = VirtualClock(T0)
+    with AmtStandIn(clock=clock, seed=7) as amt:
+        env = build_environment(slack_url=slack.url, clock=clock.now)
+        yield World(amt=amt, env=env, slack=slack, deliveries=[])

@@ -1,0 +1,121 @@
+"""What users and the other layers rely on in template.yaml: parameters, outputs, handlers, the layer
+requirements and samconfig.toml defaults."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from typing import Any
+
+import pytest
+
+from tests.template.cfn import ROOT
+
+OUTPUTS = {
+    "TableName": {"Ref": "GovernorTable"},
+    "TopicArn": {"Ref": "ReportsTopic"},
+    "DeadLetterQueueUrl": {"Ref": "EventsDeadLetterQueue"},
+    "TuningEventsFunctionName": {"Ref": "TuningEventsFunction"},
+    "TrainingEventsFunctionName": {"Ref": "TrainingEventsFunction"},
+    "GovernorLayerArn": {"Ref": "GovernorLayer"},
+}
+CLOUDWATCH_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192,
+                             2557, 2922, 3288, 3653]  # fmt: skip
+
+
+def _allowed(template: dict[str, Any], parameter: str, value: str) -> bool:
+    pattern = template["Parameters"][parameter]["AllowedPattern"]
+    return re.fullmatch(pattern, value) is not None
+
+
+def test_outputs_name_the_resources_users_and_tests_read(sam_template: dict[str, Any]) -> None:
+    assert {name: output["Value"] for name, output in sam_template["Outputs"].items()} == OUTPUTS
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed"),
+    [
+        ("", True),
+        ("arn:aws:secretsmanager:us-east-1:123456789012:secret:governor/slack-AbC123", True),
+        ("arn:aws-us-gov:secretsmanager:us-gov-west-1:123456789012:secret:slack_hook-x1Y2z3", True),
+        # A partial ARN (no random suffix) would not match the exact-ARN IAM grant.
+        ("arn:aws:secretsmanager:us-east-1:123456789012:secret:governor/slack", False),
+        ("arn:aws:ssm:us-east-1:123456789012:parameter/slack-AbC123", False),
+        ("https://hooks.slack.com/services/T000/B000/XXXX", False),
+    ],
+)
+def test_slack_secret_parameter_takes_empty_or_a_full_secret_arn(
+    sam_template: dict[str, Any], value: str, allowed: bool
+) -> None:
+    assert _allowed(sam_template, "SlackWebhookSecretArn", value) is allowed
+    assert sam_template["Parameters"]["SlackWebhookSecretArn"]["Default"] == ""
+
+
+@pytest.mark.parametrize(("value", "allowed"), [("", True), ("ml-team@example.com", True), ("not-an-email", False)])
+def test_report_email_parameter_is_optional(sam_template: dict[str, Any], value: str, allowed: bool) -> None:
+    assert _allowed(sam_template, "ReportEmail", value) is allowed
+
+
+def test_tag_key_parameters_default_to_team_and_owner(sam_template: dict[str, Any]) -> None:
+    parameters = sam_template["Parameters"]
+
+    assert parameters["TeamTagKey"]["Default"] == "team"
+    assert parameters["OwnerTagKey"]["Default"] == "owner"
+    assert _allowed(sam_template, "TeamTagKey", "cost-center")
+    assert not _allowed(sam_template, "TeamTagKey", "")
+
+
+def test_log_parameters_only_take_values_aws_accepts(sam_template: dict[str, Any]) -> None:
+    parameters = sam_template["Parameters"]
+
+    assert parameters["LogRetentionInDays"]["AllowedValues"] == CLOUDWATCH_RETENTION_DAYS
+    assert parameters["LogRetentionInDays"]["Default"] in CLOUDWATCH_RETENTION_DAYS
+    assert parameters["LogLevel"]["AllowedValues"] == ["DEBUG", "INFO", "WARNING", "ERROR"]
+
+
+def test_optional_integrations_hang_on_conditions(sam_template: dict[str, Any]) -> None:
+    conditions = sam_template["Conditions"]
+
+    assert conditions["HasSlack"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "SlackWebhookSecretArn"}, ""]}]}
+    assert conditions["HasEmail"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "ReportEmail"}, ""]}]}
+    assert sam_template["Resources"]["ReportsEmailSubscription"]["Condition"] == "HasEmail"
+
+
+@pytest.mark.parametrize("function_id", ["TuningEventsFunction", "TrainingEventsFunction"])
+def test_handler_module_exists_under_code_uri(sam_template: dict[str, Any], function_id: str) -> None:
+    properties = sam_template["Resources"][function_id]["Properties"]
+    module, _, function = properties["Handler"].rpartition(".")
+
+    assert function == "handler"
+    assert (ROOT / properties["CodeUri"] / f"{module}.py").is_file(), (
+        f"{function_id}: {properties['CodeUri']}{module}.py is missing"
+    )
+
+
+def test_layer_requirements_pin_runtime_dependencies_only() -> None:
+    lines = [
+        line.split("#", 1)[0].strip()
+        for line in (ROOT / "layers" / "governor" / "requirements.txt").read_text().splitlines()
+    ]
+    requirements = [line for line in lines if line]
+    names = {re.split(r"[\[=<>!~ ]", line, maxsplit=1)[0].lower().replace("_", "-") for line in requirements}
+
+    assert names == {"aws-lambda-powertools", "pydantic", "pydantic-settings", "slack-sdk", "boto3", "botocore"}
+    assert all("==" in line for line in requirements), "pin exact versions for a reproducible layer"
+    assert any(line.startswith("aws-lambda-powertools[tracer]==") for line in requirements)
+    # The dev environment runs the tests on exactly what the layer ships.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert sorted(project["dependencies"]) == sorted(requirements)
+
+
+def test_samconfig_defaults_for_guided_deploy() -> None:
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text())["default"]
+
+    assert config["global"]["parameters"]["stack_name"] == "tuning-governor"
+    assert config["global"]["parameters"]["region"] == "us-east-1"
+    deploy = config["deploy"]["parameters"]
+    assert deploy["capabilities"] == "CAPABILITY_IAM"
+    assert deploy["resolve_s3"] is True
+    assert deploy["confirm_changeset"] is True
+    assert config["build"]["parameters"] == {"cached": True, "parallel": True}
+    assert config["validate"]["parameters"] == {"lint": True}
