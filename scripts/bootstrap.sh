@@ -6,17 +6,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+is_py313() { "$1" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' >/dev/null 2>&1; }
+
 find_python() {
-  if [ -n "${PYTHON313:-}" ] && "$PYTHON313" -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null; then
-    echo "$PYTHON313"; return 0
-  fi
-  if command -v python3.13 >/dev/null 2>&1; then command -v python3.13; return 0; fi
+  # A pyenv shim named python3.13 can sit on PATH and still fail to run, so every candidate is tried.
+  local candidate prefix
+  for candidate in "${PYTHON313:-}" "$(command -v python3.13 2>/dev/null)"; do
+    if [ -n "$candidate" ] && is_py313 "$candidate"; then echo "$candidate"; return 0; fi
+  done
   if command -v pyenv >/dev/null 2>&1; then
-    local prefix
     for version in 3.13.0 3.13; do
-      if prefix=$(pyenv prefix "$version" 2>/dev/null) && [ -x "$prefix/bin/python3.13" ]; then
-        echo "$prefix/bin/python3.13"; return 0
-      fi
+      prefix=$(pyenv prefix "$version" 2>/dev/null) || continue
+      if is_py313 "$prefix/bin/python3.13"; then echo "$prefix/bin/python3.13"; return 0; fi
     done
   fi
   return 1

@@ -83,7 +83,7 @@ def run(out: TextIO = sys.stdout, seed: int = 7) -> dict[str, Any]:
                         )
                     if not is_tuning and status in {"Completed", "Stopped", "Failed"}:
                         finished += 1
-                if amt.engine.is_idle():
+                if amt.idle():
                     break
             summary = env.services.store.get_summary(JOB)
             if summary is None:

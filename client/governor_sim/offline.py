@@ -14,9 +14,11 @@ from typing import Any
 import boto3
 
 from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_url_from_secret
+from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
+from tuning_governor.policy import Policy
 from tuning_governor.service import Services
 from tuning_governor.settings import Settings
 
@@ -84,6 +86,8 @@ def build_environment(
     catalog: PriceCatalog | None = None,
     clock: Any = None,
     sns: bool = True,
+    policy: Policy | None = None,
+    quotas: bool = True,
 ) -> OfflineEnvironment:
     """Create the resources on moto and return adapters wired to them (Slack only when a URL is given)."""
     dynamodb = boto3.client("dynamodb", region_name=region)
@@ -118,13 +122,19 @@ def build_environment(
     sagemaker = boto3.client("sagemaker", region_name=region)
     services = Services(
         settings=settings,
-        sagemaker=SageMakerGateway(sagemaker),
+        # No real back-off offline: a throttled stop is retried at once.
+        sagemaker=SageMakerGateway(sagemaker, sleep=lambda _seconds: None),
         store=GovernorStore(dynamodb, TABLE_NAME),
         notifiers=notifiers,
         catalog=catalog or bundled_catalog(),
     )
     if clock is not None:
         services.clock = clock
+    if policy is not None:
+        services.policy = lambda: policy
+    if quotas:
+        # Service Quotas for sagemaker are answered by the AMT stand-in when it is installed.
+        services.quotas = QuotaGateway(boto3.client("service-quotas", region_name=region), clock=services.clock)
     return OfflineEnvironment(
         region=region,
         settings=settings,

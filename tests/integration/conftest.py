@@ -36,7 +36,7 @@ class World:
         while elapsed < limit:
             self.pump(step)
             elapsed += step
-            if self.amt.engine.is_idle() and not self.amt.events:
+            if self.amt.idle() and not self.amt.events:
                 return
         raise AssertionError("the stand-in did not go idle")
 

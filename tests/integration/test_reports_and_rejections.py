@@ -25,7 +25,7 @@ def _run_small_job(world: World) -> list[dict[str, Any]]:
                 held.append(event)
             else:
                 deliver_event(event, world.env.services)
-        if world.amt.engine.is_idle():
+        if world.amt.idle():
             break
     assert held
     return held
@@ -70,7 +70,7 @@ def test_malformed_events_are_rejected_and_do_not_block_their_neighbours(
     for _ in range(24 * 60):
         world.amt.advance(60)
         captured.extend(world.amt.drain_events())
-        if world.amt.engine.is_idle():
+        if world.amt.idle():
             break
     broken_time = json.loads(json.dumps(captured[1]))
     broken_time["detail"]["CreationTime"] = "not-a-time"

@@ -89,7 +89,7 @@ def test_finalising_costs_at_most_ceil_n_over_100_plus_3_sagemaker_calls(world: 
                 held.append(event)
             else:
                 deliver_event(event, world.env.services)
-        if world.amt.engine.is_idle():
+        if world.amt.idle():
             break
     assert held, "the tuning job never finished"
     calls: list[str] = []
@@ -106,7 +106,7 @@ def test_duplicated_and_reordered_events_never_double_count(world: World) -> Non
     for _ in range(48 * 60):
         world.amt.advance(60)
         captured.extend(world.amt.drain_events())
-        if world.amt.engine.is_idle():
+        if world.amt.idle():
             break
     # Every event twice, trial events shuffled, the job's terminal event last (then again).
     rng = random.Random(11)
@@ -133,3 +133,30 @@ def test_duplicated_and_reordered_events_never_double_count(world: World) -> Non
     assert len(duplicates) == 30
     assert len(world.slack.messages) == 1
     assert len(world.env.sns_messages()) == 1
+
+
+def test_a_trial_event_arriving_after_the_job_was_finalised_updates_the_summary(world: World) -> None:
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**seed_tuning_request(JOB, max_jobs=8, max_parallel=2))
+    captured: list[dict[str, Any]] = []
+    for _ in range(48 * 60):
+        world.amt.advance(60)
+        captured.extend(world.amt.drain_events())
+        if world.amt.idle():
+            break
+    late = next(e for e in captured if e["detail"].get("TrainingJobStatus") == "Completed")
+    on_time = [e for e in captured if e is not late]
+    # Given the job finalised while one trial's Completed event was still on its way
+    deliver_all(on_time, world.env.services)
+    early = world.env.services.store.get_summary(JOB)
+    assert early is not None
+    assert early.unaccounted_trials == [late["detail"]["TrainingJobName"]]
+    # When that event arrives
+    outcome = deliver_event(late, world.env.services).outcome
+    # Then the summary counts it, and the report is not sent again
+    assert outcome["refinalised"] is True
+    final = world.env.services.store.get_summary(JOB)
+    assert final is not None
+    assert final.unaccounted_trials == []
+    assert final.cost.billable_instance_seconds > early.cost.billable_instance_seconds
+    assert len(world.env.sns_messages()) == 1
+    assert len(world.slack.messages) == 1

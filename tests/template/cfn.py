@@ -162,6 +162,16 @@ def role_statements(template: dict[str, Any], role_id: str) -> Iterator[Statemen
             yield from _statements(document, f"{role_id}->{policy_id}", None)
 
 
+def granted_actions(template: dict[str, Any], role_id: str) -> set[str]:
+    """Every action ``role_id`` may be allowed, counting statements under either ``Fn::If`` branch as granted."""
+    return {
+        action
+        for statement in role_statements(template, role_id)
+        if statement.effect == "Allow"
+        for action in statement.actions
+    }
+
+
 def all_policy_statements(template: dict[str, Any]) -> Iterator[Statement]:
     """Every statement of every identity and resource policy defined in the stack."""
     for role_id in resources_of_type(template, "AWS::IAM::Role"):

@@ -13,7 +13,16 @@ from tests.template.cfn import ROOT, TEMPLATE, python313_dir, sam_env
 
 # Client and test tooling that must never ship to Lambda.
 FORBIDDEN = re.compile(r"^(sagemaker|moto|pytest|_pytest)([-_.].*)?$", re.IGNORECASE)
-REQUIRED = ("tuning_governor/__init__.py", "pydantic", "pydantic_settings", "aws_lambda_powertools", "slack_sdk")
+# The bundled policy governs when PolicyParameterName is empty; yaml parses it.
+REQUIRED = (
+    "tuning_governor/__init__.py",
+    "tuning_governor/data/default-policy.yaml",
+    "pydantic",
+    "pydantic_settings",
+    "aws_lambda_powertools",
+    "slack_sdk",
+    "yaml",
+)
 # Lambda's limit for a function plus its layers, unzipped.
 LAMBDA_UNZIPPED_LIMIT = 262_144_000
 
@@ -72,7 +81,11 @@ def test_layer_ships_no_client_or_test_tooling(build_dir: Path) -> None:
 @pytest.mark.sam
 @pytest.mark.parametrize(
     ("function_id", "module"),
-    [("TuningEventsFunction", "tuning_events.py"), ("TrainingEventsFunction", "training_events.py")],
+    [
+        ("TuningEventsFunction", "tuning_events.py"),
+        ("TrainingEventsFunction", "training_events.py"),
+        ("SweepFunction", "sweep.py"),
+    ],
 )
 def test_function_artifact_has_its_handler_and_fits_lambda_limits(
     build_dir: Path, function_id: str, module: str

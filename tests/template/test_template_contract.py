@@ -17,6 +17,7 @@ OUTPUTS = {
     "DeadLetterQueueUrl": {"Ref": "EventsDeadLetterQueue"},
     "TuningEventsFunctionName": {"Ref": "TuningEventsFunction"},
     "TrainingEventsFunctionName": {"Ref": "TrainingEventsFunction"},
+    "SweepFunctionName": {"Ref": "SweepFunction"},
     "GovernorLayerArn": {"Ref": "GovernorLayer"},
 }
 CLOUDWATCH_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192,
@@ -56,13 +57,60 @@ def test_report_email_parameter_is_optional(sam_template: dict[str, Any], value:
     assert _allowed(sam_template, "ReportEmail", value) is allowed
 
 
-def test_tag_key_parameters_default_to_team_and_owner(sam_template: dict[str, Any]) -> None:
+def test_owner_tag_key_parameter_defaults_to_owner(sam_template: dict[str, Any]) -> None:
     parameters = sam_template["Parameters"]
 
-    assert parameters["TeamTagKey"]["Default"] == "team"
     assert parameters["OwnerTagKey"]["Default"] == "owner"
-    assert _allowed(sam_template, "TeamTagKey", "cost-center")
-    assert not _allowed(sam_template, "TeamTagKey", "")
+    assert _allowed(sam_template, "OwnerTagKey", "created-by")
+    assert not _allowed(sam_template, "OwnerTagKey", "")
+    # The team tag is the governance policy's team_tag: a second source for it would disagree.
+    assert "TeamTagKey" not in parameters
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed"),
+    [
+        ("", True),  # the policy bundled in the layer
+        ("/governor/policy", True),
+        ("/ml-platform/tuning_governor/policy.v2", True),
+        # IAM scopes the grant to arn:...:parameter<name>: a name without "/" would not match it.
+        ("governor-policy", False),
+        ("arn:aws:ssm:us-east-1:123456789012:parameter/governor/policy", False),
+        ("/governor/policy with spaces", False),
+        ("/governor/*", False),
+    ],
+)
+def test_policy_parameter_takes_empty_or_an_ssm_parameter_name(
+    sam_template: dict[str, Any], value: str, allowed: bool
+) -> None:
+    assert _allowed(sam_template, "PolicyParameterName", value) is allowed
+    assert sam_template["Parameters"]["PolicyParameterName"]["Default"] == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed"),
+    [
+        ("rate(5 minutes)", True),
+        ("rate(1 minute)", True),
+        ("rate(1 hour)", True),
+        ("rate(12 hours)", True),
+        ("rate(2 days)", True),
+        ("cron(0/10 * * * ? *)", True),
+        ("cron(0 8 ? * MON-FRI *)", True),
+        # EventBridge rejects these: singular unit with N > 1, plural with 1, zero, five cron fields.
+        ("rate(5 minute)", False),
+        ("rate(1 minutes)", False),
+        ("rate(0 minutes)", False),
+        ("cron(0/10 * * * ?)", False),
+        ("5 minutes", False),
+        ("", False),
+    ],
+)
+def test_sweep_schedule_takes_an_eventbridge_schedule_expression(
+    sam_template: dict[str, Any], value: str, allowed: bool
+) -> None:
+    assert _allowed(sam_template, "SweepSchedule", value) is allowed
+    assert _allowed(sam_template, "SweepSchedule", sam_template["Parameters"]["SweepSchedule"]["Default"])
 
 
 def test_log_parameters_only_take_values_aws_accepts(sam_template: dict[str, Any]) -> None:
@@ -78,10 +126,11 @@ def test_optional_integrations_hang_on_conditions(sam_template: dict[str, Any]) 
 
     assert conditions["HasSlack"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "SlackWebhookSecretArn"}, ""]}]}
     assert conditions["HasEmail"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "ReportEmail"}, ""]}]}
+    assert conditions["HasPolicyParameter"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "PolicyParameterName"}, ""]}]}
     assert sam_template["Resources"]["ReportsEmailSubscription"]["Condition"] == "HasEmail"
 
 
-@pytest.mark.parametrize("function_id", ["TuningEventsFunction", "TrainingEventsFunction"])
+@pytest.mark.parametrize("function_id", ["TuningEventsFunction", "TrainingEventsFunction", "SweepFunction"])
 def test_handler_module_exists_under_code_uri(sam_template: dict[str, Any], function_id: str) -> None:
     properties = sam_template["Resources"][function_id]["Properties"]
     module, _, function = properties["Handler"].rpartition(".")
@@ -100,7 +149,16 @@ def test_layer_requirements_pin_runtime_dependencies_only() -> None:
     requirements = [line for line in lines if line]
     names = {re.split(r"[\[=<>!~ ]", line, maxsplit=1)[0].lower().replace("_", "-") for line in requirements}
 
-    assert names == {"aws-lambda-powertools", "pydantic", "pydantic-settings", "slack-sdk", "boto3", "botocore"}
+    # pyyaml: the governance policy is YAML (tuning_governor.policy parses it at run time).
+    assert names == {
+        "aws-lambda-powertools",
+        "pydantic",
+        "pydantic-settings",
+        "slack-sdk",
+        "boto3",
+        "botocore",
+        "pyyaml",
+    }
     assert all("==" in line for line in requirements), "pin exact versions for a reproducible layer"
     assert any(line.startswith("aws-lambda-powertools[tracer]==") for line in requirements)
     # The dev environment runs the tests on exactly what the layer ships.

@@ -16,6 +16,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 TrialOutcome = Literal["Completed", "Failed"]
+#: The secondary status a failed job is in when it fails. ``Starting``: the instances never became ready
+#: (nothing is billed, no TrainingStartTime); ``Downloading``: input data could not be read (seconds of
+#: billing); ``Training``: the algorithm failed part-way (billed up to the failure).
+FailurePhase = Literal["Starting", "Downloading", "Training"]
 
 #: Maps the fraction of the full training budget done (0..1) to the objective value reported at that point.
 ObjectiveCurve = Callable[[float], float]
@@ -39,6 +43,8 @@ class TrialPlan:
             (``BillableTimeInSeconds = (training - interrupted) * (1 - fraction)``; on-demand jobs ignore it).
         objective_curve: objective value at a fraction of the budget, used when a job ends early; ``None``
             means "report ``objective_value`` whenever the job stops".
+        failure_phase: for ``outcome="Failed"``, the secondary status in which the job fails (see
+            :data:`FailurePhase`); ``duration_s`` counts only for ``"Training"``.
     """
 
     duration_s: float
@@ -49,6 +55,7 @@ class TrialPlan:
     early_stop_at_s: float | None = None
     spot_savings_fraction: float = 0.0
     objective_curve: ObjectiveCurve | None = field(default=None, compare=False, repr=False)
+    failure_phase: FailurePhase = "Training"
 
     def objective_at(self, fraction: float) -> float | None:
         """The objective the job reports after ``fraction`` of its full training budget (None: no metric)."""
@@ -134,17 +141,39 @@ def parameter_ranges_of(
     return definition.get("HyperParameterRanges") or (tuning_job_config or {}).get("ParameterRanges") or {}
 
 
+#: ``FailureReason`` per failure phase. The CapacityError wording is AWS's; the other two follow the
+#: ``<ErrorType>: <message>`` form of real reasons with our own message text.
+FAILURE_REASONS: dict[str, str] = {
+    "Starting": "CapacityError: Unable to provision requested ML compute capacity. "
+    "Please retry using a different ML instance type.",
+    "Downloading": "ClientError: Data download failed: simulated missing input object (NoSuchKey)",
+    "Training": "AlgorithmError: simulated training failure (exit code 1)",
+}
+
+#: Names under which algorithms take a learning rate; a higher rate makes the learning curve saturate sooner.
+_LEARNING_RATE_KEYS = ("eta", "learning_rate", "learning-rate", "lr")
+
+
 @dataclass
 class DefaultTrialBehaviour:
-    """A smooth, seeded objective landscape and hyperparameter-dependent durations.
+    """A smooth, seeded objective landscape and hyperparameter-dependent durations and learning curves.
 
     * The objective depends only on the *tuned* hyperparameters: each range has a hidden optimum derived
       from ``seed`` and its name; a Maximize objective lies in 0.5..0.99 (AUC-like), a Minimize one in
       0.05..1.0 (loss-like). Small Gaussian noise comes from the trial's ``rng``.
     * Training time grows with the number of rounds/epochs (``num_round``, ``epochs``… or Hyperband's
       ``MaxResource``) and ``max_depth``, and shrinks with instance size and count.
-    * ``failure_rate`` and ``spot_interruption_rate`` default to 0, so the default run is failure-free;
-      managed-spot jobs always save 60-75 % of their billable time.
+    * The learning curve (the objective reported by a trial stopped early) saturates faster with a higher
+      learning rate (``eta``, ``learning_rate``, ``lr``); without one it has a fixed shape.
+    * ``failure_rate`` (default 0): the share of trials that fail, in a phase drawn from
+      ``failure_phases`` (weights): ``Starting`` (no billing at all), ``Downloading`` (seconds of billing)
+      or ``Training`` (billed up to the failure, 5-60 % into training).
+    * ``spot_interruption_rate`` (default 0): the share of managed-spot trials interrupted once, for a
+      time drawn from ``spot_interruption_s``; managed-spot trials save a share drawn from ``spot_savings``
+      of their billable time.
+
+    Callers may rely on: with the default rates a run has no failures and no interruptions; a given
+    ``seed``, request and ``rng`` state always give the same plan.
     """
 
     seed: int = 0
@@ -152,6 +181,13 @@ class DefaultTrialBehaviour:
     spot_interruption_rate: float = 0.0
     seconds_per_round: float = 10.0
     noise: float = 0.01
+    failure_phases: tuple[tuple[FailurePhase, float], ...] = (
+        ("Training", 0.8),
+        ("Downloading", 0.1),
+        ("Starting", 0.1),
+    )
+    spot_interruption_s: tuple[float, float] = (60.0, 600.0)
+    spot_savings: tuple[float, float] = (0.60, 0.75)
 
     def plan(
         self,
@@ -169,21 +205,27 @@ class DefaultTrialBehaviour:
         spot = bool(definition.get("EnableManagedSpotTraining"))
 
         if rng.random() < self.failure_rate:
+            failed_after = round(duration * rng.uniform(0.05, 0.6), 3)
+            phases = [phase for phase, _ in self.failure_phases] or ["Training"]
+            weights = [max(0.0, weight) for _, weight in self.failure_phases] or [1.0]
+            phase: FailurePhase = rng.choices(phases, weights=weights)[0] if sum(weights) > 0 else "Training"
             return TrialPlan(
-                duration_s=round(duration * rng.uniform(0.05, 0.6), 3),
+                duration_s=failed_after if phase == "Training" else 0.0,
                 objective_value=None,
                 outcome="Failed",
-                failure_reason="AlgorithmError: simulated training failure (exit code 1)",
+                failure_reason=FAILURE_REASONS[phase],
+                failure_phase=phase,
             )
         interrupted = 0.0
         if spot and rng.random() < self.spot_interruption_rate:
-            interrupted = round(rng.uniform(60.0, 600.0), 3)
+            interrupted = round(rng.uniform(*self.spot_interruption_s), 3)
+        rate = self._learning_speed(tuning_job_config, definition, hyperparameters)
         return TrialPlan(
             duration_s=round(duration, 3),
             objective_value=final,
             spot_interrupted_s=interrupted,
-            spot_savings_fraction=round(rng.uniform(0.60, 0.75), 4) if spot else 0.0,
-            objective_curve=_saturating_curve(final, maximize) if final is not None else None,
+            spot_savings_fraction=round(rng.uniform(*self.spot_savings), 4) if spot else 0.0,
+            objective_curve=_saturating_curve(final, maximize, rate) if final is not None else None,
         )
 
     # -- internals -------------------------------------------------------------------------------------------
@@ -226,6 +268,34 @@ class DefaultTrialBehaviour:
         return min(1.0, max(0.0, quality + rng.gauss(0.0, self.noise)))
 
     @staticmethod
+    def _learning_speed(
+        tuning_job_config: Mapping[str, Any] | None, definition: Mapping[str, Any], hyperparameters: Mapping[str, str]
+    ) -> float:
+        """Rate of the saturating learning curve: 4 without a learning rate, 2 (slowest) to 8 (fastest)."""
+        ranges = parameter_ranges_of(tuning_job_config, definition)
+        for key in _LEARNING_RATE_KEYS:
+            value = _as_float(hyperparameters.get(key))
+            if value is None or value <= 0:
+                continue
+            spec = next(
+                (
+                    r
+                    for kind in ("ContinuousParameterRanges", "IntegerParameterRanges")
+                    for r in ranges.get(kind) or []
+                    if r.get("Name") == key
+                ),
+                None,
+            )
+            low = _as_float(spec.get("MinValue")) if spec else None
+            high = _as_float(spec.get("MaxValue")) if spec else None
+            if low is not None and high is not None and low > 0:
+                u = _normalise(value, low, high, "Logarithmic")
+            else:
+                u = min(1.0, max(0.0, (math.log10(value) + 4.0) / 4.0))  # 1e-4 .. 1 on a log scale
+            return 2.0 + 6.0 * u
+        return 4.0
+
+    @staticmethod
     def _objective_value(quality: float, maximize: bool) -> float:
         if maximize:
             return round(min(0.99, 0.5 + 0.49 * quality), 6)
@@ -266,12 +336,15 @@ def _normalise(value: float, low: float, high: float, scaling: str) -> float:
     return min(1.0, max(0.0, (value - low) / (high - low)))
 
 
-def _saturating_curve(final: float, maximize: bool) -> ObjectiveCurve:
-    """A learning curve that starts at a poor value and saturates at ``final`` when the budget is used up."""
+def _saturating_curve(final: float, maximize: bool, rate: float = 4.0) -> ObjectiveCurve:
+    """A learning curve that starts at a poor value and saturates at ``final`` when the budget is used up.
+
+    ``rate`` > 0 sets how early it saturates (higher: closer to ``final`` early on).
+    """
     start = 0.5 if maximize else final + 0.5
 
     def curve(fraction: float) -> float:
-        progress = (1.0 - math.exp(-4.0 * min(1.0, fraction))) / (1.0 - math.exp(-4.0))
+        progress = (1.0 - math.exp(-rate * min(1.0, fraction))) / (1.0 - math.exp(-rate))
         return round(start + (final - start) * progress, 6)
 
     return curve

@@ -25,6 +25,7 @@ from .events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE, EventBridgeEvent, 
 from .jobs import SimTrainingJob, SimTuningJob
 from .sampling import ParameterSpace, StrategySampler
 from .timeline import SYSTEM_STOP_GRACE_S, Transition, build_timeline
+from .warm_pools import WarmPool, WarmPoolRegistry, pool_key
 
 # [aws-facts §4] quota defaults used when ResourceLimits.MaxNumberOfTrainingJobs is omitted.
 DEFAULT_MAX_JOBS = {"Random": 500}
@@ -60,6 +61,8 @@ class TuningRun:
     launched: int = 0
     exhausted: bool = False
     deadline_hit: bool = False
+    #: The job has nothing left to run and its terminal status is scheduled (``finish_delay_s``).
+    finishing: bool = False
 
     def may_launch(self) -> bool:
         return (
@@ -76,6 +79,15 @@ class SimulationEngine:
     Callers may rely on: transitions run in virtual-time order (ties in scheduling order); nothing
     happens between calls except through :meth:`run_until`; randomness derives only from ``seed``
     (and ``HyperParameterTuningJobConfig.RandomSeed`` for sampling), so a seed reproduces a run.
+
+    Timing knobs (all default to the instantaneous behaviour):
+
+    * ``launch_delay_s``: seconds the tuner takes to launch the next trial after one ends (AMT picks the
+      next hyperparameters, then provisions). The first ``MaxParallelTrainingJobs`` trials start at once.
+    * ``finish_delay_s``: seconds between the last trial's end and the tuning job's terminal status (not
+      applied after a StopHyperParameterTuningJob).
+    * ``warm_pool_reuse``: whether new jobs take over matching ``Available`` warm pools
+      (see :mod:`.warm_pools`).
     """
 
     def __init__(
@@ -87,13 +99,22 @@ class SimulationEngine:
         on_event: Callable[[EventBridgeEvent], None],
         stop_delay_s: float = 0.0,
         policy_factory: Callable[[dict[str, Any], bool], EarlyStoppingPolicy | None] = policy_for,
+        launch_delay_s: float = 0.0,
+        finish_delay_s: float = 0.0,
+        warm_pool_reuse: bool = True,
     ) -> None:
+        if launch_delay_s < 0 or finish_delay_s < 0 or stop_delay_s < 0:
+            raise ValueError("delays cannot be negative")
         self.clock = clock
         self.seed = seed
         self.behaviour = behaviour
         self.on_event = on_event
         self.stop_delay_s = stop_delay_s
         self.policy_factory = policy_factory
+        self.launch_delay_s = launch_delay_s
+        self.finish_delay_s = finish_delay_s
+        self.warm_pool_reuse = warm_pool_reuse
+        self.warm_pools = WarmPoolRegistry()
         self._heap: list[_Scheduled] = []
         self._seq = itertools.count()
         self._event_ids = random.Random(f"{seed}|event-ids")
@@ -182,7 +203,8 @@ class SimulationEngine:
         rng = random.Random(f"{self.seed}|training|{name}")
         hyperparameters = {str(k): str(v) for k, v in (request.get("HyperParameters") or {}).items()}
         plan = self.behaviour.plan(None, request, hyperparameters, random.Random(rng.getrandbits(64)))
-        timeline = build_timeline(plan, at, request, random.Random(rng.getrandbits(64)))
+        pool = self._claim_pool(store, request, at)
+        timeline = build_timeline(plan, at, request, random.Random(rng.getrandbits(64)), warm_start=pool is not None)
         objective = objective_of(None, request)
         job = SimTrainingJob(
             account_id=store.account_id,
@@ -193,6 +215,8 @@ class SimulationEngine:
             metric_name=objective[0] if objective else None,
         )
         store.training_jobs[name] = job
+        if pool is not None:
+            self._hand_over(pool, name, at)
         self._start(store, job)
         return job
 
@@ -220,13 +244,44 @@ class SimulationEngine:
 
     def _apply(self, job: SimTrainingJob, generation: int, transition: Transition, created: bool = False) -> None:
         if generation != job.generation:
-            return  # superseded by a stop
-        if job.apply(transition) or created:
+            return  # superseded by a stop (or, for a pending warm-pool expiry, by a reuse)
+        changed = job.apply(transition)
+        if transition.warm_pool == "Available":
+            key = pool_key(self._stores[id(job)].account_id, self._stores[id(job)].region_name, job.request)
+            if key is not None and self.warm_pool_reuse:
+                self.warm_pools.offer(key, job, transition.at, job.timeline.keep_alive_s)
+        elif transition.warm_pool in ("Terminated", "Reused"):
+            self.warm_pools.withdraw(job)
+        if changed or created:
             self._emit_training(job, transition.at)
         if transition.ends_job:
             on_end = self._on_end.get(id(job))
             if on_end is not None:
                 on_end(job, transition.at)
+
+    # -- warm pools --------------------------------------------------------------------------------------
+
+    def _claim_pool(self, store: SageMakerStore, request: dict[str, Any], at: datetime) -> WarmPool | None:
+        """The ``Available`` pool a new job created at ``at`` with ``request`` takes over, if any."""
+        if not self.warm_pool_reuse:
+            return None
+        key = pool_key(store.account_id, store.region_name, request)
+        return self.warm_pools.claim(key, at) if key is not None else None
+
+    def _hand_over(self, pool: WarmPool, new_job_name: str, at: datetime) -> None:
+        """The donor's pool moves to ``new_job_name``: ``Reused`` now; its pending expiry is cancelled."""
+        donor = pool.owner
+        donor.generation += 1
+        reused = Transition(
+            at,
+            "Completed",
+            donor.secondary_status,
+            "Training job completed",
+            warm_pool="Reused",
+            retained_s=pool.retained_seconds(at),
+            reused_by=new_job_name,
+        )
+        self._apply(donor, donor.generation, reused)
 
     def stop_training_job(self, job: SimTrainingJob) -> None:
         """StopTrainingJob: ``Stopping`` now, ``Stopped`` after ``stop_delay_s`` (on the next advance)."""
@@ -354,6 +409,7 @@ class SimulationEngine:
         plan = self.behaviour.plan(
             job.config, behaviour_view, request["HyperParameters"], random.Random(trial_rng.getrandbits(64))
         )
+        pool = self._claim_pool(run.store, request, at)
         if (
             run.policy is not None
             and plan.outcome == "Completed"
@@ -363,7 +419,9 @@ class SimulationEngine:
             fraction = run.policy.decide(index, plan.objective_value)
             if fraction is not None and fraction_is_valid(fraction):
                 plan = plan.stopped_early_at(plan.duration_s * fraction)
-        timeline = build_timeline(plan, at, request, random.Random(trial_rng.getrandbits(64)))
+        timeline = build_timeline(
+            plan, at, request, random.Random(trial_rng.getrandbits(64)), warm_start=pool is not None
+        )
         objective = objective_of(job.config, definition)
         trial = SimTrainingJob(
             account_id=run.store.account_id,
@@ -382,6 +440,8 @@ class SimulationEngine:
         job.trials.append(trial)
         run.launched += 1
         job.last_modified_time = at
+        if pool is not None:
+            self._hand_over(pool, name, at)
         self._start(run.store, trial, on_end=lambda _trial, end: self._on_trial_end(run, end))
         return True
 
@@ -389,16 +449,34 @@ class SimulationEngine:
         if run.job.is_terminal:
             return
         run.job.last_modified_time = at
+        if self.launch_delay_s > 0 and run.may_launch():
+            due = at + timedelta(seconds=self.launch_delay_s)
+            self.schedule(due, lambda: self._refill(run, due))
+            return
+        self._fill(run, at)
+        self._maybe_finish(run, at)
+
+    def _refill(self, run: TuningRun, at: datetime) -> None:
+        if run.job.is_terminal:
+            return
         self._fill(run, at)
         self._maybe_finish(run, at)
 
     def _maybe_finish(self, run: TuningRun, at: datetime) -> None:
-        if run.job.is_terminal or run.job.running_trials or run.may_launch():
+        if run.job.is_terminal or run.finishing or run.job.running_trials or run.may_launch():
+            return
+        delay = 0.0 if run.job.stop_requested else self.finish_delay_s
+        if delay > 0:
+            run.finishing = True
+            due = at + timedelta(seconds=delay)
+            self.schedule(due, lambda: self._finish(run, due))
             return
         self._finish(run, at)
 
     def _finish(self, run: TuningRun, at: datetime) -> None:
         job = run.job
+        if job.is_terminal:
+            return
         if job.stop_requested:
             status = "Stopped"
         elif job.trials and all(t.training_job_status == "Failed" for t in job.trials):

@@ -28,8 +28,8 @@ class SimTrainingJob(FakeTrainingJob):
     """A training job driven by a :class:`TrainingTimeline`.
 
     Callers may rely on: ``training_job_status``, ``secondary_status``, ``training_start_time``,
-    ``training_end_time`` and ``last_modified_time`` always reflect the last applied transition, and
-    ``response_object`` is a DescribeTrainingJob response without ``None`` values.
+    ``training_end_time``, ``warm_pool_status`` and ``last_modified_time`` always reflect the last applied
+    transition, and ``response_object`` is a DescribeTrainingJob response without ``None`` values.
     """
 
     def __init__(
@@ -152,13 +152,14 @@ class SimTrainingJob(FakeTrainingJob):
             self.training_start_time = at
         if transition.ends_job:
             self._finish(transition)
-        if transition.warm_pool == "Available":
-            self.warm_pool_status = {"Status": "Available"}
-        elif transition.warm_pool == "Terminated":
-            self.warm_pool_status = {
-                "Status": "Terminated",
-                "ResourceRetainedBillableTimeInSeconds": self.timeline.keep_alive_s,
-            }
+        if transition.warm_pool in ("InUse", "Available"):
+            self.warm_pool_status = {"Status": transition.warm_pool}
+        elif transition.warm_pool in ("Terminated", "Reused"):
+            retained = self.timeline.keep_alive_s if transition.retained_s is None else transition.retained_s
+            status: dict[str, Any] = {"Status": transition.warm_pool, "ResourceRetainedBillableTimeInSeconds": retained}
+            if transition.reused_by:
+                status["ReusedByJob"] = transition.reused_by
+            self.warm_pool_status = status
         self.last_modified_time = at
         return self.state_key() != before
 

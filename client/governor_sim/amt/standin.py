@@ -68,10 +68,18 @@ class AmtStandIn:
         account_id: str = "123456789012",
         forward_to_eventbridge: bool = False,
         stop_delay_s: float = 0.0,
+        launch_delay_s: float = 0.0,
+        finish_delay_s: float = 0.0,
+        warm_pool_reuse: bool = True,
     ) -> None:
         """``stop_delay_s``: virtual seconds between ``Stopping`` and ``Stopped`` after a Stop* call
         (0 = stopped on the next ``advance``). ``forward_to_eventbridge`` also puts every event on moto's
-        default event bus of the job's account/region, so rules with SQS targets receive them."""
+        default event bus of the job's account/region, so rules with SQS targets receive them.
+
+        ``launch_delay_s`` (the tuner's pause before launching the next trial), ``finish_delay_s`` (between
+        a tuning job's last trial and its terminal status) and ``warm_pool_reuse`` (new jobs take over
+        matching ``Available`` warm pools) are described on :class:`SimulationEngine`; the defaults keep
+        launches and finishes instantaneous."""
         self.clock = clock or VirtualClock(DEFAULT_START)
         self.seed = seed
         self.behaviour: TrialBehaviour = behaviour or DefaultTrialBehaviour(seed=seed)
@@ -85,6 +93,9 @@ class AmtStandIn:
             behaviour=self.behaviour,
             on_event=self._record,
             stop_delay_s=stop_delay_s,
+            launch_delay_s=launch_delay_s,
+            finish_delay_s=finish_delay_s,
+            warm_pool_reuse=warm_pool_reuse,
         )
         self.quotas = QuotaCatalogue()
         self._undo: list[Callable[[], None]] = []
@@ -133,6 +144,22 @@ class AmtStandIn:
         target = self.clock.now() + timedelta(seconds=seconds)
         self.engine.run_until(as_naive_utc(target))
         self.clock.advance_to(target)
+
+    def advance_to(self, when: datetime) -> None:
+        """Move the clock to ``when`` (tz-aware, or naive UTC), running every transition due up to and
+        including it (``when`` = now runs what is due now); a ``when`` in the past runs nothing and leaves
+        the clock where it is."""
+        target = as_utc(when)
+        if target < self.clock.now():
+            return
+        self.engine.run_until(as_naive_utc(target))
+        self.clock.advance_to(target)
+
+    def next_due(self) -> datetime | None:
+        """When the next scheduled transition happens (tz-aware UTC), or ``None`` if nothing is scheduled
+        (no job running and no warm pool waiting to expire)."""
+        due = self.engine.next_due()
+        return as_utc(due) if due is not None else None
 
     def idle(self) -> bool:
         """True when no tuning or training job is in a non-terminal status (warm pools may be Available)."""

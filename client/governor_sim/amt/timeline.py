@@ -8,6 +8,10 @@ Secondary statuses follow what DescribeTrainingJob shows on AWS: ``Starting`` â†
 ``Failed``; or ``Stopping`` â†’ ``Stopped``; or ``MaxRuntimeExceeded`` (status ``Stopped``).
 ``TrainingStartTime`` is when the instances are ready (``Downloading`` begins): AWS bills from
 TrainingStartTime to TrainingEndTime.
+
+Warm pools: a job that runs on a reused warm pool (``warm_start``) starts in a tenth of the usual
+start-up time and shows ``WarmPoolStatus`` ``InUse`` until it ends; ending ``Completed`` makes its pool
+``Available`` again, any other ending terminates it (``ResourceRetainedBillableTimeInSeconds`` 0).
 """
 
 from __future__ import annotations
@@ -27,13 +31,19 @@ TERMINAL_TRAINING_STATUSES: frozenset[str] = frozenset({"Completed", "Failed", "
 #: gets SIGTERM and saves its model; built-in algorithms exit quickly.
 SYSTEM_STOP_GRACE_S = 10.0
 
+#: Start-up on a reused warm pool, as a share of a cold start (the instances are already provisioned;
+#: AWS quotes start-ups in seconds instead of minutes, the exact ratio is ours).
+WARM_START_FACTOR = 0.1
+
 
 @dataclass(frozen=True)
 class Transition:
     """One observable change of a training job.
 
     ``ends_job`` transitions set TrainingEndTime, the billing fields and the final metric (measured at
-    ``progress_at``, the moment training stopped advancing). ``warm_pool`` sets ``WarmPoolStatus.Status``.
+    ``progress_at``, the moment training stopped advancing). ``warm_pool`` sets ``WarmPoolStatus.Status``;
+    for ``Terminated``/``Reused`` the retained billable seconds are ``retained_s`` (default: the job's
+    keep-alive) and ``reused_by`` names the job that took the pool over.
     """
 
     at: datetime
@@ -45,6 +55,8 @@ class Transition:
     progress_at: datetime | None = None
     failure_reason: str | None = None
     warm_pool: str | None = None
+    retained_s: int | None = None
+    reused_by: str | None = None
 
 
 @dataclass
@@ -59,6 +71,7 @@ class TrainingTimeline:
     keep_alive_s: int
     interruption: tuple[datetime, datetime] | None
     transitions: list[Transition] = field(default_factory=list)
+    warm_start: bool = False
 
     def progress_at(self, when: datetime) -> float:
         """Fraction of the full training budget done at ``when`` (0 before Training, 1 when done)."""
@@ -112,8 +125,14 @@ class TrainingTimeline:
                 "The training job was stopped.",
                 ends_job=True,
                 progress_at=progress_at or at,
+                **_pool_ends(self.warm_start),
             ),
         ]
+
+
+def _pool_ends(warm_start: bool) -> dict[str, Any]:
+    """Transition fields that terminate a reused pool when its job ends other than ``Completed``."""
+    return {"warm_pool": "Terminated", "retained_s": 0} if warm_start else {}
 
 
 def build_timeline(
@@ -121,11 +140,15 @@ def build_timeline(
     created_at: datetime,
     request: dict[str, Any],
     rng: random.Random,
+    *,
+    warm_start: bool = False,
 ) -> TrainingTimeline:
     """Lay out every transition of a job created at ``created_at`` from its ``plan``.
 
     ``request`` carries the job's ``EnableManagedSpotTraining``, ``ResourceConfig.KeepAlivePeriodInSeconds``
-    and ``StoppingCondition.MaxRuntimeInSeconds``. Start-up, download and upload delays come from ``rng``.
+    and ``StoppingCondition.MaxRuntimeInSeconds``. Start-up, download and upload delays come from ``rng``
+    (the same draws whether or not ``warm_start``, so a reused pool changes nothing else of the run).
+    ``warm_start``: the job runs on a reused warm pool (shorter start-up, ``WarmPoolStatus`` ``InUse``).
     """
     spot = bool(request.get("EnableManagedSpotTraining"))
     keep_alive = int((request.get("ResourceConfig") or {}).get("KeepAlivePeriodInSeconds") or 0)
@@ -135,10 +158,17 @@ def build_timeline(
     startup = rng.uniform(60.0, 180.0) + (rng.uniform(0.0, 120.0) if spot else 0.0)
     download = rng.uniform(15.0, 60.0)
     upload = rng.uniform(5.0, 20.0)
+    if warm_start:
+        startup *= WARM_START_FACTOR
     t = created_at
     ts = t + timedelta(seconds=startup)
     tt = ts + timedelta(seconds=download)
+    pool_ends = _pool_ends(warm_start)
 
+    if plan.outcome == "Failed" and plan.failure_phase != "Training":
+        return _failed_before_training(
+            plan, t, ready_at=ts, download_s=download, spot=spot, keep_alive=keep_alive, warm_start=warm_start
+        )
     if plan.outcome == "Failed":
         work, ending = plan.duration_s, "Failed"
     elif plan.early_stop_at_s is not None and plan.early_stop_at_s < plan.duration_s:
@@ -148,7 +178,13 @@ def build_timeline(
 
     interruption: tuple[datetime, datetime] | None = None
     transitions = [
-        Transition(t, "InProgress", "Starting", "Preparing the instances for training"),
+        Transition(
+            t,
+            "InProgress",
+            "Starting",
+            "Preparing the instances for training",
+            warm_pool="InUse" if warm_start else None,
+        ),
         Transition(ts, "InProgress", "Downloading", "Downloading input data", starts_training=True),
         Transition(tt, "InProgress", "Training", "Training image download completed. Training in progress."),
     ]
@@ -184,6 +220,7 @@ def build_timeline(
                     "Completed",
                     "Training job completed",
                     warm_pool="Terminated",
+                    retained_s=keep_alive,
                 )
             )
     elif ending == "Failed":
@@ -196,6 +233,7 @@ def build_timeline(
                 ends_job=True,
                 progress_at=train_end,
                 failure_reason=plan.failure_reason or "AlgorithmError: training failed",
+                **pool_ends,
             )
         )
     else:
@@ -208,6 +246,7 @@ def build_timeline(
                 "The training job was stopped early by the tuning job.",
                 ends_job=True,
                 progress_at=train_end,
+                **pool_ends,
             )
         )
 
@@ -225,6 +264,7 @@ def build_timeline(
                     "Training job runtime exceeded MaxRuntimeInSeconds provided",
                     ends_job=True,
                     progress_at=deadline,
+                    **pool_ends,
                 )
             )
 
@@ -237,4 +277,59 @@ def build_timeline(
         keep_alive_s=keep_alive,
         interruption=interruption,
         transitions=transitions,
+        warm_start=warm_start,
+    )
+
+
+def _failed_before_training(
+    plan: TrialPlan,
+    created_at: datetime,
+    *,
+    ready_at: datetime,
+    download_s: float,
+    spot: bool,
+    keep_alive: int,
+    warm_start: bool,
+) -> TrainingTimeline:
+    """A job that fails while ``Starting`` (at the moment the instances should have been ready: nothing
+    billed, no TrainingStartTime) or half-way through ``Downloading`` (billed from TrainingStartTime)."""
+    reason = plan.failure_reason or "ClientError: training failed"
+    transitions = [
+        Transition(
+            created_at,
+            "InProgress",
+            "Starting",
+            "Preparing the instances for training",
+            warm_pool="InUse" if warm_start else None,
+        )
+    ]
+    if plan.failure_phase == "Starting":
+        end = ready_at
+    else:
+        transitions.append(
+            Transition(ready_at, "InProgress", "Downloading", "Downloading input data", starts_training=True)
+        )
+        end = ready_at + timedelta(seconds=download_s / 2)
+    transitions.append(
+        Transition(
+            end,
+            "Failed",
+            "Failed",
+            "Training job failed",
+            ends_job=True,
+            progress_at=end,
+            failure_reason=reason,
+            **_pool_ends(warm_start),
+        )
+    )
+    return TrainingTimeline(
+        plan=plan,
+        created_at=created_at,
+        training_start=ready_at,
+        training_phase_start=ready_at + timedelta(seconds=download_s),
+        spot=spot,
+        keep_alive_s=keep_alive,
+        interruption=None,
+        transitions=transitions,
+        warm_start=warm_start,
     )

@@ -9,28 +9,33 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
 import boto3
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parameters import SecretsProvider
+from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
 from aws_lambda_powertools.utilities.parser import parse
+from botocore.config import Config
 from pydantic import BaseModel, ValidationError
 
 from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_url_from_secret
+from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.domain.cost import trial_cost
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
-from tuning_governor.domain.reports import Report, summary_report
+from tuning_governor.domain.reports import summary_report
 from tuning_governor.domain.summary import summarise
-from tuning_governor.errors import DeliveryFailed, Disposition, GovernorError, RejectedEvent, TransientError
+from tuning_governor.errors import Disposition, GovernorError, RejectedEvent, TransientError
+from tuning_governor.guard import govern
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL, TrainingJob
 from tuning_governor.observability import logger, metrics, tracer
+from tuning_governor.policy import Policy, PolicySource, policy_source
+from tuning_governor.reporting import deliver
 from tuning_governor.settings import Settings, get_settings
 
 Outcome = dict[str, Any]
@@ -41,36 +46,76 @@ def _utcnow() -> datetime:
     return datetime.now(tz=UTC)
 
 
+def _default_policy() -> Policy:
+    return Policy()
+
+
 @dataclass
 class Services:
+    """Everything a handler needs, injected: tests pass moto-backed or fake adapters."""
+
     settings: Settings
     sagemaker: SageMakerGateway
     store: GovernorStore
     notifiers: list[Notifier] = field(default_factory=list)
     catalog: PriceCatalog = field(default_factory=bundled_catalog)
     clock: Callable[[], datetime] = _utcnow
+    policy: Callable[[], Policy] = _default_policy
+    """The governance policy in force (cached by its loader; called once per event)."""
+    quotas: QuotaGateway | None = None
+
+    def price_catalog(self, policy: Policy) -> PriceCatalog:
+        overrides = policy.price_overrides()
+        return self.catalog.with_overrides(overrides, source="policy prices") if overrides else self.catalog
+
+
+def policy_loader(source: PolicySource) -> Callable[[], Policy]:
+    """The policy in force for each event; a rejected policy update is counted once, never fatal."""
+
+    def current() -> Policy:
+        loaded = source.load()
+        if loaded.error is not None:
+            metrics.add_metric(name="PolicyErrors", unit=MetricUnit.Count, value=1)
+        return loaded.policy
+
+    return current
 
 
 @cache
 def default_services() -> Services:
     """Adapters for Lambda, built on first use and reused while the execution environment lives."""
     settings = get_settings()
+    # Standard retry mode backs off on throttling before an error reaches the governor.
+    retrying = Config(retries={"mode": "standard", "max_attempts": 5})
     notifiers: list[Notifier] = []
     if settings.topic_arn:
-        notifiers.append(SnsNotifier(boto3.client("sns"), settings.topic_arn))
+        notifiers.append(SnsNotifier(boto3.client("sns", config=retrying), settings.topic_arn))
     if settings.slack_secret_arn:
-        secrets = SecretsProvider(boto3_client=boto3.client("secretsmanager"))
+        secrets = SecretsProvider(boto3_client=boto3.client("secretsmanager", config=retrying))
 
         def webhook_url() -> str:
             value = secrets.get(settings.slack_secret_arn, max_age=settings.secret_max_age_seconds)
             return webhook_url_from_secret(str(value))
 
         notifiers.append(SlackNotifier(webhook_url))
+    ssm = SSMProvider(boto3_client=boto3.client("ssm", config=retrying)) if settings.policy_parameter else None
+    source = policy_source(
+        parameter=settings.policy_parameter,
+        file=settings.policy_file,
+        ssm=ssm,
+        max_age_seconds=settings.policy_max_age_seconds,
+    )
     return Services(
         settings=settings,
-        sagemaker=SageMakerGateway(boto3.client("sagemaker")),
-        store=GovernorStore(boto3.client("dynamodb"), settings.table_name),
+        sagemaker=SageMakerGateway(boto3.client("sagemaker", config=retrying)),
+        store=GovernorStore(boto3.client("dynamodb", config=retrying), settings.table_name),
         notifiers=notifiers,
+        policy=policy_loader(source),
+        quotas=QuotaGateway(
+            boto3.client("service-quotas", config=retrying),
+            clock=_utcnow,
+            ttl=timedelta(seconds=settings.quota_cache_seconds),
+        ),
     )
 
 
@@ -111,31 +156,6 @@ def handle_errors(kind: str, event: Any, run: Callable[[], Outcome]) -> Outcome:
         metrics.add_metric(name="RetriedEvents", unit=MetricUnit.Count, value=1)
         logger.error(f"{kind} event will be retried", extra={"event_id": event_id, "error": type(exc).__name__})
         raise
-
-
-def deliver(report: Report, services: Services) -> dict[str, str]:
-    """Send a report on every channel, each at most once; raise DeliveryFailed after trying them all."""
-    results: dict[str, str] = {}
-    failures: list[str] = []
-    for notifier in services.notifiers:
-        channel = notifier.channel
-        if not services.store.claim_delivery(report.job_key, report.kind, channel, services.clock()):
-            results[channel] = "already-sent"
-            continue
-        try:
-            notifier.send(report)
-        except DeliveryFailed as exc:
-            services.store.finish_delivery(report.job_key, report.kind, channel, services.clock(), sent=False)
-            failures.append(str(exc))
-            results[channel] = "failed"
-            metrics.add_metric(name="ReportFailures", unit=MetricUnit.Count, value=1)
-            continue
-        services.store.finish_delivery(report.job_key, report.kind, channel, services.clock(), sent=True)
-        results[channel] = "sent"
-        metrics.add_metric(name="ReportsSent", unit=MetricUnit.Count, value=1)
-    if failures:
-        raise DeliveryFailed("; ".join(failures))
-    return results
 
 
 # -- training jobs -----------------------------------------------------------------------------------
@@ -182,6 +202,16 @@ def build_trial_record(
     )
 
 
+def track_standalone(job: TrainingJob, *, team: str | None, event_time: datetime, services: Services) -> Outcome:
+    """A training job outside any tuning job still holds instances (and maybe a warm pool): track them."""
+    if job.resource_config is None:
+        job = services.sagemaker.describe_training_job(job.name).model_copy(update={"tags": job.tags})
+    fresh = services.store.upsert_training_job(job, team=team, event_time=event_time)
+    if job.status in TRAINING_TERMINAL:
+        services.store.set_warm_pool(job, team=team)
+    return {"outcome": "tracked" if fresh else "stale", "training_job": job.name, "status": job.status}
+
+
 @tracer.capture_method
 def process_training_event(event: Any, services: Services) -> Outcome:
     """Record a trial once, at its terminal status: one DescribeTrainingJob, one transaction."""
@@ -190,24 +220,30 @@ def process_training_event(event: Any, services: Services) -> Outcome:
         parsed = parse_event(event, TrainingJobStateChange)
         detail = parsed.detail
         logger.append_keys(training_job=detail.name)
+        policy = services.policy()
+        team = policy.team_of(detail.tags)
+        if detail.tuning_job_key is None:
+            return track_standalone(detail, team=team, event_time=parsed.time, services=services)
         if detail.status not in TRAINING_TERMINAL:
             return {"outcome": "ignored", "reason": f"status {detail.status} is not terminal"}
-        if detail.tuning_job_key is None:
-            return {"outcome": "ignored", "reason": "standalone training job (no tuning job)"}
         described = services.sagemaker.describe_training_job(detail.name)
         if described.status not in TRAINING_TERMINAL:
             raise TransientError(f"DescribeTrainingJob still says {described.status}")
         # Describe is authoritative: a job whose name merely looks like a trial's has no TuningJobArn.
-        job_key = described.tuning_job_key if described.tuning_job_arn else None
-        if job_key is None:
-            return {"outcome": "ignored", "reason": "standalone training job (no tuning job)"}
+        if not described.tuning_job_arn:
+            return track_standalone(
+                described.model_copy(update={"tags": detail.tags}), team=team, event_time=parsed.time, services=services
+            )
+        job_key = described.tuning_job_key
+        assert job_key is not None
+        services.store.set_warm_pool(described, team=team)
         meta = services.store.get_job(job_key)
         record = build_trial_record(
             described,
             job_key=job_key,
             region=parsed.region,
             objective_name=(meta or {}).get("objective_name"),
-            catalog=services.catalog,
+            catalog=services.price_catalog(policy),
             event_id=parsed.id,
             event_time=parsed.time,
         )
@@ -217,7 +253,30 @@ def process_training_event(event: Any, services: Services) -> Outcome:
         metrics.add_metric(name="TrialsRecorded", unit=MetricUnit.Count, value=1)
         if record.unpriced_types:
             logger.warning("trial has unpriced instance types", extra={"types": record.unpriced_types})
-        return {"outcome": "recorded", "job": job_key, "trial": detail.name, "status": record.status}
+        if meta and meta.get("status") in TUNING_TERMINAL:
+            # The trial's event came after its job was finalised (EventBridge does not keep order):
+            # refresh the summary so it counts this trial too. The report already went out once.
+            finalise(
+                str(meta.get("job_name") or job_key),
+                region=parsed.region,
+                event_tags=dict(meta.get("tags") or {}),
+                services=services,
+            )
+            return {
+                "outcome": "recorded",
+                "job": job_key,
+                "trial": detail.name,
+                "status": record.status,
+                "refinalised": True,
+            }
+        decisions = govern("trial", job_key, parsed.time, services)
+        return {
+            "outcome": "recorded",
+            "job": job_key,
+            "trial": detail.name,
+            "status": record.status,
+            "decisions": decisions,
+        }
 
     return handle_errors("training", event, run)
 
@@ -239,13 +298,22 @@ def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services
         trials,
         records,
         region=region,
-        team_tag=services.settings.team_tag,
+        team_tag=services.policy().team_tag,
         owner_tag=services.settings.owner_tag,
         now=services.clock(),
         stop_requested_at=datetime.fromisoformat(stop_requested) if stop_requested else None,
     )
     services.store.write_summary(summary)
     return summary
+
+
+def finalise_and_report(
+    job_name: str, *, region: str, tags: dict[str, str], services: Services
+) -> tuple[JobSummary, dict[str, str]]:
+    """Finalise, then report the summary once per channel (the tuning handler and the sweep share this)."""
+    summary = finalise(job_name, region=region, event_tags=tags, services=services)
+    metrics.add_metric(name="JobsFinalised", unit=MetricUnit.Count, value=1)
+    return summary, deliver(summary_report(summary), services.store, services.notifiers, services.clock)
 
 
 @tracer.capture_method
@@ -257,22 +325,29 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
         job = parsed.detail
         logger.append_keys(tuning_job=job.name)
         if job.status in TUNING_TERMINAL:
-            summary = finalise(job.name, region=parsed.region, event_tags=job.tags, services=services)
-            metrics.add_metric(name="JobsFinalised", unit=MetricUnit.Count, value=1)
-            channels = deliver(summary_report(summary), services)
+            summary, channels = finalise_and_report(job.name, region=parsed.region, tags=job.tags, services=services)
             return {"outcome": "finalised", "job": job.key, "status": summary.status, "reports": channels}
         if job.status in {"Deleting", "DeleteFailed"}:
             return {"outcome": "ignored", "reason": f"status {job.status}"}
         fresh = services.store.upsert_job(
             job,
             region=parsed.region,
-            team=job.tags.get(services.settings.team_tag),
+            team=services.policy().team_of(job.tags),
             owner=job.tags.get(services.settings.owner_tag),
             event_time=parsed.time,
         )
         if not fresh:
             metrics.add_metric(name="StaleEvents", unit=MetricUnit.Count, value=1)
             return {"outcome": "stale", "job": job.key, "status": job.status}
-        return {"outcome": "recorded", "job": job.key, "status": job.status, "demand": job.demand()}
+        decisions: list[dict[str, Any]] = []
+        if job.status == "InProgress" and services.store.mark_arrival(job.key, parsed.time):
+            decisions = govern("arrival", job.key, parsed.time, services)
+        return {
+            "outcome": "recorded",
+            "job": job.key,
+            "status": job.status,
+            "demand": job.demand(),
+            "decisions": decisions,
+        }
 
     return handle_errors("tuning", event, run)

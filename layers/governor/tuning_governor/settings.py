@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -15,9 +15,20 @@ class Settings(BaseSettings):
     topic_arn: str = Field(default="", validation_alias="TOPIC_ARN")
     slack_secret_arn: str = Field(default="", validation_alias="SLACK_SECRET_ARN")
     region: str = Field(validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION"))
-    team_tag: str = Field(default="team", validation_alias="GOVERNOR_TEAM_TAG")
     owner_tag: str = Field(default="owner", validation_alias="GOVERNOR_OWNER_TAG")
     secret_max_age_seconds: int = Field(default=300, validation_alias="GOVERNOR_SECRET_MAX_AGE")
+    policy_parameter: str = Field(default="", validation_alias="POLICY_PARAMETER")
+    """SSM parameter holding the policy (YAML or JSON); empty = POLICY_FILE or the bundled default."""
+    policy_file: str = Field(default="", validation_alias="POLICY_FILE")
+    """Path of a policy file bundled with the deployment; empty = the layer's conservative default."""
+    policy_max_age_seconds: int = Field(default=300, validation_alias="POLICY_MAX_AGE")
+    quota_cache_seconds: int = Field(default=900, validation_alias="QUOTA_CACHE_SECONDS")
+
+    @model_validator(mode="after")
+    def _one_policy_source(self) -> Settings:
+        if self.policy_parameter and self.policy_file:
+            raise ValueError("set POLICY_PARAMETER or POLICY_FILE, not both: which one governs would be a guess")
+        return self
 
 
 @cache

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 from slack_sdk.http_retry.builtin_handlers import (
@@ -34,6 +34,8 @@ class Notifier(Protocol):
 
 class SnsNotifier:
     channel = "sns"
+    # The topic is KMS-encrypted: publishing needs the key through SNS.
+    permissions: ClassVar[frozenset[str]] = frozenset({"sns:Publish", "kms:GenerateDataKey*", "kms:Decrypt"})
 
     def __init__(self, client: SNSClient, topic_arn: str) -> None:
         self._client = client
@@ -64,6 +66,8 @@ def webhook_url_from_secret(secret: str) -> str:
 
 class SlackNotifier:
     channel = "slack"
+    # The webhook URL lives in Secrets Manager (granted only when a secret is configured).
+    permissions: ClassVar[frozenset[str]] = frozenset({"secretsmanager:GetSecretValue"})
 
     def __init__(
         self,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from botocore.exceptions import ClientError
 
 from tuning_governor.errors import JobNotFound, TransientError
-from tuning_governor.models.sagemaker import TrainingJob, TrialSummary, TuningJob
+from tuning_governor.models.sagemaker import TUNING_TERMINAL, TrainingJob, TrialSummary, TuningJob
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker import SageMakerClient
@@ -19,6 +21,9 @@ TRANSIENT = frozenset(
     {"ThrottlingException", "Throttling", "RequestLimitExceeded", "ServiceUnavailable", "InternalFailure"}
 )
 PAGE_SIZE = 100  # the API maximum: finalising N trials takes ceil(N / 100) list calls
+STOP_ATTEMPTS = 4  # a throttled stop is retried here first, then by EventBridge (TransientError)
+
+StopResult = Literal["stop-requested", "already-stopping", "already-ended", "not-found"]
 
 
 def _translate(exc: ClientError, name: str, not_found: frozenset[str]) -> Exception:
@@ -31,8 +36,21 @@ def _translate(exc: ClientError, name: str, not_found: frozenset[str]) -> Except
 
 
 class SageMakerGateway:
-    def __init__(self, client: SageMakerClient) -> None:
+    """Reads and the one write (stop) the governor makes; ``permissions`` lists their IAM actions."""
+
+    permissions: ClassVar[dict[str, str]] = {
+        "describe_training_job": "sagemaker:DescribeTrainingJob",
+        "describe_tuning_job": "sagemaker:DescribeHyperParameterTuningJob",
+        "list_trials": "sagemaker:ListTrainingJobsForHyperParameterTuningJob",
+        "list_tuning_jobs": "sagemaker:ListHyperParameterTuningJobs",
+        "list_warm_pools": "sagemaker:ListTrainingJobs",
+        "stop_tuning_job": "sagemaker:StopHyperParameterTuningJob",
+        "list_tags": "sagemaker:ListTags",
+    }
+
+    def __init__(self, client: SageMakerClient, sleep: Callable[[float], None] = time.sleep) -> None:
         self._client = client
+        self._sleep = sleep
 
     def describe_training_job(self, name: str) -> TrainingJob:
         try:
@@ -60,3 +78,63 @@ class SageMakerGateway:
         except ClientError as exc:
             raise _translate(exc, tuning_job_name, NOT_FOUND) from exc
         return trials
+
+    def list_tuning_jobs(self, status: str) -> list[dict[str, Any]]:
+        """Summaries of every tuning job in ``status`` (100 per call)."""
+        paginator = self._client.get_paginator("list_hyper_parameter_tuning_jobs")
+        out: list[dict[str, Any]] = []
+        try:
+            pages: Any = paginator.paginate(StatusEquals=status, PaginationConfig={"PageSize": PAGE_SIZE})  # type: ignore[arg-type]
+            for page in pages:
+                out.extend(page["HyperParameterTuningJobSummaries"])
+        except ClientError as exc:
+            raise _translate(exc, "list tuning jobs", frozenset()) from exc
+        return out
+
+    def list_warm_pools(self) -> list[dict[str, Any]]:
+        """Training jobs whose warm pool is Available (it holds instances), 100 per call."""
+        paginator = self._client.get_paginator("list_training_jobs")
+        out: list[dict[str, Any]] = []
+        try:
+            for page in paginator.paginate(WarmPoolStatusEquals="Available", PaginationConfig={"PageSize": PAGE_SIZE}):
+                # Filter again: the filter applies after MaxResults (see ListTrainingJobs docs).
+                summaries: list[Any] = list(page["TrainingJobSummaries"])
+                out.extend(s for s in summaries if s.get("WarmPoolStatus", {}).get("Status") == "Available")
+        except ClientError as exc:
+            raise _translate(exc, "list training jobs", frozenset()) from exc
+        return out
+
+    def stop_tuning_job(self, name: str) -> StopResult:
+        """Ask SageMaker to stop a tuning job. Idempotent: a job already stopping or ended counts as done."""
+        for attempt in range(STOP_ATTEMPTS):
+            try:
+                self._client.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code", "")
+                if code in NOT_FOUND:
+                    return "not-found"
+                if code in TRANSIENT:
+                    if attempt + 1 < STOP_ATTEMPTS:
+                        self._sleep(0.2 * 2**attempt)
+                        continue
+                    raise TransientError(f"{name}: stop throttled {STOP_ATTEMPTS} times") from exc
+                if code == "ValidationException":
+                    # Stopping a job that is no longer running is refused; check what it is now.
+                    status = self.describe_tuning_job(name).status
+                    if status == "Stopping":
+                        return "already-stopping"
+                    if status in TUNING_TERMINAL:
+                        return "already-ended"
+                raise
+            return "stop-requested"
+        raise TransientError(f"{name}: stop not accepted")  # unreachable: the loop returns or raises
+
+    def list_tags(self, arn: str) -> dict[str, str]:
+        """A resource's tags as a flat map (Describe responses carry none; events do)."""
+        tags: dict[str, str] = {}
+        try:
+            for page in self._client.get_paginator("list_tags").paginate(ResourceArn=arn):
+                tags.update({t["Key"]: t["Value"] for t in page.get("Tags", [])})
+        except ClientError as exc:
+            raise _translate(exc, arn, NOT_FOUND) from exc
+        return tags

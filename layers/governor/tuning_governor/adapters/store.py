@@ -8,9 +8,14 @@ Key design (``pk`` / ``sk``, GSI ``gsi1`` on ``gsi1pk`` / ``gsi1sk``):
 | finished trial  | ``JOB#<key>``  | ``TRIAL#<training job>``   | -                               |
 | final summary   | ``JOB#<key>``  | ``SUMMARY``                | -                               |
 | report delivery | ``JOB#<key>``  | ``DELIVERY#<kind>#<chan>`` | -                               |
+| decision        | ``JOB#<key>``  | ``DECISION#<rule>#<verdict>`` | -                            |
+| standalone job  | ``TRAINING#<name>`` | ``META``              | ``TRAINING#<Active|Ended>`` / - |
+| warm pool       | ``WARMPOOL#<name>`` | ``META``              | ``WARMPOOL#Available`` / -      |
+| capacity view   | ``CAPACITY``   | ``SNAPSHOT``               | -                               |
 
-Access patterns: a job with its trials and summary is one Query on ``pk``; jobs by status (the
-capacity view) are one Query on ``gsi1``. ``<key>`` is the lower-cased tuning job name, because
+Access patterns: a job with its trials, decisions and summary is one Query on ``pk``; what holds
+training instances (tuning jobs InProgress or Stopping, active standalone training jobs, available
+warm pools) is four Queries on ``gsi1``. ``<key>`` is the lower-cased tuning job name, because
 SageMaker ARNs lower-case names and trials link to their job by ARN.
 
 Counting is exactly-once: a trial record and the job's running totals are written in one
@@ -22,14 +27,22 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from tuning_governor.errors import TransientError
+from tuning_governor.governance.capacity import Holder
+from tuning_governor.governance.rules import Decision
 from tuning_governor.models.records import JobSummary, TrialRecord
-from tuning_governor.models.sagemaker import TUNING_TERMINAL, TuningJob
+from tuning_governor.models.sagemaker import (
+    TRAINING_RUNNING,
+    TRAINING_TERMINAL,
+    TUNING_TERMINAL,
+    TrainingJob,
+    TuningJob,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -54,13 +67,13 @@ def iso(value: datetime) -> str:
 
 
 def _plain(value: Any) -> Any:
-    """Make a JSON-ish value storable: floats become Decimal, datetimes ISO strings, None dropped in maps."""
+    """Make a JSON-ish value storable: floats become Decimal, datetimes ISO strings (None stays NULL)."""
     if isinstance(value, float):
         return Decimal(str(value))
     if isinstance(value, datetime):
         return iso(value)
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items() if v is not None}
+        return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
@@ -79,6 +92,14 @@ def job_pk(job_key: str) -> str:
 
 
 class GovernorStore:
+    permissions: ClassVar[dict[str, str]] = {
+        "read": "dynamodb:GetItem",
+        "query": "dynamodb:Query",
+        "put": "dynamodb:PutItem",
+        "update": "dynamodb:UpdateItem",
+        "delete": "dynamodb:DeleteItem",
+    }
+
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self._client = client
         self._table = table_name
@@ -296,6 +317,176 @@ class GovernorStore:
         ):
             out.extend(_unitem(item) for item in page.get("Items", []))
         return out
+
+    # -- governance ------------------------------------------------------------------------------
+    def mark_arrival(self, job_key: str, at: datetime) -> bool:
+        """True only for the first caller: a job's arrival is judged once, never again on a later event."""
+        return self._set_once(job_pk(job_key), "META", "arrival_evaluated_at", at)
+
+    def mark_stop_requested(self, job_key: str, at: datetime) -> bool:
+        return self._set_once(job_pk(job_key), "META", "stop_requested_at", at)
+
+    def _set_once(self, pk: str, sk: str, attribute: str, at: datetime) -> bool:
+        try:
+            self._client.update_item(
+                TableName=self._table,
+                Key=_item({"pk": pk, "sk": sk}),
+                UpdateExpression="SET #a = :at",
+                ConditionExpression="attribute_not_exists(#a)",
+                ExpressionAttributeNames={"#a": attribute},
+                ExpressionAttributeValues=_item({":at": at}),
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise self._translate(exc) from exc
+        return True
+
+    def claim_decision(self, decision: Decision, mode: str, now: datetime) -> bool:
+        """Record a decision once. True when this caller must act on it (new, or a retry of an unfinished one)."""
+        key = {"pk": job_pk(decision.job_key), "sk": f"DECISION#{decision.rule}#{decision.verdict}"}
+        item = key | {
+            "type": "decision",
+            "rule": decision.rule,
+            "verdict": decision.verdict,
+            "mode": mode,
+            "state": "pending",
+            "message": decision.message,
+            "numbers": decision.numbers,
+            "at": decision.at,
+            "claimed_at": now,
+            "team": decision.team,
+            "job_name": decision.job_name,
+        }
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item=_item(item),
+                ConditionExpression="attribute_not_exists(pk) OR #state = :pending",
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues=_item({":pending": "pending"}),
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise self._translate(exc) from exc
+        return True
+
+    def finish_decision(self, decision: Decision, action: str, detail: str) -> None:
+        self._client.update_item(
+            TableName=self._table,
+            Key=_item({"pk": job_pk(decision.job_key), "sk": f"DECISION#{decision.rule}#{decision.verdict}"}),
+            UpdateExpression="SET #state = :done, #action = :action, action_detail = :detail",
+            ExpressionAttributeNames={"#state": "state", "#action": "action"},
+            ExpressionAttributeValues=_item({":done": "done", ":action": action, ":detail": detail}),
+        )
+
+    def decisions(self, job_key: str) -> list[dict[str, Any]]:
+        return [item for item in self.items(job_key) if str(item.get("sk", "")).startswith("DECISION#")]
+
+    def upsert_training_job(self, job: TrainingJob, *, team: str | None, event_time: datetime) -> bool:
+        """Track a standalone training job's instances while it runs. False when the event is stale."""
+        active = job.status in TRAINING_RUNNING
+        modified = iso(job.last_modified_time or event_time)
+        terminal = [f":t{i}" for i in range(len(TRAINING_TERMINAL))]
+        values: dict[str, Any] = {
+            ":status": job.status,
+            ":lm": modified,
+            ":instances": job.instances(),
+            ":gsi": "TRAINING#Active" if active else "TRAINING#Ended",
+            ":name": job.name,
+            ":team": team or "",
+        } | dict(zip(terminal, sorted(TRAINING_TERMINAL), strict=True))
+        try:
+            self._client.update_item(
+                TableName=self._table,
+                Key=_item({"pk": f"TRAINING#{job.name.lower()}", "sk": "META"}),
+                UpdateExpression=(
+                    "SET #status = :status, #lm = :lm, instances = :instances, gsi1pk = :gsi, gsi1sk = :lm,"
+                    " job_name = :name, team = :team"
+                ),
+                ConditionExpression=(
+                    f"(attribute_not_exists(#status) OR NOT #status IN ({', '.join(terminal)}))"
+                    " AND (attribute_not_exists(#lm) OR #lm <= :lm)"
+                ),
+                ExpressionAttributeNames={"#status": "status", "#lm": "last_modified"},
+                ExpressionAttributeValues=_item(values),
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise self._translate(exc) from exc
+        return True
+
+    def set_warm_pool(self, job: TrainingJob, *, team: str | None) -> None:
+        """An Available warm pool holds its instances; any other warm-pool status releases them."""
+        key = _item({"pk": f"WARMPOOL#{job.name.lower()}", "sk": "META"})
+        status = job.warm_pool_status.status if job.warm_pool_status else None
+        if status == "Available":
+            self._client.put_item(
+                TableName=self._table,
+                Item=_item(
+                    {
+                        "pk": f"WARMPOOL#{job.name.lower()}",
+                        "sk": "META",
+                        "gsi1pk": "WARMPOOL#Available",
+                        "gsi1sk": job.name.lower(),
+                        "instances": job.instances(),
+                        "team": team or "",
+                        "job_name": job.name,
+                    }
+                ),
+            )
+        else:
+            self._client.delete_item(TableName=self._table, Key=key)
+
+    def release_warm_pool(self, name: str) -> None:
+        self._client.delete_item(TableName=self._table, Key=_item({"pk": f"WARMPOOL#{name.lower()}", "sk": "META"}))
+
+    def warm_pool_names(self) -> set[str]:
+        return {str(item["job_name"]) for item in self._by_gsi("WARMPOOL#Available")}
+
+    def _by_gsi(self, partition: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for page in self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            IndexName="gsi1",
+            KeyConditionExpression="gsi1pk = :p",
+            ExpressionAttributeValues=_item({":p": partition}),
+        ):
+            out.extend(_unitem(item) for item in page.get("Items", []))
+        return out
+
+    def holders(self) -> list[Holder]:
+        """Everything that holds training instances now, as the capacity rule counts it."""
+        holders: list[Holder] = []
+        for status in ("InProgress", "Stopping"):
+            for item in self._by_gsi(f"STATUS#{status}"):
+                holders.append(
+                    Holder(
+                        key=str(item["pk"]).removeprefix("JOB#"),
+                        kind="tuning-job",
+                        team=item.get("team") or None,
+                        instances={k: int(v) for k, v in (item.get("demand") or {}).items()},
+                    )
+                )
+        for kind, partition in (("training-job", "TRAINING#Active"), ("warm-pool", "WARMPOOL#Available")):
+            for item in self._by_gsi(partition):
+                holders.append(
+                    Holder(
+                        key=str(item["pk"]),
+                        kind=kind,
+                        team=item.get("team") or None,
+                        instances={k: int(v) for k, v in (item.get("instances") or {}).items()},
+                    )
+                )
+        return holders
+
+    def jobs_with_status(self, status: str) -> list[dict[str, Any]]:
+        return self._by_gsi(f"STATUS#{status}")
+
+    def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None:
+        self._client.put_item(TableName=self._table, Item=_item({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot))
 
     @staticmethod
     def _translate(exc: ClientError) -> Exception:

@@ -123,3 +123,86 @@ def summary_report(summary: JobSummary) -> Report:
         attributes={"status": summary.status, "team": summary.team or "unknown", "outcome": outcome},
         blocks=blocks,
     )
+
+
+DECISION_OUTCOMES = {
+    "stopped": "stopped",
+    "would-stop": "would-stop",
+    "exempt": "exempt",
+    "warned": "warning",
+    "already-ended": "already-ended",
+}
+
+
+def _numbers_text(numbers: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for key, value in numbers.items():
+        if isinstance(value, dict):
+            for inner, row in value.items():
+                if isinstance(row, dict):
+                    cells = ", ".join(f"{k} {v}" for k, v in row.items())
+                    lines.append(f"{key} {inner}: {cells}")
+                else:
+                    lines.append(f"{key} {inner}: {row}")
+        else:
+            lines.append(f"{key}: {value}")
+    return lines
+
+
+def decision_report(
+    *,
+    rule: str,
+    verdict: str,
+    job_key: str,
+    job_name: str,
+    team: str | None,
+    message: str,
+    numbers: dict[str, Any],
+    at: str,
+    mode: str,
+    action: str,
+    detail: str,
+) -> Report:
+    """The report of one governance decision, sent once however often the deciding event arrives."""
+    outcome = DECISION_OUTCOMES.get(action, action)
+    headline = {
+        "stopped": f"STOPPED {job_name}",
+        "would-stop": f"WOULD STOP {job_name} (monitor mode)",
+        "exempt": f"{job_name} breaches {rule} but is exempt",
+        "warning": f"Warning for {job_name}",
+        "already-ended": f"{job_name} breached {rule} (already ended)",
+    }.get(outcome, f"{job_name}: {rule}")
+    subject = f"[tuning-governor] {headline}: {rule}"[:100]
+    body = [
+        f"{headline}.",
+        "",
+        f"Rule: {rule} ({verdict})",
+        f"Why: {message}",
+        f"Mode: {mode}; action: {action} ({detail})",
+        f"Team: {team or '-'}",
+        f"Decided at: {at}",
+        "",
+        *_numbers_text(numbers),
+    ]
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": headline[:150]}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"*{rule}* ({verdict}): {message}"[:3000]}},
+        {
+            "type": "section",
+            "fields": [
+                {"type": "mrkdwn", "text": f"*Mode*\n{mode}"},
+                {"type": "mrkdwn", "text": f"*Action*\n{action}"},
+                {"type": "mrkdwn", "text": f"*Team*\n{team or '-'}"},
+                {"type": "mrkdwn", "text": f"*Decided at*\n{at}"},
+            ],
+        },
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(_numbers_text(numbers))[:3000] or "-"}]},
+    ]
+    return Report(
+        kind=f"decision-{rule}-{verdict}",
+        job_key=job_key,
+        subject=subject,
+        text="\n".join(body),
+        attributes={"status": "InProgress", "team": team or "unknown", "outcome": outcome},
+        blocks=blocks,
+    )

@@ -1,0 +1,397 @@
+"""Benchmark: the simulator and the real handlers over many trial events (``make bench``).
+
+    .venv/bin/python benchmarks/run.py [--sizes 5000 50000] [--repeats 3] [--large-repeats 1]
+
+A *trial event* is a "SageMaker Training Job State Change" event delivered to the training handler. For
+each size, a scenario of many small tuning jobs (10 trials, 3 in parallel, 5 teams, every strategy, some
+managed spot, some warm pools, 5 % failed trials, a few standalone training jobs) is sized to about that
+many trial events and run by :class:`governor_sim.simulation.Simulation` under light EventBridge faults
+(1 % same-id and 2 % new-id duplicates, delays up to 5 s). Every run is a fresh subprocess, so memory
+figures are per run. Modes:
+
+* ``baseline``: everything but the handlers (stand-in, moto SageMaker, delivery, bookkeeping);
+* ``handlers``: the real handlers, Powertools logging at WARNING and EMF metrics off, moto's
+  TransactWriteItems with a touched-item rollback (see :func:`touched_item_rollback`);
+* ``handlers-stock-moto``: the same with moto's own TransactWriteItems (it deep-copies the whole table
+  on every transaction, so its cost grows with the table); small sizes only;
+* ``handlers-info-logs``: the handlers with INFO logging and EMF metric lines on (written to
+  /dev/null); small sizes only.
+
+Wall time is measured around ``Simulation.run`` only; peak memory as the process's ``ru_maxrss`` and,
+in separate runs (tracemalloc slows Python down), as tracemalloc's peak during the run. Medians over
+repeats are written to benchmarks/RESULTS.md. This is a benchmark, not a test: nothing here asserts
+timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "RESULTS.md"
+TEAMS = ("churn", "vision", "fraud", "search", "ads")
+STRATEGIES = ("Bayesian", "Random", "Hyperband", "Grid")
+INSTANCE_TYPES = ("ml.m5.xlarge", "ml.m5.2xlarge", "ml.g4dn.xlarge", "ml.c5.2xlarge")
+#: Trial events per tuning job of the mix below (measured: about 5.2 events per trial, 10 trials per job).
+TRIAL_EVENTS_PER_JOB = 52
+MODES = ("baseline", "handlers", "handlers-stock-moto", "handlers-info-logs")
+SMALL_ONLY_MODES = ("handlers-stock-moto", "handlers-info-logs")
+
+for _key, _value in {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_SERVICE_NAME": "tuning-governor",
+}.items():
+    os.environ.setdefault(_key, _value)
+
+
+# -- the workload ----------------------------------------------------------------------------------------
+
+
+def scenario(trial_events: int) -> Any:
+    """Many small tuning jobs (one every minute) and a standalone job for every tenth, for ~``trial_events``."""
+    from governor_sim.requests import training_job_request, tuning_request  # noqa: PLC0415
+    from governor_sim.simulation import CreateTrainingJob, CreateTuningJob, Scenario  # noqa: PLC0415
+
+    jobs = max(1, round(trial_events / TRIAL_EVENTS_PER_JOB))
+    actions: list[CreateTuningJob | CreateTrainingJob] = []
+    for i in range(jobs):
+        team = TEAMS[i % len(TEAMS)]
+        owner = f"{team}-ds{i % 3}@example.com"
+        actions.append(
+            CreateTuningJob(
+                60.0 * i,
+                tuning_request(
+                    f"bench-{i:05d}",
+                    strategy=STRATEGIES[i % len(STRATEGIES)],  # type: ignore[arg-type]
+                    team=team,
+                    owner=owner,
+                    instance_type=INSTANCE_TYPES[i % len(INSTANCE_TYPES)],
+                    instance_count=1 + i % 3,
+                    max_jobs=10,
+                    max_parallel=3,
+                    spot=i % 3 == 0,
+                    keep_alive_s=300 if i % 4 == 1 else 0,
+                    early_stopping="Auto" if i % 8 == 0 else "Off",
+                ),
+            )
+        )
+        if i % 10 == 5:
+            actions.append(
+                CreateTrainingJob(
+                    60.0 * i + 30, training_job_request(f"bench-solo-{i:05d}", team=team, keep_alive_s=600)
+                )
+            )
+    return Scenario(actions, failure_rate=0.05, spot_interruption_rate=0.3, launch_delay_s=20.0, finish_delay_s=30.0)
+
+
+@contextlib.contextmanager
+def touched_item_rollback() -> Iterator[None]:
+    """moto's TransactWriteItems, rolled back item by item instead of by a deep copy of whole tables.
+
+    moto backs a transaction up with ``copy.deepcopy`` of every table it touches, which makes each
+    transaction cost O(table size). This wrapper snapshots only the items the transaction names, lets
+    moto run it with table deep copies turned into no-ops, and on any failure restores those items and
+    re-raises. Only the named items can change in a transaction, so the outcome is the same
+    (``--verify`` checks it on a small scenario).
+    """
+    from moto.dynamodb.models import DynamoDBBackend  # noqa: PLC0415
+    from moto.dynamodb.models.table import Table  # noqa: PLC0415
+
+    original = DynamoDBBackend.transact_write_items
+
+    def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+        snapshots: list[tuple[str, dict[str, Any], Any]] = []
+        for entry in transact_items:
+            for op_type, op in entry.items():
+                name = op.get("TableName")
+                if name not in self.tables:
+                    continue
+                table = self.tables[name]
+                if op_type == "Put":
+                    key = {table.hash_key_attr: op["Item"][table.hash_key_attr]}
+                    if table.range_key_attr is not None:
+                        key[table.range_key_attr] = op["Item"][table.range_key_attr]
+                else:
+                    key = op.get("Key")
+                if key is not None:
+                    snapshots.append((name, key, copy.deepcopy(self.get_item(name, key))))
+        Table.__deepcopy__ = lambda table, memo: table  # type: ignore[attr-defined]
+        try:
+            original(self, transact_items)
+        except Exception:
+            for name, key, item in reversed(snapshots):
+                if item is None:
+                    self.delete_item(name, key)
+                else:
+                    self.put_item(name, item.to_json()["Attributes"])
+            raise
+        finally:
+            del Table.__deepcopy__  # type: ignore[attr-defined]
+
+    DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        DynamoDBBackend.transact_write_items = original  # type: ignore[method-assign]
+
+
+def _faults() -> Any:
+    from governor_sim.delivery import DeliveryFaults  # noqa: PLC0415
+
+    return DeliveryFaults(same_id_duplicate_rate=0.01, new_id_duplicate_rate=0.02, max_delay_s=5.0, seed=11)
+
+
+def _rss_kib() -> int:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def worker(trial_events: int, mode: str, trace: bool) -> dict[str, Any]:
+    """One measured run in this process (the orchestrator starts a fresh process per run)."""
+    import warnings  # noqa: PLC0415
+
+    from moto import mock_aws  # noqa: PLC0415
+
+    from governor_sim.simulation import Simulation  # noqa: PLC0415
+
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    handlers = mode != "baseline"
+    plan = scenario(trial_events)
+    fast = contextlib.nullcontext() if mode == "handlers-stock-moto" else touched_item_rollback()
+    quiet = mode != "handlers-info-logs"
+    simulation = Simulation(
+        plan, seed=7, faults=_faults(), handlers=handlers, keep_outcomes=False, quiet_handlers=quiet
+    )
+    with mock_aws(), fast, simulation as sim:
+        rss_before = _rss_kib()
+        if trace:
+            tracemalloc.start()
+        started = time.perf_counter()
+        result = sim.run()
+        wall = time.perf_counter() - started
+        peak = tracemalloc.get_traced_memory()[1] if trace else None
+        if trace:
+            tracemalloc.stop()
+        summaries = sum(1 for name in result.tuning_jobs if handlers and sim.env.services.store.get_summary(name))
+    return {
+        "mode": mode,
+        "target": trial_events,
+        "tuning_jobs": len(result.tuning_jobs),
+        "training_jobs": len(result.training_jobs),
+        "trial_events": result.trial_events_delivered,
+        "deliveries": result.deliveries,
+        "events_emitted": result.events_emitted,
+        "errors": result.errors,
+        "summaries": summaries,
+        "virtual_hours": round((result.finished_at - result.started_at).total_seconds() / 3600, 2),
+        "wall_s": wall,
+        "rss_before_run_kib": rss_before,
+        "ru_maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "tracemalloc_peak_bytes": peak,
+    }
+
+
+# -- verification of the fast path ------------------------------------------------------------------------
+
+
+def verify(trial_events: int = 600) -> bool:
+    """Run a small scenario with stock moto and with :func:`touched_item_rollback`; compare the tables."""
+
+    def table_after(fast: bool) -> list[dict[str, Any]]:
+        from moto import mock_aws  # noqa: PLC0415
+
+        from governor_sim.offline import TABLE_NAME  # noqa: PLC0415
+        from governor_sim.simulation import Simulation  # noqa: PLC0415
+
+        patch = touched_item_rollback() if fast else contextlib.nullcontext()
+        with (
+            mock_aws(),
+            patch,
+            Simulation(scenario(trial_events), seed=7, faults=_faults(), quiet_handlers=True) as sim,
+        ):
+            sim.run()
+            items = [
+                item
+                for page in sim.env.dynamodb.get_paginator("scan").paginate(TableName=TABLE_NAME)
+                for item in page["Items"]
+            ]
+        return sorted(items, key=lambda item: (item["pk"]["S"], item["sk"]["S"]))
+
+    stock, fast = table_after(False), table_after(True)
+    return stock == fast and len(stock) > 0
+
+
+# -- orchestration ----------------------------------------------------------------------------------------
+
+
+def _run_worker(trial_events: int, mode: str, trace: bool) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "result.json"
+        command = [sys.executable, __file__, "--worker", str(trial_events), "--mode", mode, "--out", str(out)]
+        if trace:
+            command.append("--trace")
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)  # noqa: S603
+        data: dict[str, Any] = json.loads(out.read_text())
+        return data
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def _fmt_s(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+def _fmt_mib(kib: float) -> str:
+    return f"{kib / 1024:,.0f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 50000], help="trial events per run")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per mode at sizes <= --small")
+    parser.add_argument("--large-repeats", type=int, default=1, help="timed runs per mode above --small")
+    parser.add_argument("--small", type=int, default=5000, help="largest size counted as small")
+    parser.add_argument("--no-trace", action="store_true", help="skip the tracemalloc runs")
+    parser.add_argument("--no-verify", action="store_true", help="skip checking the moto fast path")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=MODES, default="handlers", help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.worker is not None:
+        result = worker(args.worker, args.mode, args.trace)
+        args.out.write_text(json.dumps(result))
+        return 0
+
+    command = " ".join([".venv/bin/python benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
+    started = time.perf_counter()
+    verified: bool | None = None
+    if not args.no_verify:
+        print("verifying the moto fast path against stock moto ...", flush=True)
+        verified = verify()
+        print(f"  identical tables: {verified}", flush=True)
+    rows: list[dict[str, Any]] = []
+    for size in args.sizes:
+        small = size <= args.small
+        repeats = args.repeats if small else args.large_repeats
+        modes = [m for m in MODES if small or m not in SMALL_ONLY_MODES]
+        for mode in modes:
+            runs = []
+            for index in range(repeats):
+                print(f"size {size:>6} {mode:<20} run {index + 1}/{repeats} ...", end=" ", flush=True)
+                runs.append(_run_worker(size, mode, trace=False))
+                print(f"{runs[-1]['wall_s']:.1f} s", flush=True)
+            traced = None
+            if not args.no_trace and small:
+                print(f"size {size:>6} {mode:<20} tracemalloc run ...", end=" ", flush=True)
+                traced = _run_worker(size, mode, trace=True)
+                print(f"{traced['wall_s']:.1f} s", flush=True)
+            rows.append({"size": size, "mode": mode, "runs": runs, "traced": traced})
+    _write_results(args.results, rows, command, verified, time.perf_counter() - started)
+    print(f"wrote {args.results}")
+    return 0
+
+
+def _git_head() -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"],  # noqa: S607
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" + uncommitted changes" if dirty else "")
+
+
+def _write_results(path: Path, rows: list[dict[str, Any]], command: str, verified: bool | None, total_s: float) -> None:
+    baseline = {row["size"]: _median([r["wall_s"] for r in row["runs"]]) for row in rows if row["mode"] == "baseline"}
+    lines = [
+        "# Benchmark: simulator + handlers over many trial events",
+        "",
+        f"- command: `{command}` (from the repository root; `make bench` runs it with the defaults)",
+        f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; code: {_git_head()}",
+        f"- machine: {os.cpu_count()} CPUs (nproc), {platform.machine()}, {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}",
+        f"- whole benchmark took {total_s / 60:,.1f} min",
+        "- moto fast path (touched-item rollback) gives the same table as stock moto: "
+        + ("yes (checked this run)" if verified else "NOT CHECKED" if verified is None else "**NO**"),
+        "",
+        "Wall = seconds in `Simulation.run` (median of the runs; each run a fresh process). "
+        "x baseline = median wall / median baseline wall at the same size. "
+        "RSS = process `ru_maxrss` (median), of which the interpreter, moto and the handlers' imports take "
+        "the 'RSS before run' part. tracemalloc peak = Python allocations during the run (one separate run).",
+        "",
+        "| trial events (target) | mode | runs | trial events delivered | all deliveries | tuning jobs | wall s (median) | min-max s | x baseline | us per delivery | RSS MiB | RSS before run MiB | tracemalloc peak MiB |",
+        "|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        runs = row["runs"]
+        walls = [r["wall_s"] for r in runs]
+        wall = _median(walls)
+        first = runs[0]
+        base = baseline.get(row["size"])
+        ratio = f"{wall / base:,.1f}" if base else "-"
+        traced = row["traced"]
+        peak = f"{traced['tracemalloc_peak_bytes'] / 2**20:,.0f}" if traced else "-"
+        lines.append(
+            f"| {row['size']:,} | {row['mode']} | {len(runs)} | {first['trial_events']:,} | {first['deliveries']:,} | "
+            f"{first['tuning_jobs']:,} | {_fmt_s(wall)} | {_fmt_s(min(walls))}-{_fmt_s(max(walls))} | {ratio} | "
+            f"{1e6 * wall / max(1, first['deliveries']):,.0f} | {_fmt_mib(_median([r['ru_maxrss_kib'] for r in runs]))} | "
+            f"{_fmt_mib(_median([r['rss_before_run_kib'] for r in runs]))} | {peak} |"
+        )
+    lines += [
+        "",
+        "Per run: "
+        + "; ".join(
+            f"{row['size']:,}/{row['mode']}: {row['runs'][0]['events_emitted']:,} events emitted, "
+            f"{row['runs'][0]['virtual_hours']} virtual h, {row['runs'][0]['errors']} handler errors, "
+            f"{row['runs'][0]['summaries']} summaries"
+            for row in rows
+        )
+        + ".",
+        "",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,642 @@
+"""The governance policy: what the guards enforce, parsed from YAML or JSON and loaded from a file or SSM.
+
+The document (every key optional; see ``policy.example.yaml`` and ``docs/policy.md``)::
+
+    mode: enforce                     # enforce | monitor (the default: decide and report, never stop)
+    exempt_tag: governance:exempt     # tag value "true": never stopped, decisions still reported
+    team_tag: team                    # tag naming the owning team
+    budget_tag: governance:budget-usd # tag overriding the job's budget
+    quotas: {ml.p3.2xlarge: 8}        # account limit of concurrent instances per type
+    teams: {vision: {instances: {ml.p3.2xlarge: 4}, budget_usd: 500}}
+    defaults: {budget_usd: 1000, max_runtime_hours: 48, stagnation_trials: 0, max_failed_trials: 0}
+    prices: {ml.p3.2xlarge: 3.825}    # USD per instance-hour, overriding the bundled catalog
+
+The models and their query helpers are pure (no AWS); the sources at the bottom read the text, from a
+file (default: the conservative policy bundled in the layer) or an SSM parameter through Powertools
+Parameters, and keep the last good policy when an update is invalid.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+
+import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails, PydanticCustomError
+
+from tuning_governor.errors import GovernorError, TransientError
+from tuning_governor.observability import logger
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.parameters import SSMProvider
+
+Mode = Literal["enforce", "monitor"]
+BudgetSource = Literal["tag", "team", "default", "none"]
+
+DEFAULT_BUDGET_TAG = "governance:budget-usd"
+DEFAULT_MAX_AGE_SECONDS = 300.0
+BUNDLED_POLICY = "default-policy.yaml"
+
+# Lower case only: SageMaker spells instance types in lower case, and a key that never matches a real type
+# would silently govern nothing.
+_INSTANCE_TYPE = re.compile(r"^ml\.[a-z][a-z0-9-]*\.[a-z0-9]+$")
+_TAG_NUMBER = re.compile(r"^\d+(\.\d+)?$")
+_PLAIN_SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_MAX_PROBLEMS = 8
+_MAX_GIVEN = 60
+_MAX_MESSAGE = 1000
+
+
+# -- errors ------------------------------------------------------------------------------------------
+class PolicyError(GovernorError, ValueError):
+    """The policy text is not a valid policy. ``problems`` lists each one (path, expected, given).
+
+    The message stays under about 1 KB. Disposition RETRY: without a policy no event can be governed,
+    and the event succeeds once an operator fixes the document.
+    """
+
+    def __init__(self, source: str, problems: list[str], headline: str = "is invalid") -> None:
+        self.source = source
+        self.problems = tuple(problems)
+        message = f"policy {source[:200]} {headline}" + (":" if problems else "")
+        for index, problem in enumerate(problems):
+            line = "\n  - " + (problem if len(problem) <= 200 else problem[:197] + "...")
+            rest = len(problems) - index
+            # Keep room for the "... and N more" line so the message never ends mid-problem.
+            if index == _MAX_PROBLEMS or len(message) + len(line) > _MAX_MESSAGE - 30:
+                message += f"\n  ... and {rest} more"
+                break
+            message += line
+        super().__init__(message)
+
+
+class PolicyUnavailable(TransientError):
+    """The policy source could not be read (SSM error, missing file). Retried like any transient error."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"policy {source} could not be read: {reason[:300]}")
+        self.source = source
+
+
+# -- field types -------------------------------------------------------------------------------------
+def _instance_type(value: str) -> str:
+    if not _INSTANCE_TYPE.match(value):
+        raise PydanticCustomError(
+            "instance_type", "expected a SageMaker instance type ml.<family>.<size> in lower case, e.g. ml.p3.2xlarge"
+        )
+    return value
+
+
+def _none_to_empty(value: Any) -> Any:
+    # A section whose entries are all commented out (``quotas:``) reads as null in YAML: it means "none".
+    return {} if value is None else value
+
+
+InstanceType = Annotated[str, AfterValidator(_instance_type)]
+# strict: YAML reads ``yes``/``true`` as booleans, which lax int/float validation would take as 1.
+Count = Annotated[int, Field(ge=0, strict=True)]
+Money = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
+Price = Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
+TagKey = Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class _PolicyModel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Defaults(_PolicyModel):
+    """What applies to every tuning job unless a team or a tag says otherwise. 0 switches a guard off."""
+
+    budget_usd: Money | None = None
+    """Budget per tuning job in USD; None or 0 = no budget."""
+    max_runtime_hours: Annotated[float, Field(ge=0, strict=True, allow_inf_nan=False)] = 0.0
+    """Stop a tuning job running longer than this (0 = off)."""
+    stagnation_trials: Count = 0
+    """Stop after this many completed trials without more than 1 % improvement (0 = off)."""
+    max_failed_trials: Count = 0
+    """Stop after this many failed trials (0 = off)."""
+
+
+class TeamPolicy(_PolicyModel):
+    """One team's own limits; they apply on top of the account limits, never instead of them."""
+
+    instances: Annotated[dict[InstanceType, Count], BeforeValidator(_none_to_empty)] = {}
+    """The team's limit of concurrent training instances per type (a type not listed: no team limit)."""
+    budget_usd: Money | None = None
+    """Budget per tuning job of this team; None = not set (the default applies), 0 = no budget."""
+
+
+class Budget(BaseModel):
+    """The budget of one tuning job and which level of the policy decided it.
+
+    ``usd`` is None when the job has no budget (a level set 0, or no level set anything); it is never 0.
+    ``warning`` explains a budget tag that was present but ignored.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    usd: Decimal | None
+    source: BudgetSource
+    warning: str | None = None
+
+
+class Policy(_PolicyModel):
+    """The governance policy. Immutable; every key has a default, so ``Policy()`` is the empty policy.
+
+    Defaults are chosen to be harmless: mode ``monitor`` (nothing is ever stopped until a policy says
+    ``enforce``), no quotas, no team limits, no budget, every stop guard off.
+    """
+
+    mode: Mode = "monitor"
+    exempt_tag: TagKey = "governance:exempt"
+    team_tag: TagKey = "team"
+    budget_tag: TagKey = DEFAULT_BUDGET_TAG
+    quotas: Annotated[dict[InstanceType, Count], BeforeValidator(_none_to_empty)] = {}
+    teams: Annotated[
+        dict[Annotated[str, Field(min_length=1)], Annotated[TeamPolicy, BeforeValidator(_none_to_empty)]],
+        BeforeValidator(_none_to_empty),
+    ] = {}
+    defaults: Annotated[Defaults, BeforeValidator(_none_to_empty)] = Defaults()
+    prices: Annotated[dict[InstanceType, Price], BeforeValidator(_none_to_empty)] = {}
+
+    @property
+    def enforcing(self) -> bool:
+        """True when decisions may stop jobs; in monitor mode they are only reported."""
+        return self.mode == "enforce"
+
+    def team_of(self, tags: Mapping[str, str]) -> str | None:
+        """The owning team: the value of the ``team_tag`` tag, trimmed; None when absent or blank.
+
+        The team need not be listed under ``teams`` (then it has no team limits or team budget).
+        """
+        value = tags.get(self.team_tag, "").strip()
+        return value or None
+
+    def is_exempt(self, tags: Mapping[str, str]) -> bool:
+        """True when the job carries ``exempt_tag`` with the value ``true`` (any case, spaces trimmed).
+
+        An exempt job is never stopped; its decisions are still evaluated and reported. Any other
+        value (``yes``, ``1``, empty) is not an exemption, so a typo fails safe towards governance.
+        """
+        return tags.get(self.exempt_tag, "").strip().lower() == "true"
+
+    def budget_for(self, tags: Mapping[str, str]) -> Budget:
+        """The job's budget in USD. The first level that is set decides:
+
+        1. the job tag ``budget_tag`` (a non-negative number such as ``250`` or ``99.5``; any other value
+           is ignored, with ``Budget.warning`` saying why, and the next level decides);
+        2. ``teams.<team>.budget_usd`` of the job's team (see ``team_of``);
+        3. ``defaults.budget_usd``;
+        4. otherwise no budget (``source="none"``).
+
+        A level set to 0 decides "no budget" and the levels below it are not consulted (a team can opt
+        out of the default budget; a job can opt out by tag). ``usd`` is then None, never 0.
+        """
+        warning: str | None = None
+        raw = tags.get(self.budget_tag)
+        if raw is not None:
+            amount = _tag_amount(raw)
+            if amount is not None:
+                return Budget(usd=amount or None, source="tag")
+            warning = f"tag {self.budget_tag}={_given(raw)} ignored: expected a non-negative number of USD such as 250 or 99.5"
+        team = self.teams.get(self.team_of(tags) or "")
+        if team is not None and team.budget_usd is not None:
+            return Budget(usd=team.budget_usd or None, source="team", warning=warning)
+        if self.defaults.budget_usd is not None:
+            return Budget(usd=self.defaults.budget_usd or None, source="default", warning=warning)
+        return Budget(usd=None, source="none", warning=warning)
+
+    def team_limit(self, team: str | None, instance_type: str) -> int | None:
+        """The team's own limit of concurrent ``instance_type`` instances; None when it has none.
+
+        It applies on top of the account limit: a job must fit both.
+        """
+        policy = self.teams.get(team) if team is not None else None
+        return policy.instances.get(instance_type) if policy is not None else None
+
+    def account_limit(self, instance_type: str) -> int | None:
+        """The policy's account limit (``quotas``) of concurrent ``instance_type`` instances; None if unset.
+
+        This is only the policy's figure: the effective limit also depends on the applied Service Quota,
+        see ``effective_account_limit``.
+        """
+        return self.quotas.get(instance_type)
+
+    def effective_account_limit(self, instance_type: str, applied_quota: int | None) -> int | None:
+        """The lower of the policy's quota and the applied Service Quota (either may be unknown: None).
+
+        None only when neither is known.
+        """
+        limits = [limit for limit in (self.account_limit(instance_type), applied_quota) if limit is not None]
+        return min(limits) if limits else None
+
+    def price_overrides(self) -> dict[str, Decimal]:
+        """USD per instance-hour that win over the bundled catalog (a copy; safe to modify)."""
+        return dict(self.prices)
+
+
+def _tag_amount(raw: str) -> Decimal | None:
+    text = raw.strip()
+    if not _TAG_NUMBER.match(text):
+        return None
+    try:
+        return Decimal(text)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only valid decimals
+        return None
+
+
+# -- parsing -----------------------------------------------------------------------------------------
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys: PyYAML would silently keep the last one."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if isinstance(key, str | int | float | bool) or key is None:
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {_given(key)}", key_node.start_mark)
+            seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+class _DuplicateJsonKey(ValueError):
+    pass
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateJsonKey(f"duplicate key {_given(key)}")
+        out[key] = value
+    return out
+
+
+def _load_document(text: str, source: str) -> Any:
+    body = text.removeprefix("\ufeff")
+    if body.lstrip().startswith("{"):
+        try:
+            return json.loads(body, object_pairs_hook=_json_object)
+        except _DuplicateJsonKey as exc:
+            raise PolicyError(source, [f"JSON: {exc}"], "is not valid JSON") from None
+        except json.JSONDecodeError as exc:
+            json_error = exc  # it may still be a YAML flow mapping; if not, JSON was meant
+        try:
+            return yaml.load(body, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        except yaml.YAMLError:
+            problem = f"line {json_error.lineno}, column {json_error.colno}: {json_error.msg}"
+            raise PolicyError(source, [problem], "is not valid JSON") from None
+    try:
+        return yaml.load(body, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        what = ": ".join(part for part in (exc.context, exc.problem) if part) or "syntax error"
+        raise PolicyError(source, [f"{where}{what}"], "is not valid YAML") from None
+    except yaml.YAMLError as exc:
+        raise PolicyError(source, [str(exc)[:200]], "is not valid YAML") from None
+
+
+def parse_policy(text: str, source: str) -> Policy:
+    """Parse and validate a policy written in YAML or JSON (text starting with ``{`` is read as JSON).
+
+    ``source`` names where the text came from, for messages (e.g. ``ssm:/governor/policy``).
+    Raises ``PolicyError`` for an empty or non-mapping document, a syntax error (with its line), a
+    duplicate key, and every invalid key, each reported with its path (``teams.vision.instances
+    ["ml.p3.2xlarge"]``), what was expected and what was given.
+    """
+    document = _load_document(text, source)
+    if document is None or document == "":
+        raise PolicyError(source, [], "is empty (an empty policy must be written as {})")
+    if not isinstance(document, dict):
+        raise PolicyError(source, [f"the document is {_kind(document)}, expected a mapping of keys"], "is invalid")
+    try:
+        return Policy.model_validate(document)
+    except ValidationError as exc:
+        raise PolicyError(source, [_describe(err) for err in exc.errors(include_url=False)]) from None
+
+
+def render_path(loc: tuple[int | str, ...]) -> str:
+    """A key path as written in the document: ``teams.vision.instances["ml.p3.2xlarge"]``.
+
+    Keys that are not plain identifiers (dots, spaces, numbers) are quoted in brackets so the path
+    is unambiguous.
+    """
+    out = ""
+    for part in loc:
+        if isinstance(part, str) and _PLAIN_SEGMENT.match(part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+    return out or "<document>"
+
+
+def _model_at(parent: tuple[int | str, ...]) -> type[BaseModel] | None:
+    if not parent:
+        return Policy
+    if parent == ("defaults",):
+        return Defaults
+    if len(parent) == 2 and parent[0] == "teams":
+        return TeamPolicy
+    return None
+
+
+def _describe(err: ErrorDetails) -> str:
+    loc = tuple(err["loc"])
+    if loc and loc[-1] == "[key]":
+        return f"{render_path(loc[:-1])}: bad key: {_expected(err)}"
+    path = render_path(loc)
+    if err["type"] == "extra_forbidden":
+        model = _model_at(loc[:-1])
+        allowed = sorted(model.model_fields) if model is not None else []
+        hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        suggestion = f'did you mean "{hint[0]}"? ' if hint else ""
+        return f"{path}: unknown key; {suggestion}expected one of: {', '.join(allowed)}"
+    return f"{path}: {_expected(err)}, got {_given(err.get('input'))}"
+
+
+def _expected(err: ErrorDetails) -> str:
+    # Our own wording for the errors a policy can produce: pydantic's speaks of Python types.
+    kind, ctx = err["type"], err.get("ctx", {})
+    if kind == "greater_than_equal":
+        return f"expected a number >= {_number(ctx.get('ge'))}"
+    if kind == "greater_than":
+        return f"expected a number > {_number(ctx.get('gt'))}"
+    if kind in {"dict_type", "model_type", "model_attributes_type"}:
+        return "expected a mapping"
+    if kind == "literal_error":
+        return f"expected {ctx.get('expected', 'one of the allowed values')}"
+    if kind == "string_type":
+        return "expected a string"
+    if kind == "string_too_short":
+        return "expected a non-empty string"
+    if kind == "string_too_long":
+        return f"expected at most {ctx.get('max_length')} characters"
+    if kind.startswith(("decimal", "float")):
+        return "expected a number"
+    if kind.startswith("int"):
+        return "expected a whole number"
+    return err["msg"].replace("Input should be", "expected")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return f"a {type(value).__name__}"
+
+
+def _given(value: Any) -> str:
+    """A short rendering of a given value, as it would appear in the document."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return json.dumps(value if len(value) <= _MAX_GIVEN else value[: _MAX_GIVEN - 3] + "...", ensure_ascii=False)
+    text = _number(value) if isinstance(value, float) else str(value)
+    return text if len(text) <= _MAX_GIVEN else text[: _MAX_GIVEN - 3] + "..."
+
+
+def _number(value: Any) -> str:
+    # Pydantic reports a float field's bound as 0.0; the document says 0.
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+# -- loading -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LoadedPolicy:
+    """The policy in force and where it came from.
+
+    ``error`` is set on the one load that first met a problem (an invalid update, a failed read): the
+    caller should log or count it; later loads return the same policy with ``error`` None. ``stale`` is
+    True while the policy in force is the last good one because the source's latest text or read failed.
+    """
+
+    policy: Policy
+    source: str
+    digest: str
+    """sha256 of the text the policy was parsed from."""
+    error: PolicyError | PolicyUnavailable | None = None
+    stale: bool = False
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class PolicySource(ABC):
+    """Where the policy text lives. ``load()`` re-reads it at most every ``max_age_seconds``.
+
+    The text is parsed again only when its sha256 changed. When a new text is invalid (or a read fails),
+    the last good policy stays in force, the problem is logged and returned once in
+    ``LoadedPolicy.error``, and the same bad text is not re-parsed. With no good policy yet, ``load()``
+    raises ``PolicyError`` or ``PolicyUnavailable`` instead. ``clock`` returns seconds (monotonic);
+    tests pass their own to move time.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        max_age_seconds: float | None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self._max_age = max_age_seconds
+        self._clock = clock
+        self._checked_at: float | None = None
+        self._current: LoadedPolicy | None = None
+        self._bad_digest: str | None = None
+        self._bad_error: PolicyError | None = None
+
+    @abstractmethod
+    def read_text(self) -> str:
+        """The current text of the policy; raises ``PolicyUnavailable`` when it cannot be read."""
+
+    def _fresh(self, now: float) -> bool:
+        if self._checked_at is None:
+            return False
+        return self._max_age is None or now - self._checked_at < self._max_age
+
+    def load(self) -> LoadedPolicy:
+        """The policy to apply now (see the class docstring for caching and the last-good rule)."""
+        now = self._clock()
+        current = self._current
+        if current is not None and self._fresh(now):
+            return current
+        self._checked_at = now
+        try:
+            text = self.read_text()
+        except PolicyUnavailable as exc:
+            if current is None:
+                raise
+            logger.warning(
+                "policy source unreadable; keeping the last good policy",
+                extra={"policy_source": self.name, "reason": str(exc), "policy_digest": current.digest[:12]},
+            )
+            self._current = replace(current, error=None, stale=True)
+            return replace(current, error=exc, stale=True)
+        digest = _digest(text)
+        if current is not None and digest == current.digest:
+            self._current = replace(current, error=None, stale=False)
+            return self._current
+        if digest == self._bad_digest and self._bad_error is not None:
+            if current is None:
+                raise self._bad_error
+            return current  # already reported when this text first appeared
+        try:
+            policy = parse_policy(text, self.name)
+        except PolicyError as exc:
+            self._bad_digest, self._bad_error = digest, exc
+            if current is None:
+                raise
+            logger.error(
+                "policy update rejected; keeping the last good policy",
+                extra={
+                    "policy_source": self.name,
+                    "problems": list(exc.problems),
+                    "policy_digest": current.digest[:12],
+                },
+            )
+            self._current = replace(current, error=None, stale=True)
+            return replace(current, error=exc, stale=True)
+        self._bad_digest, self._bad_error = None, None
+        self._current = LoadedPolicy(policy=policy, source=self.name, digest=digest)
+        logger.info(
+            "policy loaded",
+            extra={"policy_source": self.name, "policy_digest": digest[:12], "policy_mode": policy.mode},
+        )
+        return self._current
+
+
+class FilePolicySource(PolicySource):
+    """A policy file: a path, or a resource inside a package. Read once unless ``max_age_seconds`` is set
+    (files deployed with a function do not change while its execution environment lives)."""
+
+    def __init__(
+        self,
+        path: str | Path | Traversable,
+        *,
+        name: str | None = None,
+        max_age_seconds: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._path: Path | Traversable = Path(path) if isinstance(path, str) else path
+        super().__init__(name or f"file:{path}", max_age_seconds=max_age_seconds, clock=clock)
+
+    def read_text(self) -> str:
+        try:
+            return self._path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PolicyUnavailable(self.name, f"{type(exc).__name__}: {exc}") from exc
+
+
+class SsmPolicySource(PolicySource):
+    """An SSM parameter (String or SecureString, decrypted), read through Powertools' ``SSMProvider``.
+
+    This source's clock decides when to re-read and then asks Powertools to fetch (``force_fetch``):
+    Powertools' own cache runs on the wall clock, which tests cannot move, and stacking two caches
+    would let a change take up to twice ``max_age_seconds`` to apply. Powertools still caches the
+    value for ``max_age_seconds`` for any other reader sharing the provider.
+    """
+
+    permissions: ClassVar[frozenset[str]] = frozenset({"ssm:GetParameter"})
+
+    def __init__(
+        self,
+        parameter: str,
+        provider: SSMProvider,
+        *,
+        max_age_seconds: float = DEFAULT_MAX_AGE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(f"ssm:{parameter}", max_age_seconds=max_age_seconds, clock=clock)
+        self.parameter = parameter
+        self._provider = provider
+
+    def read_text(self) -> str:
+        # Imported here: Powertools Parameters imports boto3, which the pure policy model must not pull in.
+        from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError  # noqa: PLC0415
+
+        try:
+            value = self._provider.get(self.parameter, max_age=int(self._max_age or 0), decrypt=True, force_fetch=True)
+        except GetParameterError as exc:
+            # Powertools folds every SDK error into its message; it names the parameter, never its value.
+            raise PolicyUnavailable(self.name, str(exc)) from exc
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", errors="replace")
+        if not isinstance(value, str):
+            raise PolicyUnavailable(self.name, f"expected text, got {type(value).__name__}")
+        return value
+
+
+@cache
+def bundled_policy_source() -> FilePolicySource:
+    """The conservative policy shipped in the layer (monitor mode, no budgets, every stop guard off)."""
+    resource = resources.files("tuning_governor.data").joinpath(BUNDLED_POLICY)
+    return FilePolicySource(resource, name=f"bundled:{BUNDLED_POLICY}")
+
+
+def policy_source(
+    *,
+    parameter: str = "",
+    file: str = "",
+    ssm: SSMProvider | None = None,
+    max_age_seconds: float = DEFAULT_MAX_AGE_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
+) -> PolicySource:
+    """The source named by the settings: an SSM parameter, else a file, else the bundled default.
+
+    Takes plain values (the caller reads ``POLICY_PARAMETER`` / ``POLICY_FILE``); ``ssm`` is required
+    with ``parameter`` and is used only then. Setting both ``parameter`` and ``file`` is a ValueError:
+    which one governs would be a guess.
+    """
+    if parameter and file:
+        raise ValueError("set a policy parameter or a policy file, not both")
+    if parameter:
+        if ssm is None:
+            raise ValueError(f"reading the policy from SSM parameter {parameter} needs an SSMProvider")
+        return SsmPolicySource(parameter, ssm, max_age_seconds=max_age_seconds, clock=clock)
+    if file:
+        return FilePolicySource(file)
+    return bundled_policy_source()
+
+
+def load_policy(source: PolicySource | None = None) -> LoadedPolicy:
+    """The policy to apply to the current event, from ``source`` (default: the bundled policy).
+
+    Returns the last good policy when the source's latest text is invalid or unreadable (``error`` is
+    set on the first such load); raises ``PolicyError`` / ``PolicyUnavailable`` only when no good
+    policy has been loaded yet.
+    """
+    return (source or bundled_policy_source()).load()

@@ -1,0 +1,41 @@
+"""Report delivery: every channel tried, each report sent at most once per channel."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from tuning_governor.adapters.notifiers import Notifier
+from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.domain.reports import Report
+from tuning_governor.errors import DeliveryFailed
+from tuning_governor.observability import metrics
+
+
+def deliver(
+    report: Report, store: GovernorStore, notifiers: Sequence[Notifier], clock: Callable[[], datetime]
+) -> dict[str, str]:
+    """Send a report on every channel, each at most once; raise DeliveryFailed after trying them all."""
+    results: dict[str, str] = {}
+    failures: list[str] = []
+    for notifier in notifiers:
+        channel = notifier.channel
+        if not store.claim_delivery(report.job_key, report.kind, channel, clock()):
+            results[channel] = "already-sent"
+            continue
+        try:
+            notifier.send(report)
+        except DeliveryFailed as exc:
+            store.finish_delivery(report.job_key, report.kind, channel, clock(), sent=False)
+            failures.append(str(exc))
+            results[channel] = "failed"
+            metrics.add_metric(name="ReportFailures", unit=MetricUnit.Count, value=1)
+            continue
+        store.finish_delivery(report.job_key, report.kind, channel, clock(), sent=True)
+        results[channel] = "sent"
+        metrics.add_metric(name="ReportsSent", unit=MetricUnit.Count, value=1)
+    if failures:
+        raise DeliveryFailed("; ".join(failures))
+    return results

@@ -1,0 +1,112 @@
+"""The scheduled sweep: the backstop for events that never reached us.
+
+Each run (rate set in template.yaml, default 5 minutes):
+1. lists InProgress and Stopping tuning jobs in SageMaker (ceil(jobs / 100) calls each);
+2. finalises jobs the table still thinks are running but SageMaker no longer lists (their terminal
+   event was lost): one Describe + ceil(trials / 100) List calls per such job;
+3. records jobs SageMaker lists that the table does not know (their InProgress event was lost):
+   one Describe + one ListTags each; their arrival is not judged for concurrency, since jobs that
+   arrived after them were judged without them and stopping a running job late would be unfair;
+4. evaluates the sweep rules (runtime, stagnation) on every running job, from the table only;
+5. refreshes warm pools (ceil(pools / 100) list calls + one Describe per new pool) and writes the
+   capacity snapshot (usage per instance type, and the limits that apply).
+SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, never with trials.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from tuning_governor.errors import Disposition, GovernorError
+from tuning_governor.governance.capacity import total
+from tuning_governor.guard import govern
+from tuning_governor.observability import logger, metrics
+from tuning_governor.service import Services, finalise_and_report
+
+RUNNING = ("InProgress", "Stopping")
+
+
+def run_sweep(services: Services) -> dict[str, Any]:
+    """One sweep. A failure on one job is logged and counted; the other jobs are still swept."""
+    now = services.clock()
+    policy = services.policy()
+    store, sagemaker = services.store, services.sagemaker
+    region = services.settings.region
+    live = {
+        summary["HyperParameterTuningJobName"].lower(): summary
+        for status in RUNNING
+        for summary in sagemaker.list_tuning_jobs(status)
+    }
+    known = {
+        str(item["pk"]).removeprefix("JOB#"): item for status in RUNNING for item in store.jobs_with_status(status)
+    }
+    report: dict[str, Any] = {"finalised": [], "discovered": [], "decisions": [], "errors": []}
+
+    def attempt(key: str, step: str, fn: Any) -> None:
+        try:
+            fn()
+        except GovernorError as exc:
+            report["errors"].append({"job": key, "step": step, "error": type(exc).__name__})
+            metrics.add_metric(name="SweepErrors", unit=MetricUnit.Count, value=1)
+            level = logger.warning if exc.disposition is Disposition.DROP else logger.error
+            level("sweep step failed", extra={"job": key, "step": step, "error": type(exc).__name__})
+
+    for key, item in known.items():
+        if key in live:
+            continue
+        tags = {str(k): str(v) for k, v in (item.get("tags") or {}).items()}
+
+        def finish(name: str = str(item.get("job_name") or key), tags: dict[str, str] = tags) -> None:
+            summary, _ = finalise_and_report(name, region=region, tags=tags, services=services)
+            report["finalised"].append(summary.job_name)
+
+        attempt(key, "finalise", finish)
+
+    for key, summary in live.items():
+        if key in known:
+            continue
+
+        def discover(name: str = summary["HyperParameterTuningJobName"]) -> None:
+            job = sagemaker.describe_tuning_job(name)
+            tags = sagemaker.list_tags(job.arn) if job.arn else {}
+            job = job.model_copy(update={"tags": tags})
+            store.upsert_job(
+                job,
+                region=region,
+                team=policy.team_of(tags),
+                owner=tags.get(services.settings.owner_tag),
+                event_time=now,
+            )
+            store.mark_arrival(job.key, now)  # judged by the running rules from now on, not as an arrival
+            report["discovered"].append(job.name)
+
+        attempt(key, "discover", discover)
+
+    for key, summary in live.items():
+        if summary.get("HyperParameterTuningJobStatus") != "InProgress":
+            continue
+
+        def judge(key: str = key) -> None:
+            report["decisions"].extend(govern("sweep", key, now, services))
+
+        attempt(key, "govern", judge)
+
+    attempt("warm-pools", "refresh", lambda: _refresh_warm_pools(services, policy.team_of))
+    holders = store.holders()
+    snapshot = {"taken_at": now, "usage": total(holders), "holders": len(holders)}
+    store.put_capacity_snapshot(snapshot)
+    report["capacity"] = snapshot["usage"]
+    metrics.add_metric(name="SweepJobsSeen", unit=MetricUnit.Count, value=len(live))
+    return report
+
+
+def _refresh_warm_pools(services: Services, team_of: Any) -> None:
+    available = {s["TrainingJobName"] for s in services.sagemaker.list_warm_pools()}
+    known = services.store.warm_pool_names()
+    for name in sorted(available - known):
+        job = services.sagemaker.describe_training_job(name)
+        services.store.set_warm_pool(job, team=team_of(job.tags))
+    for name in sorted(known - available):
+        services.store.release_warm_pool(name)

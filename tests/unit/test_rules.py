@@ -1,0 +1,197 @@
+"""Each rule decides exactly at its boundary and not one trial or second before."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tuning_governor.governance.capacity import Holder, Quota, capacity_facts, effective_limit
+from tuning_governor.governance.facts import JobFacts
+from tuning_governor.governance.rules import (
+    BudgetRule,
+    ConcurrencyRule,
+    FailedTrialsRule,
+    RuntimeRule,
+    StagnationRule,
+    registry,
+    trials_since_improvement,
+)
+from tuning_governor.policy import Policy, parse_policy
+
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+
+def facts(**changes: Any) -> JobFacts:
+    base: dict[str, Any] = {
+        "job_key": "job",
+        "job_name": "job",
+        "team": "vision",
+        "tags": {"team": "vision"},
+        "status": "InProgress",
+        "created_at": T0,
+        "now": T0,
+        "max_parallel": 4,
+        "max_trials": 30,
+        "demand": {"ml.p3.2xlarge": 4},
+        "spent_usd": Decimal(0),
+        "trials_finished": 0,
+        "trials_failed": 0,
+        "objective_type": "Maximize",
+        "completed_objectives": [],
+    }
+    return JobFacts.model_validate(base | changes)
+
+
+def policy(text: str) -> Policy:
+    return parse_policy(text, "test")
+
+
+def test_every_rule_is_registered_with_a_name_triggers_permissions_and_policy_keys() -> None:
+    names = {rule.name for rule in registry}
+    assert names == {"concurrency", "budget", "runtime", "stagnation", "failed-trials"}
+    for rule in registry:
+        assert rule.triggers
+        assert "sagemaker:StopHyperParameterTuningJob" in rule.permissions
+        assert rule.policy_keys
+
+
+def test_runtime_triggers_at_the_cap_not_one_second_before() -> None:
+    rule, p = RuntimeRule(), policy("defaults: {max_runtime_hours: 2}")
+    assert rule.evaluate(p, facts(now=T0 + timedelta(hours=2, seconds=-1))) is None
+    decision = rule.evaluate(p, facts(now=T0 + timedelta(hours=2)))
+    assert decision is not None
+    assert decision.numbers == {"runtime_seconds": 7200, "cap_seconds": 7200}
+    assert rule.evaluate(policy("defaults: {max_runtime_hours: 0}"), facts(now=T0 + timedelta(days=30))) is None
+
+
+def test_failed_trials_trigger_at_the_limit_not_one_trial_before() -> None:
+    rule, p = FailedTrialsRule(), policy("defaults: {max_failed_trials: 3}")
+    assert rule.evaluate(p, facts(trials_failed=2)) is None
+    decision = rule.evaluate(p, facts(trials_failed=3))
+    assert decision is not None
+    assert decision.numbers == {"failed": 3, "limit": 3}
+
+
+def test_stagnation_triggers_after_exactly_n_trials_without_more_than_one_percent() -> None:
+    rule, p = StagnationRule(), policy("defaults: {stagnation_trials: 3}")
+    # 0.80 sets the best; 0.805 is only +0.6 %: not an improvement; 0.9 is one.
+    history = [0.80, 0.805, 0.79]
+    assert rule.evaluate(p, facts(completed_objectives=history)) is None
+    decision = rule.evaluate(p, facts(completed_objectives=[*history, 0.80]))
+    assert decision is not None
+    assert decision.numbers["trials_without_improvement"] == 3
+    assert rule.evaluate(p, facts(completed_objectives=[*history, 0.9])) is None
+
+
+def test_stagnation_respects_minimize() -> None:
+    assert trials_since_improvement([1.0, 0.995, 0.98], minimize=True) == 0  # 0.98 is 2 % lower
+    assert trials_since_improvement([1.0, 0.995, 0.992], minimize=True) == 2
+
+
+@given(st.lists(st.floats(min_value=0.01, max_value=1.0), min_size=1, max_size=50))
+def test_stagnation_count_is_reset_by_any_new_best_beyond_one_percent(values: list[float]) -> None:
+    since = trials_since_improvement(values, minimize=False)
+    assert 0 <= since < len(values)
+    tail = values[len(values) - since - 1 :]
+    assert all(v <= tail[0] * 1.01 + 1e-12 for v in tail[1:])
+
+
+def test_budget_breach_at_spent_equal_to_budget_not_a_cent_before() -> None:
+    rule, p = BudgetRule(), policy("defaults: {budget_usd: 100}")
+    assert rule.evaluate(p, facts(spent_usd=Decimal("99.99"), trials_finished=30)) is None
+    decision = rule.evaluate(p, facts(spent_usd=Decimal("100.00"), trials_finished=30))
+    assert decision is not None
+    assert decision.verdict == "breach"
+
+
+def test_budget_projection_warns_when_remaining_trials_would_exceed_it() -> None:
+    rule, p = BudgetRule(), policy("defaults: {budget_usd: 100}")
+    # $40 on 10 trials -> $4 a trial, 20 to go -> $120 projected
+    decision = rule.evaluate(p, facts(spent_usd=Decimal(40), trials_finished=10))
+    assert decision is not None
+    assert decision.verdict == "warning"
+    assert decision.numbers["projected_usd"] == Decimal("120.00")
+    assert rule.evaluate(p, facts(spent_usd=Decimal(30), trials_finished=10)) is None  # $90 projected
+
+
+def test_budget_is_not_judged_on_unpriced_spend() -> None:
+    assert BudgetRule().evaluate(policy("defaults: {budget_usd: 1}"), facts(spent_usd=None, trials_finished=5)) is None
+
+
+def test_budget_precedence_tag_over_team_over_default() -> None:
+    p = policy("defaults: {budget_usd: 1000}\nteams: {vision: {budget_usd: 500}}")
+    by_tag = BudgetRule().evaluate(
+        p, facts(tags={"team": "vision", "governance:budget-usd": "50"}, spent_usd=Decimal(60))
+    )
+    by_team = BudgetRule().evaluate(p, facts(spent_usd=Decimal(600)))
+    assert by_tag is not None
+    assert by_tag.numbers["budget_usd"] == Decimal(50)
+    assert by_team is not None
+    assert by_team.numbers["budget_source"] == "team vision budget"
+
+
+def _capacity(usage: dict[str, int], demand: dict[str, int], quota: int | None, policy_quota: int | None = None) -> Any:
+    holders = [Holder(key="other", kind="tuning-job", team="speech", instances=usage)]
+    sq = {
+        t: Quota(code="L-TEST0001", name=f"{t} for training job usage", value=quota) if quota is not None else None
+        for t in demand
+    }
+    return capacity_facts(
+        job_key="job",
+        team="vision",
+        demand=demand,
+        holders=holders,
+        policy_quotas=dict.fromkeys(demand, policy_quota) if policy_quota is not None else {},
+        service_quotas=sq,
+        team_limits={},
+    )
+
+
+def test_concurrency_fits_exactly_at_the_limit_and_breaches_one_instance_over() -> None:
+    rule, p = ConcurrencyRule(), policy("mode: enforce")
+    fits = _capacity({"ml.p3.2xlarge": 4}, {"ml.p3.2xlarge": 4}, quota=8)
+    assert rule.evaluate(p, facts(demand={"ml.p3.2xlarge": 4}), fits) is None
+    over = _capacity({"ml.p3.2xlarge": 4}, {"ml.p3.2xlarge": 5}, quota=8)
+    decision = rule.evaluate(p, facts(demand={"ml.p3.2xlarge": 5}), over)
+    assert decision is not None
+    row = decision.numbers["instance_types"]["ml.p3.2xlarge"]
+    assert (row["usage"], row["demand"], row["limit"], row["headroom"]) == (4, 5, 8, 4)
+
+
+def test_the_job_itself_is_never_counted_in_usage() -> None:
+    holders = [Holder(key="job", kind="tuning-job", team="vision", instances={"ml.p3.2xlarge": 8})]
+    capacity = capacity_facts(
+        job_key="job", team="vision", demand={"ml.p3.2xlarge": 8}, holders=holders,
+        policy_quotas={"ml.p3.2xlarge": 8}, service_quotas={}, team_limits={},
+    )  # fmt: skip
+    assert ConcurrencyRule().evaluate(policy("{}"), facts(demand={"ml.p3.2xlarge": 8}), capacity) is None
+
+
+@pytest.mark.parametrize(
+    ("policy_quota", "service_quota", "expected"),
+    [
+        (8, 10, (8, "policy quotas")),
+        (12, 10, (10, "Service Quota")),
+        (None, 10, (10, "Service Quota")),
+        (8, None, (8, "policy quotas")),
+    ],
+)
+def test_effective_limit_is_the_lower_with_its_source(
+    policy_quota: int | None, service_quota: int | None, expected: tuple[int, str]
+) -> None:
+    quota = Quota(code="L-X", name="n", value=service_quota) if service_quota is not None else None
+    limit = effective_limit(policy_quota, quota)
+    assert limit is not None
+    assert limit.limit == expected[0]
+    assert limit.source.startswith(expected[1])
+
+
+def test_no_limit_known_is_reported_not_invented() -> None:
+    capacity = _capacity({}, {"ml.x9.mega": 2}, quota=None)
+    assert capacity.unknown_limits == ["ml.x9.mega"]
+    assert ConcurrencyRule().evaluate(policy("{}"), facts(demand={"ml.x9.mega": 2}), capacity) is None
