@@ -13,13 +13,13 @@ from typing import Any
 
 import boto3
 
-from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_url_from_secret
+from tuning_governor.adapters.notifiers import Notifier, SnsNotifier
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy
-from tuning_governor.service import Services
+from tuning_governor.service import Services, slack_from_secret
 from tuning_governor.settings import Settings
 
 TABLE_NAME = "tuning-governor-offline"
@@ -114,11 +114,8 @@ def build_environment(
     if sns:
         notifiers.append(SnsNotifier(sns_client, topic_arn))
     if secret_arn:
-
-        def webhook_url() -> str:
-            return webhook_url_from_secret(secrets.get_secret_value(SecretId=secret_arn)["SecretString"])
-
-        notifiers.append(SlackNotifier(webhook_url, max_retries=2))
+        # The same path as in Lambda: Powertools Parameters reads (and caches) the secret.
+        notifiers.append(slack_from_secret(secret_arn, secrets))
     sagemaker = boto3.client("sagemaker", region_name=region)
     services = Services(
         settings=settings,

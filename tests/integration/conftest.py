@@ -11,7 +11,7 @@ import pytest
 
 from governor_sim.amt import AmtStandIn, VirtualClock
 from governor_sim.offline import OfflineEnvironment, build_environment
-from governor_sim.runner import Delivery, deliver_all
+from governor_sim.runner import Delivery, deliver_all, deliver_event
 from governor_sim.slack_server import SlackWebhookServer
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -39,6 +39,23 @@ class World:
             if self.amt.idle() and not self.amt.events:
                 return
         raise AssertionError("the stand-in did not go idle")
+
+    def run_holding_terminal(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        """Create a tuning job and run it to the end, delivering every event except the job's terminal
+        one, which is returned (held back) instead."""
+        self.env.sagemaker.create_hyper_parameter_tuning_job(**request)
+        held: list[dict[str, Any]] = []
+        for _ in range(48 * 60):
+            self.amt.advance(60)
+            for event in self.amt.drain_events():
+                if event["detail"].get("HyperParameterTuningJobStatus") in {"Completed", "Stopped", "Failed"}:
+                    held.append(event)
+                else:
+                    deliver_event(event, self.env.services)
+            if self.amt.idle():
+                break
+        assert held, "the tuning job never finished"
+        return held
 
     def outcomes(self, kind: str | None = None) -> list[dict[str, Any]]:
         return [d.outcome for d in self.deliveries if kind is None or d.function == kind]

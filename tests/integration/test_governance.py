@@ -44,8 +44,8 @@ def decisions(world: World, job: str) -> list[dict[str, Any]]:
     return world.env.services.store.decisions(job)
 
 
-def two_teams(world: World) -> None:
-    """Team A: 4 parallel x 1 ml.p3.2xlarge; then team B: 3 parallel x 2."""
+def launch_two_teams(world: World, b_tags: dict[str, str] | None = None) -> None:
+    """Team A: 4 parallel x 1 ml.p3.2xlarge; a minute later team B: 3 parallel x 2 (events not yet delivered)."""
     sm = world.env.sagemaker
     sm.create_hyper_parameter_tuning_job(
         **seed_tuning_request(
@@ -55,9 +55,19 @@ def two_teams(world: World) -> None:
     world.pump(60)
     sm.create_hyper_parameter_tuning_job(
         **seed_tuning_request(
-            "team-b-hpo", team="speech", instance_type=P3_2X, instance_count=2, max_parallel=3, max_jobs=6
+            "team-b-hpo",
+            team="speech",
+            instance_type=P3_2X,
+            instance_count=2,
+            max_parallel=3,
+            max_jobs=6,
+            extra_tags=b_tags,
         )
     )
+
+
+def two_teams(world: World) -> None:
+    launch_two_teams(world)
     world.run_until_idle()
 
 
@@ -128,24 +138,7 @@ def test_monitor_mode_and_exempt_tag_make_no_stop_calls_but_record_would_stop(
     world.amt.set_applied_quota(P3_2X, 8)
     use_policy(world, policy)
     stops = record_stop_calls(world)
-    sm = world.env.sagemaker
-    sm.create_hyper_parameter_tuning_job(
-        **seed_tuning_request(
-            "team-a-hpo", team="vision", instance_type=P3_2X, instance_count=1, max_parallel=4, max_jobs=8
-        )
-    )
-    world.pump(60)
-    sm.create_hyper_parameter_tuning_job(
-        **seed_tuning_request(
-            "team-b-hpo",
-            team="speech",
-            instance_type=P3_2X,
-            instance_count=2,
-            max_parallel=3,
-            max_jobs=6,
-            extra_tags=job_tags,
-        )
-    )
+    launch_two_teams(world, b_tags=job_tags)
     world.run_until_idle()
     assert stops == []
     assert status(world, "team-b-hpo") == "Completed"
@@ -211,18 +204,7 @@ def test_duplicate_deciding_event_never_stops_or_reports_twice(world: World) -> 
     world.amt.set_applied_quota(P3_2X, 8)
     use_policy(world, ENFORCE)
     stops = record_stop_calls(world)
-    sm = world.env.sagemaker
-    sm.create_hyper_parameter_tuning_job(
-        **seed_tuning_request(
-            "team-a-hpo", team="vision", instance_type=P3_2X, instance_count=1, max_parallel=4, max_jobs=8
-        )
-    )
-    world.pump(60)
-    sm.create_hyper_parameter_tuning_job(
-        **seed_tuning_request(
-            "team-b-hpo", team="speech", instance_type=P3_2X, instance_count=2, max_parallel=3, max_jobs=6
-        )
-    )
+    launch_two_teams(world)
     world.amt.advance(1)
     arrival = [e for e in world.amt.drain_events() if e["detail"].get("HyperParameterTuningJobName") == "team-b-hpo"]
     assert arrival

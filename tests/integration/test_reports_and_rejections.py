@@ -14,25 +14,8 @@ from tests.integration.conftest import World
 JOB = "small-hb"
 
 
-def _run_small_job(world: World) -> list[dict[str, Any]]:
-    """Run a 4-trial job; deliver everything but its terminal event, which is returned."""
-    world.env.sagemaker.create_hyper_parameter_tuning_job(**seed_tuning_request(JOB, max_jobs=4, max_parallel=2))
-    held: list[dict[str, Any]] = []
-    for _ in range(24 * 60):
-        world.amt.advance(60)
-        for event in world.amt.drain_events():
-            if event["detail"].get("HyperParameterTuningJobStatus") in {"Completed", "Stopped", "Failed"}:
-                held.append(event)
-            else:
-                deliver_event(event, world.env.services)
-        if world.amt.idle():
-            break
-    assert held
-    return held
-
-
 def test_slack_server_error_is_retried_by_the_client(world: World) -> None:
-    terminal = _run_small_job(world)
+    terminal = world.run_holding_terminal(seed_tuning_request(JOB, max_jobs=4, max_parallel=2))
     world.slack.fail_next(500)
     outcome = deliver_event(terminal[-1], world.env.services).outcome
     assert outcome["outcome"] == "finalised"
@@ -44,7 +27,7 @@ def test_slack_server_error_is_retried_by_the_client(world: World) -> None:
 def test_failing_slack_does_not_lose_sns_and_the_retry_sends_only_slack(
     world: World, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    terminal = _run_small_job(world)
+    terminal = world.run_holding_terminal(seed_tuning_request(JOB, max_jobs=4, max_parallel=2))
     world.slack.fail_next(500, 500, 500, 500)  # more than the client's retries
     first = deliver_event(terminal[-1], world.env.services).outcome
     # Then the invocation fails (EventBridge will retry it), but SNS already has its report

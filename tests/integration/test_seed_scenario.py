@@ -78,20 +78,7 @@ def test_seed_job_summary_matches_the_trials_own_numbers(world: World) -> None:
 
 
 def test_finalising_costs_at_most_ceil_n_over_100_plus_3_sagemaker_calls(world: World) -> None:
-    world.env.sagemaker.create_hyper_parameter_tuning_job(**seed_tuning_request(JOB))
-    # Hold back the tuning job's terminal event, deliver everything else.
-    held: list[dict[str, Any]] = []
-    for _ in range(48 * 60):
-        world.amt.advance(60)
-        for event in world.amt.drain_events():
-            terminal = event["detail"].get("HyperParameterTuningJobStatus") in {"Completed", "Stopped", "Failed"}
-            if terminal:
-                held.append(event)
-            else:
-                deliver_event(event, world.env.services)
-        if world.amt.idle():
-            break
-    assert held, "the tuning job never finished"
+    held = world.run_holding_terminal(seed_tuning_request(JOB))
     calls: list[str] = []
     world.env.sagemaker.meta.events.register("before-call.sagemaker.*", lambda model, **_: calls.append(model.name))
     outcome = deliver_event(held[-1], world.env.services).outcome

@@ -22,25 +22,9 @@ def run_sweep(world: World) -> dict[str, Any]:
     return sweep.handler({"source": "aws.scheduler"}, FakeLambdaContext("sweep"), services=world.env.services)
 
 
-def run_holding_terminal(world: World, name: str, **request: Any) -> list[dict[str, Any]]:
-    world.env.sagemaker.create_hyper_parameter_tuning_job(**seed_tuning_request(name, **request))
-    held: list[dict[str, Any]] = []
-    for _ in range(48 * 60):
-        world.amt.advance(60)
-        for event in world.amt.drain_events():
-            if event["detail"].get("HyperParameterTuningJobStatus") in TERMINAL:
-                held.append(event)
-            else:
-                deliver_event(event, world.env.services)
-        if world.amt.idle():
-            break
-    assert held
-    return held
-
-
 def test_sweep_finalises_a_job_whose_terminal_event_was_lost_with_the_same_summary(world: World) -> None:
     # Given a job whose Completed event never reaches the governor
-    held = run_holding_terminal(world, "lost-end", max_jobs=8, max_parallel=2)
+    held = world.run_holding_terminal(seed_tuning_request("lost-end", max_jobs=8, max_parallel=2))
     assert world.env.services.store.get_summary("lost-end") is None
     # When the sweep runs
     report = run_sweep(world)

@@ -81,6 +81,16 @@ def policy_loader(source: PolicySource) -> Callable[[], Policy]:
     return current
 
 
+def slack_from_secret(secret_arn: str, secrets_client: Any, *, max_age: int = 300) -> SlackNotifier:
+    """A Slack notifier whose webhook URL is read (and cached) through Powertools Parameters."""
+    provider = SecretsProvider(boto3_client=secrets_client)
+
+    def webhook_url() -> str:
+        return webhook_url_from_secret(str(provider.get(secret_arn, max_age=max_age)))
+
+    return SlackNotifier(webhook_url)
+
+
 @cache
 def default_services() -> Services:
     """Adapters for Lambda, built on first use and reused while the execution environment lives."""
@@ -91,13 +101,13 @@ def default_services() -> Services:
     if settings.topic_arn:
         notifiers.append(SnsNotifier(boto3.client("sns", config=retrying), settings.topic_arn))
     if settings.slack_secret_arn:
-        secrets = SecretsProvider(boto3_client=boto3.client("secretsmanager", config=retrying))
-
-        def webhook_url() -> str:
-            value = secrets.get(settings.slack_secret_arn, max_age=settings.secret_max_age_seconds)
-            return webhook_url_from_secret(str(value))
-
-        notifiers.append(SlackNotifier(webhook_url))
+        notifiers.append(
+            slack_from_secret(
+                settings.slack_secret_arn,
+                boto3.client("secretsmanager", config=retrying),
+                max_age=settings.secret_max_age_seconds,
+            )
+        )
     ssm = SSMProvider(boto3_client=boto3.client("ssm", config=retrying)) if settings.policy_parameter else None
     source = policy_source(
         parameter=settings.policy_parameter,

@@ -144,23 +144,18 @@ class GovernorStore:
         values.update(dict(zip(terminal, sorted(TUNING_TERMINAL), strict=True)))
         values[":lm"] = modified
         names.update({"#status": "status", "#lm": "last_modified"})
-        try:
-            self._client.update_item(
-                TableName=self._table,
-                Key=_item({"pk": job_pk(job.key), "sk": "META"}),
-                UpdateExpression=update,
-                ConditionExpression=(
-                    f"(attribute_not_exists(#status) OR NOT #status IN ({', '.join(terminal)}))"
-                    " AND (attribute_not_exists(#lm) OR #lm <= :lm)"
-                ),
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=_item(values),
-            )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise self._translate(exc) from exc
-        return True
+        return self._conditional(
+            self._client.update_item,
+            TableName=self._table,
+            Key=_item({"pk": job_pk(job.key), "sk": "META"}),
+            UpdateExpression=update,
+            ConditionExpression=(
+                f"(attribute_not_exists(#status) OR NOT #status IN ({', '.join(terminal)}))"
+                " AND (attribute_not_exists(#lm) OR #lm <= :lm)"
+            ),
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=_item(values),
+        )
 
     def get_job(self, job_key: str) -> dict[str, Any] | None:
         response = self._client.get_item(
@@ -276,19 +271,14 @@ class GovernorStore:
     def claim_delivery(self, job_key: str, kind: str, channel: str, now: datetime) -> bool:
         """Claim the right to send one report on one channel. False if sent, or being sent, already."""
         key = {"pk": job_pk(job_key), "sk": f"DELIVERY#{kind}#{channel}"}
-        try:
-            self._client.put_item(
-                TableName=self._table,
-                Item=_item(key | {"state": "sending", "claimed_at": now}),
-                ConditionExpression="attribute_not_exists(pk) OR (#state = :sending AND claimed_at < :stale)",
-                ExpressionAttributeNames={"#state": "state"},
-                ExpressionAttributeValues=_item({":sending": "sending", ":stale": now - CLAIM_TIMEOUT}),
-            )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise self._translate(exc) from exc
-        return True
+        return self._conditional(
+            self._client.put_item,
+            TableName=self._table,
+            Item=_item(key | {"state": "sending", "claimed_at": now}),
+            ConditionExpression="attribute_not_exists(pk) OR (#state = :sending AND claimed_at < :stale)",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=_item({":sending": "sending", ":stale": now - CLAIM_TIMEOUT}),
+        )
 
     def finish_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, sent: bool) -> None:
         key = _item({"pk": job_pk(job_key), "sk": f"DELIVERY#{kind}#{channel}"})
@@ -327,20 +317,15 @@ class GovernorStore:
         return self._set_once(job_pk(job_key), "META", "stop_requested_at", at)
 
     def _set_once(self, pk: str, sk: str, attribute: str, at: datetime) -> bool:
-        try:
-            self._client.update_item(
-                TableName=self._table,
-                Key=_item({"pk": pk, "sk": sk}),
-                UpdateExpression="SET #a = :at",
-                ConditionExpression="attribute_not_exists(#a)",
-                ExpressionAttributeNames={"#a": attribute},
-                ExpressionAttributeValues=_item({":at": at}),
-            )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise self._translate(exc) from exc
-        return True
+        return self._conditional(
+            self._client.update_item,
+            TableName=self._table,
+            Key=_item({"pk": pk, "sk": sk}),
+            UpdateExpression="SET #a = :at",
+            ConditionExpression="attribute_not_exists(#a)",
+            ExpressionAttributeNames={"#a": attribute},
+            ExpressionAttributeValues=_item({":at": at}),
+        )
 
     def claim_decision(self, decision: Decision, mode: str, now: datetime) -> bool:
         """Record a decision once. True when this caller must act on it (new, or a retry of an unfinished one)."""
@@ -358,19 +343,14 @@ class GovernorStore:
             "team": decision.team,
             "job_name": decision.job_name,
         }
-        try:
-            self._client.put_item(
-                TableName=self._table,
-                Item=_item(item),
-                ConditionExpression="attribute_not_exists(pk) OR #state = :pending",
-                ExpressionAttributeNames={"#state": "state"},
-                ExpressionAttributeValues=_item({":pending": "pending"}),
-            )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise self._translate(exc) from exc
-        return True
+        return self._conditional(
+            self._client.put_item,
+            TableName=self._table,
+            Item=_item(item),
+            ConditionExpression="attribute_not_exists(pk) OR #state = :pending",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=_item({":pending": "pending"}),
+        )
 
     def finish_decision(self, decision: Decision, action: str, detail: str) -> None:
         self._client.update_item(
@@ -397,26 +377,21 @@ class GovernorStore:
             ":name": job.name,
             ":team": team or "",
         } | dict(zip(terminal, sorted(TRAINING_TERMINAL), strict=True))
-        try:
-            self._client.update_item(
-                TableName=self._table,
-                Key=_item({"pk": f"TRAINING#{job.name.lower()}", "sk": "META"}),
-                UpdateExpression=(
-                    "SET #status = :status, #lm = :lm, instances = :instances, gsi1pk = :gsi, gsi1sk = :lm,"
-                    " job_name = :name, team = :team"
-                ),
-                ConditionExpression=(
-                    f"(attribute_not_exists(#status) OR NOT #status IN ({', '.join(terminal)}))"
-                    " AND (attribute_not_exists(#lm) OR #lm <= :lm)"
-                ),
-                ExpressionAttributeNames={"#status": "status", "#lm": "last_modified"},
-                ExpressionAttributeValues=_item(values),
-            )
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise self._translate(exc) from exc
-        return True
+        return self._conditional(
+            self._client.update_item,
+            TableName=self._table,
+            Key=_item({"pk": f"TRAINING#{job.name.lower()}", "sk": "META"}),
+            UpdateExpression=(
+                "SET #status = :status, #lm = :lm, instances = :instances, gsi1pk = :gsi, gsi1sk = :lm,"
+                " job_name = :name, team = :team"
+            ),
+            ConditionExpression=(
+                f"(attribute_not_exists(#status) OR NOT #status IN ({', '.join(terminal)}))"
+                " AND (attribute_not_exists(#lm) OR #lm <= :lm)"
+            ),
+            ExpressionAttributeNames={"#status": "status", "#lm": "last_modified"},
+            ExpressionAttributeValues=_item(values),
+        )
 
     def set_warm_pool(self, job: TrainingJob, *, team: str | None) -> None:
         """An Available warm pool holds its instances; any other warm-pool status releases them."""
@@ -487,6 +462,16 @@ class GovernorStore:
 
     def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None:
         self._client.put_item(TableName=self._table, Item=_item({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot))
+
+    def _conditional(self, call: Any, **request: Any) -> bool:
+        """Run a conditional write: True if it was applied, False if its condition did not hold."""
+        try:
+            call(**request)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise self._translate(exc) from exc
+        return True
 
     @staticmethod
     def _translate(exc: ClientError) -> Exception:
