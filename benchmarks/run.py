@@ -1,13 +1,14 @@
 """Benchmark: the simulator and the real handlers over many trial events (``make bench``).
 
-    .venv/bin/python benchmarks/run.py [--sizes 5000 50000] [--repeats 3] [--large-repeats 1]
+    .venv/bin/python benchmarks/run.py [--sizes 5000 50000] [--repeats 3] [--large-handler-repeats 1]
+                                       [--extra-repeats 1] [--trace] [--no-verify]
 
 A *trial event* is a "SageMaker Training Job State Change" event delivered to the training handler. For
-each size, a scenario of many small tuning jobs (10 trials, 3 in parallel, 5 teams, every strategy, some
-managed spot, some warm pools, 5 % failed trials, a few standalone training jobs) is sized to about that
-many trial events and run by :class:`governor_sim.simulation.Simulation` under light EventBridge faults
-(1 % same-id and 2 % new-id duplicates, delays up to 5 s). Every run is a fresh subprocess, so memory
-figures are per run. Modes:
+each size, a scenario of many small tuning jobs (10 trials, 3 in parallel, one created every minute,
+5 teams, every strategy, some managed spot, some warm pools, 5 % failed trials, a standalone training
+job for every tenth tuning job) is sized to about that many trial events and run by
+:class:`governor_sim.simulation.Simulation` under light EventBridge faults (1 % same-id and 2 % new-id
+duplicates, delays up to 5 s). Every run is a fresh subprocess, so memory figures are per run. Modes:
 
 * ``baseline``: everything but the handlers (stand-in, moto SageMaker, delivery, bookkeeping);
 * ``handlers``: the real handlers, Powertools logging at WARNING and EMF metrics off, moto's
@@ -17,10 +18,13 @@ figures are per run. Modes:
 * ``handlers-info-logs``: the handlers with INFO logging and EMF metric lines on (written to
   /dev/null); small sizes only.
 
-Wall time is measured around ``Simulation.run`` only; peak memory as the process's ``ru_maxrss`` and,
-in separate runs (tracemalloc slows Python down), as tracemalloc's peak during the run. Medians over
-repeats are written to benchmarks/RESULTS.md. This is a benchmark, not a test: nothing here asserts
-timings.
+Repeats: ``--repeats`` runs of baseline at every size and of handlers at small sizes (<= ``--small``),
+``--large-handler-repeats`` handler runs above it (one by default: about 25 minutes at 50,000 on a
+2-core machine), ``--extra-repeats`` runs of the two comparison modes. Repeats are interleaved across
+modes. Wall time is measured around ``Simulation.run`` only; peak memory as the process's
+``ru_maxrss`` and, with ``--trace``, in one extra run per small size and mode as tracemalloc's peak
+(tracemalloc slows Python down about 3x). Medians are written to benchmarks/RESULTS.md (text below its
+notes marker is kept). This is a benchmark, not a test: nothing here asserts timings.
 """
 
 from __future__ import annotations
@@ -48,8 +52,10 @@ RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 TEAMS = ("churn", "vision", "fraud", "search", "ads")
 STRATEGIES = ("Bayesian", "Random", "Hyperband", "Grid")
 INSTANCE_TYPES = ("ml.m5.xlarge", "ml.m5.2xlarge", "ml.g4dn.xlarge", "ml.c5.2xlarge")
-#: Trial events per tuning job of the mix below (measured: about 5.2 events per trial, 10 trials per job).
-TRIAL_EVENTS_PER_JOB = 52
+#: Trial events per tuning job of the mix below, its standalone jobs included (measured: 56 at 5,000 and 50,000).
+TRIAL_EVENTS_PER_JOB = 56
+#: Text below this line in RESULTS.md is kept when the table above it is rewritten.
+NOTES_MARKER = "<!-- notes: kept across runs -->"
 MODES = ("baseline", "handlers", "handlers-stock-moto", "handlers-info-logs")
 SMALL_ONLY_MODES = ("handlers-stock-moto", "handlers-info-logs")
 
@@ -171,6 +177,23 @@ def _rss_kib() -> int:
     return 0
 
 
+def _progress_reporter(target: int) -> Any:
+    """A progress callback printing to stderr at most every 30 s of wall time (long runs only)."""
+    last = time.perf_counter()
+
+    def report(progress: Any) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if now - last >= 30 and not progress.done:
+            last = now
+            share = progress.trial_events_delivered / max(1, target)
+            print(
+                f"    ... {progress.trial_events_delivered:,} trial events (~{share:.0%})", file=sys.stderr, flush=True
+            )
+
+    return report
+
+
 def worker(trial_events: int, mode: str, trace: bool) -> dict[str, Any]:
     """One measured run in this process (the orchestrator starts a fresh process per run)."""
     import warnings  # noqa: PLC0415
@@ -185,7 +208,14 @@ def worker(trial_events: int, mode: str, trace: bool) -> dict[str, Any]:
     fast = contextlib.nullcontext() if mode == "handlers-stock-moto" else touched_item_rollback()
     quiet = mode != "handlers-info-logs"
     simulation = Simulation(
-        plan, seed=7, faults=_faults(), handlers=handlers, keep_outcomes=False, quiet_handlers=quiet
+        plan,
+        seed=7,
+        faults=_faults(),
+        handlers=handlers,
+        keep_outcomes=False,
+        quiet_handlers=quiet,
+        on_progress=_progress_reporter(trial_events),
+        progress_every_s=1800.0,
     )
     with mock_aws(), fast, simulation as sim:
         rss_before = _rss_kib()
@@ -219,45 +249,53 @@ def worker(trial_events: int, mode: str, trace: bool) -> dict[str, Any]:
 # -- verification of the fast path ------------------------------------------------------------------------
 
 
+def table_after(trial_events: int, fast: bool) -> list[dict[str, Any]]:
+    """The governor's table (DynamoDB JSON, sorted by key) after a run with or without the fast path."""
+    from moto import mock_aws  # noqa: PLC0415
+
+    from governor_sim.offline import TABLE_NAME  # noqa: PLC0415
+    from governor_sim.simulation import Simulation  # noqa: PLC0415
+
+    patch = touched_item_rollback() if fast else contextlib.nullcontext()
+    with (
+        mock_aws(),
+        patch,
+        Simulation(scenario(trial_events), seed=7, faults=_faults(), quiet_handlers=True) as sim,
+    ):
+        sim.run()
+        items = [
+            item
+            for page in sim.env.dynamodb.get_paginator("scan").paginate(TableName=TABLE_NAME)
+            for item in page["Items"]
+        ]
+    return sorted(items, key=lambda item: (item["pk"]["S"], item["sk"]["S"]))
+
+
 def verify(trial_events: int = 600) -> bool:
-    """Run a small scenario with stock moto and with :func:`touched_item_rollback`; compare the tables."""
-
-    def table_after(fast: bool) -> list[dict[str, Any]]:
-        from moto import mock_aws  # noqa: PLC0415
-
-        from governor_sim.offline import TABLE_NAME  # noqa: PLC0415
-        from governor_sim.simulation import Simulation  # noqa: PLC0415
-
-        patch = touched_item_rollback() if fast else contextlib.nullcontext()
-        with (
-            mock_aws(),
-            patch,
-            Simulation(scenario(trial_events), seed=7, faults=_faults(), quiet_handlers=True) as sim,
-        ):
-            sim.run()
-            items = [
-                item
-                for page in sim.env.dynamodb.get_paginator("scan").paginate(TableName=TABLE_NAME)
-                for item in page["Items"]
-            ]
-        return sorted(items, key=lambda item: (item["pk"]["S"], item["sk"]["S"]))
-
-    stock, fast = table_after(False), table_after(True)
-    return stock == fast and len(stock) > 0
+    """Stock moto and :func:`touched_item_rollback` leave identical tables after the same small run."""
+    tables = [
+        _subprocess(["--verify-worker", str(trial_events), *(["--fast"] if fast else [])]) for fast in (False, True)
+    ]
+    return bool(tables[0]) and tables[0] == tables[1]
 
 
 # -- orchestration ----------------------------------------------------------------------------------------
 
 
-def _run_worker(trial_events: int, mode: str, trace: bool) -> dict[str, Any]:
+def _subprocess(arguments: list[str]) -> Any:
+    """Run this script with ``arguments`` in a fresh interpreter (stdout discarded); return its JSON output."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
-        command = [sys.executable, __file__, "--worker", str(trial_events), "--mode", mode, "--out", str(out)]
-        if trace:
-            command.append("--trace")
+        command = [sys.executable, __file__, *arguments, "--out", str(out)]
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)  # noqa: S603
-        data: dict[str, Any] = json.loads(out.read_text())
-        return data
+        return json.loads(out.read_text())
+
+
+def _run_worker(trial_events: int, mode: str, trace: bool) -> dict[str, Any]:
+    data: dict[str, Any] = _subprocess(
+        ["--worker", str(trial_events), "--mode", mode, *(["--traced"] if trace else [])]
+    )
+    return data
 
 
 def _median(values: list[float]) -> float:
@@ -272,24 +310,39 @@ def _fmt_mib(kib: float) -> str:
     return f"{kib / 1024:,.0f}"
 
 
+def _repeats(args: argparse.Namespace, mode: str, small: bool) -> int:
+    if mode == "baseline" or (mode == "handlers" and small):
+        return int(args.repeats)
+    if mode == "handlers":
+        return int(args.large_handler_repeats)
+    return int(args.extra_repeats) if small else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 50000], help="trial events per run")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per mode at sizes <= --small")
-    parser.add_argument("--large-repeats", type=int, default=1, help="timed runs per mode above --small")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs of baseline, and of handlers at small sizes")
+    parser.add_argument("--large-handler-repeats", type=int, default=1, help="timed handler runs above --small")
+    parser.add_argument("--extra-repeats", type=int, default=1, help="runs of the stock-moto and INFO-log modes")
     parser.add_argument("--small", type=int, default=5000, help="largest size counted as small")
-    parser.add_argument("--no-trace", action="store_true", help="skip the tracemalloc runs")
+    parser.add_argument(
+        "--trace", action="store_true", help="also one tracemalloc run of baseline and handlers at small sizes"
+    )
     parser.add_argument("--no-verify", action="store_true", help="skip checking the moto fast path")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--verify-worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--fast", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=MODES, default="handlers", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.worker is not None:
-        result = worker(args.worker, args.mode, args.trace)
-        args.out.write_text(json.dumps(result))
+        args.out.write_text(json.dumps(worker(args.worker, args.mode, args.traced)))
+        return 0
+    if args.verify_worker is not None:
+        args.out.write_text(json.dumps(table_after(args.verify_worker, args.fast)))
         return 0
 
     command = " ".join([".venv/bin/python benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
@@ -302,20 +355,22 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     for size in args.sizes:
         small = size <= args.small
-        repeats = args.repeats if small else args.large_repeats
-        modes = [m for m in MODES if small or m not in SMALL_ONLY_MODES]
-        for mode in modes:
-            runs = []
-            for index in range(repeats):
-                print(f"size {size:>6} {mode:<20} run {index + 1}/{repeats} ...", end=" ", flush=True)
-                runs.append(_run_worker(size, mode, trace=False))
-                print(f"{runs[-1]['wall_s']:.1f} s", flush=True)
+        plan = {mode: _repeats(args, mode, small) for mode in MODES}
+        runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES if plan[mode] > 0}
+        # Repeats are interleaved across modes, so drift on a noisy machine hits every mode alike.
+        for index in range(max(plan.values())):
+            for mode, mode_runs in runs.items():
+                if index < plan[mode]:
+                    print(f"size {size:>6} {mode:<20} run {index + 1}/{plan[mode]} ...", end=" ", flush=True)
+                    mode_runs.append(_run_worker(size, mode, trace=False))
+                    print(f"{mode_runs[-1]['wall_s']:.1f} s", flush=True)
+        for mode, mode_runs in runs.items():
             traced = None
-            if not args.no_trace and small:
+            if small and args.trace and mode in ("baseline", "handlers"):
                 print(f"size {size:>6} {mode:<20} tracemalloc run ...", end=" ", flush=True)
                 traced = _run_worker(size, mode, trace=True)
                 print(f"{traced['wall_s']:.1f} s", flush=True)
-            rows.append({"size": size, "mode": mode, "runs": runs, "traced": traced})
+            rows.append({"size": size, "mode": mode, "runs": mode_runs, "traced": traced})
     _write_results(args.results, rows, command, verified, time.perf_counter() - started)
     print(f"wrote {args.results}")
     return 0
@@ -390,7 +445,10 @@ def _write_results(path: Path, rows: list[dict[str, Any]], command: str, verifie
         + ".",
         "",
     ]
-    path.write_text("\n".join(lines) + "\n")
+    notes = ""
+    if path.exists() and NOTES_MARKER in path.read_text():
+        notes = path.read_text().split(NOTES_MARKER, 1)[1]
+    path.write_text("\n".join(lines) + "\n" + NOTES_MARKER + (notes or "\n"))
 
 
 if __name__ == "__main__":

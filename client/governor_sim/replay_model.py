@@ -95,7 +95,7 @@ class ActionResult(_Out):
 class NotificationResult(_Out):
     """A report the governor would have sent (recorded, never sent)."""
 
-    channel: Literal["sns", "slack"]
+    channel: str = Field(description="sns or slack")
     job: str
     kind: str = Field(description="summary-<outcome> or decision-<rule>-<verdict>")
     subject: str
@@ -137,7 +137,9 @@ class ReplayResult(_Out):
     policy: PolicyInfo
     events: EventCounts
     jobs: dict[str, JobResult] = Field(description="tuning jobs by name, in the order first seen")
-    actions: list[ActionResult] = Field(description="stops issued, in time order; none in monitor mode or for exempt jobs")
+    actions: list[ActionResult] = Field(
+        description="stops issued, in time order; none in monitor mode or for exempt jobs"
+    )
     notifications: list[NotificationResult] = Field(description="in the order they would have been sent")
     rejected_events: list[LineProblem] = Field(description="lines that are not valid events")
     failed_events: list[LineProblem] = Field(description="valid events a handler raised on")
@@ -198,4 +200,4 @@ def schema_text() -> str:
 
 
 if __name__ == "__main__":
-    print(schema_text(), end="")  # noqa: T201 - the schema is the output
+    print(schema_text(), end="")

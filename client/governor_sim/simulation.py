@@ -15,9 +15,13 @@ A delivery whose handler raises (outcome ``error``) is retried as the rules' Ret
 template.yaml would: again after ``RetryPolicy.delay_s``, up to ``maximum_retry_attempts`` retries and
 within ``maximum_event_age_s`` of emission; after that it is dead-lettered.
 
-**Event log** (``event_log=``): one JSON object per line for every delivery, in delivery order:
-``{"seq", "delivered_at", "emitted_at", "attempt", "copy", "function", "outcome", "event"}`` with ISO-8601
-UTC times; ``event`` is the EventBridge event exactly as delivered. :func:`read_event_log` reads it back.
+**Event log** (``event_log=``): every delivery's EventBridge event, exactly as the target received it,
+one JSON object per line, in delivery order (duplicates and retries included) — the input format of
+``tuning-governor replay``. :func:`read_event_log` reads it back.
+
+**Delivery log** (``delivery_log=``): line *n* describes line *n* of the event log:
+``{"seq", "delivered_at", "emitted_at", "attempt", "copy", "event_id", "detail_type", "function",
+"outcome"}`` with ISO-8601 UTC times. :func:`read_delivery_log` reads it back.
 """
 
 from __future__ import annotations
@@ -193,20 +197,30 @@ class SimulationResult:
 
 @dataclass(frozen=True)
 class LoggedDelivery:
-    """One line of an event log (see the module docstring)."""
+    """One line of a delivery log (see the module docstring)."""
 
     seq: int
     delivered_at: datetime
     emitted_at: datetime
     attempt: int
     copy: str
+    event_id: str | None
+    detail_type: str | None
     function: str | None
     outcome: str
-    event: EventBridgeEvent
 
 
-def read_event_log(path: str | Path) -> Iterator[LoggedDelivery]:
-    """The deliveries recorded in an event log, in delivery order."""
+def read_event_log(path: str | Path) -> Iterator[EventBridgeEvent]:
+    """The events of an event log, in delivery order."""
+    with Path(path).open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                event: EventBridgeEvent = json.loads(line)
+                yield event
+
+
+def read_delivery_log(path: str | Path) -> Iterator[LoggedDelivery]:
+    """The deliveries of a delivery log, in delivery order."""
     with Path(path).open(encoding="utf-8") as lines:
         for line in lines:
             if not line.strip():
@@ -218,9 +232,10 @@ def read_event_log(path: str | Path) -> Iterator[LoggedDelivery]:
                 emitted_at=datetime.fromisoformat(data["emitted_at"]),
                 attempt=int(data["attempt"]),
                 copy=str(data["copy"]),
+                event_id=data.get("event_id"),
+                detail_type=data.get("detail_type"),
                 function=data.get("function"),
                 outcome=str(data["outcome"]),
-                event=data["event"],
             )
 
 
@@ -267,6 +282,7 @@ class Simulation:
         slack_url: str | None = None,
         sns: bool = True,
         event_log: str | Path | TextIO | None = None,
+        delivery_log: str | Path | TextIO | None = None,
         on_progress: Callable[[Progress], None] | None = None,
         progress_every_s: float = 600.0,
         quiet_handlers: bool = False,
@@ -283,6 +299,7 @@ class Simulation:
         self.slack_url = slack_url
         self.sns = sns
         self.event_log = event_log
+        self.delivery_log = delivery_log
         self.on_progress = on_progress
         self.progress_every_s = progress_every_s
         self.quiet_handlers = quiet_handlers
@@ -293,6 +310,8 @@ class Simulation:
         self.deliverer = Deliverer(self.faults)
         self._amt: AmtStandIn | None = None
         self._env: OfflineEnvironment | None = None
+        self._ran = False
+        self._logs: tuple[TextIO | None, TextIO | None] = (None, None)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -338,21 +357,20 @@ class Simulation:
     # -- running -----------------------------------------------------------------------------------------
 
     def run(self) -> SimulationResult:
-        """Run the scenario until nothing is left to happen (or ``max_virtual_s``); see the class docstring."""
+        """Run the scenario until nothing is left to happen (or ``max_virtual_s``); see the class docstring.
+
+        A simulation runs once (``RuntimeError`` on a second call): its jobs and clock have moved on.
+        """
+        if self._ran:
+            raise RuntimeError("a Simulation runs once; create a new one (in a fresh mock_aws) to run again")
+        self._ran = True
         with contextlib.ExitStack() as stack:
-            log = self._open_log(stack)
+            self._logs = (_open_log(stack, self.event_log), _open_log(stack, self.delivery_log))
             if self.quiet_handlers and self.handlers:
                 stack.enter_context(_quiet_handlers())
-            return self._run(log)
+            return self._run()
 
-    def _open_log(self, stack: contextlib.ExitStack) -> TextIO | None:
-        if self.event_log is None:
-            return None
-        if isinstance(self.event_log, (str, Path)):
-            return stack.enter_context(Path(self.event_log).open("w", encoding="utf-8"))
-        return self.event_log
-
-    def _run(self, log: TextIO | None) -> SimulationResult:
+    def _run(self) -> SimulationResult:
         amt, env = self.amt, self.env
         actions = sorted(enumerate(self.scenario.actions), key=lambda pair: (pair[1].at_s, pair[0]))
         result = SimulationResult(
@@ -388,11 +406,16 @@ class Simulation:
             while next_action < len(actions) and self.start + timedelta(seconds=actions[next_action][1].at_s) <= now:
                 self._perform(actions[next_action][1], env)
                 next_action += 1
-            for event in amt.drain_events():
-                self.deliverer.submit(event, emitted_at=now)
-                result.events_emitted += 1
-            for delivery in self.deliverer.due(now):
-                self._deliver(delivery, now, result, log)
+            # Handlers may change jobs (a stop), which emits events at once: deliver until nothing is due now.
+            while True:
+                for event in amt.drain_events():
+                    self.deliverer.submit(event, emitted_at=now)
+                    result.events_emitted += 1
+                due = self.deliverer.due(now)
+                if not due:
+                    break
+                for delivery in due:
+                    self._deliver(delivery, now, result)
             if self.on_progress is not None and (now - last_progress).total_seconds() >= self.progress_every_s:
                 last_progress = now
                 self.on_progress(self._progress(result, next_action, len(actions)))
@@ -408,9 +431,7 @@ class Simulation:
         else:
             env.sagemaker.create_training_job(**action.request)
 
-    def _deliver(
-        self, delivery: ScheduledDelivery, now: datetime, result: SimulationResult, log: TextIO | None
-    ) -> None:
+    def _deliver(self, delivery: ScheduledDelivery, now: datetime, result: SimulationResult) -> None:
         event = delivery.event
         detail_type = event.get("detail-type")
         if self.handlers and self.quiet_handlers:
@@ -443,18 +464,22 @@ class Simulation:
                     result=payload,
                 )
             )
-        if log is not None:
+        event_log, delivery_log = self._logs
+        if event_log is not None:
+            event_log.write(json.dumps(event, separators=(",", ":")) + "\n")
+        if delivery_log is not None:
             line = {
                 "seq": seq,
                 "delivered_at": now.isoformat(),
                 "emitted_at": delivery.emitted_at.isoformat(),
                 "attempt": delivery.attempt,
                 "copy": delivery.copy,
+                "event_id": delivery.event_id,
+                "detail_type": detail_type,
                 "function": function,
                 "outcome": kind,
-                "event": event,
             }
-            log.write(json.dumps(line, separators=(",", ":")) + "\n")
+            delivery_log.write(json.dumps(line, separators=(",", ":")) + "\n")
         if kind == "error":
             self._retry_or_dead_letter(delivery, now, result)
 
@@ -488,6 +513,14 @@ class Simulation:
 
 
 _DISCARD = _Discard()
+
+
+def _open_log(stack: contextlib.ExitStack, target: str | Path | TextIO | None) -> TextIO | None:
+    if target is None:
+        return None
+    if isinstance(target, (str, Path)):
+        return stack.enter_context(Path(target).open("w", encoding="utf-8"))
+    return target
 
 
 @contextlib.contextmanager

@@ -1,10 +1,10 @@
 """A SageMaker automatic model tuning (AMT) stand-in built on moto — client side only, never in a Lambda.
 
 Public API: :class:`VirtualClock`, :class:`AmtStandIn`, :class:`TrialBehaviour` / :class:`TrialPlan` /
-:class:`DefaultTrialBehaviour`, :func:`stub_pricing`.
+:class:`DefaultTrialBehaviour` (and :data:`FailurePhase`), :func:`stub_pricing`.
 """
 
-from .behaviour import DefaultTrialBehaviour, ObjectiveCurve, TrialBehaviour, TrialOutcome, TrialPlan
+from .behaviour import DefaultTrialBehaviour, FailurePhase, ObjectiveCurve, TrialBehaviour, TrialOutcome, TrialPlan
 from .clock import VirtualClock
 from .early_stopping import EarlyStoppingPolicy, HyperbandPolicy, MedianStoppingPolicy
 from .events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE, EventBridgeEvent
@@ -18,6 +18,7 @@ __all__ = [
     "DefaultTrialBehaviour",
     "EarlyStoppingPolicy",
     "EventBridgeEvent",
+    "FailurePhase",
     "HyperbandPolicy",
     "MedianStoppingPolicy",
     "ObjectiveCurve",

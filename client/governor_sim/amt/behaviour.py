@@ -215,6 +215,8 @@ class DefaultTrialBehaviour:
                 outcome="Failed",
                 failure_reason=FAILURE_REASONS[phase],
                 failure_phase=phase,
+                # Whatever a spot job was billed before failing, it was billed at the spot discount.
+                spot_savings_fraction=round(rng.uniform(*self.spot_savings), 4) if spot else 0.0,
             )
         interrupted = 0.0
         if spot and rng.random() < self.spot_interruption_rate:

@@ -105,7 +105,13 @@ def act(decision: Decision, job: JobFacts, policy: Policy, services: Services) -
     """Record the decision once, stop the job when the policy says so, report it once."""
     mode = policy.mode
     if not services.store.claim_decision(decision, mode, services.clock()):
-        return {"rule": decision.rule, "verdict": decision.verdict, "action": "already-decided"}
+        return {
+            "rule": decision.rule,
+            "verdict": decision.verdict,
+            "mode": mode,
+            "action": "already-decided",
+            "at": decision.at,
+        }
     if decision.verdict != "breach":
         action, detail = "warned", "reported only"
     elif policy.is_exempt(job.tags):
@@ -114,8 +120,11 @@ def act(decision: Decision, job: JobFacts, policy: Policy, services: Services) -
         action, detail = "would-stop", "monitor mode: no stop call made"
     else:
         result = services.sagemaker.stop_tuning_job(job.job_name)
-        services.store.mark_stop_requested(job.job_key, decision.at)
-        action = "stopped" if result in {"stop-requested", "already-stopping"} else "already-ended"
+        stopping = result in {"stop-requested", "already-stopping"}
+        if stopping:
+            # Only a stop that took effect marks the job: it separates our stop from early stopping.
+            services.store.mark_stop_requested(job.job_key, decision.at)
+        action = "stopped" if stopping else result
         detail = result
         metrics.add_metric(name="JobsStopped", unit=MetricUnit.Count, value=1)
     services.store.finish_decision(decision, action, detail)

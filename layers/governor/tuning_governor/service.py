@@ -257,21 +257,28 @@ def process_training_event(event: Any, services: Services) -> Outcome:
             event_id=parsed.id,
             event_time=parsed.time,
         )
+        finalised = bool(meta and meta.get("status") in TUNING_TERMINAL)
         if not services.store.record_trial(record):
-            metrics.add_metric(name="DuplicateEvents", unit=MetricUnit.Count, value=1)
-            return {"outcome": "duplicate", "job": job_key, "trial": detail.name}
+            # Seen before; but a warm pool that ended since bills retention the record lacks.
+            if not services.store.update_trial_warm_pool(record):
+                metrics.add_metric(name="DuplicateEvents", unit=MetricUnit.Count, value=1)
+                return {"outcome": "duplicate", "job": job_key, "trial": detail.name}
+            if finalised:
+                refinalise(job_key, meta, region=parsed.region, services=services)
+            return {
+                "outcome": "warm-pool-billed",
+                "job": job_key,
+                "trial": detail.name,
+                "warm_pool_seconds": record.warm_pool_seconds,
+                "refinalised": finalised,
+            }
         metrics.add_metric(name="TrialsRecorded", unit=MetricUnit.Count, value=1)
         if record.unpriced_types:
             logger.warning("trial has unpriced instance types", extra={"types": record.unpriced_types})
-        if meta and meta.get("status") in TUNING_TERMINAL:
+        if finalised:
             # The trial's event came after its job was finalised (EventBridge does not keep order):
             # refresh the summary so it counts this trial too. The report already went out once.
-            finalise(
-                str(meta.get("job_name") or job_key),
-                region=parsed.region,
-                event_tags=dict(meta.get("tags") or {}),
-                services=services,
-            )
+            refinalise(job_key, meta, region=parsed.region, services=services)
             return {
                 "outcome": "recorded",
                 "job": job_key,
@@ -315,6 +322,14 @@ def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services
     )
     services.store.write_summary(summary)
     return summary
+
+
+def refinalise(job_key: str, meta: dict[str, Any] | None, *, region: str, services: Services) -> JobSummary:
+    """Recompute a finalised job's summary after late trial data; its report is not sent again."""
+    meta = meta or {}
+    return finalise(
+        str(meta.get("job_name") or job_key), region=region, event_tags=dict(meta.get("tags") or {}), services=services
+    )
 
 
 def finalise_and_report(

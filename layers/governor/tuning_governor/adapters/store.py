@@ -213,6 +213,62 @@ class GovernorStore:
             raise self._translate(exc) from exc
         return True
 
+    def update_trial_warm_pool(self, record: TrialRecord) -> bool:
+        """Add warm-pool retention billed after the trial was recorded (the pool ended later).
+
+        True when the record grew; False when it already holds as much (a duplicate), or a concurrent
+        update won. The job's totals move by the difference, in the same transaction.
+        """
+        key = {"pk": job_pk(record.job_key), "sk": f"TRIAL#{record.training_job_name.lower()}"}
+        item = self._client.get_item(TableName=self._table, Key=_item(key), ConsistentRead=True).get("Item")
+        if not item:
+            return False
+        old = TrialRecord.model_validate(_unitem(item))
+        if record.warm_pool_seconds <= old.warm_pool_seconds:
+            return False
+        extra_seconds = record.warm_pool_instance_seconds - old.warm_pool_instance_seconds
+        sets: dict[str, Any] = {
+            ":ws": record.warm_pool_seconds,
+            ":wis": record.warm_pool_instance_seconds,
+            ":old": old.warm_pool_seconds,
+        }
+        adds: dict[str, Any] = {":dwis": extra_seconds}
+        add_expr = ["warm_pool_instance_seconds :dwis"]
+        trial_set = "SET warm_pool_seconds = :ws, warm_pool_instance_seconds = :wis"
+        if record.warm_pool_cost_usd is not None and old.cost_usd is not None:
+            sets[":wc"] = record.warm_pool_cost_usd
+            trial_set += ", warm_pool_cost_usd = :wc"
+            adds[":dcost"] = record.warm_pool_cost_usd - (old.warm_pool_cost_usd or Decimal(0))
+            add_expr.append("cost_usd :dcost")
+        try:
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": self._table,
+                            "Key": _item(key),
+                            "UpdateExpression": trial_set,
+                            "ConditionExpression": "warm_pool_seconds = :old",
+                            "ExpressionAttributeValues": _item(sets),
+                        }
+                    },
+                    {
+                        "Update": {
+                            "TableName": self._table,
+                            "Key": _item({"pk": job_pk(record.job_key), "sk": "META"}),
+                            "UpdateExpression": "ADD " + ", ".join(add_expr),
+                            "ExpressionAttributeValues": _item(adds),
+                        }
+                    },
+                ]
+            )
+        except ClientError as exc:
+            reasons = exc.response.get("CancellationReasons", [])
+            if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
+                return False
+            raise self._translate(exc) from exc
+        return True
+
     def trial_records(self, job_key: str) -> list[TrialRecord]:
         records: list[TrialRecord] = []
         paginator = self._client.get_paginator("query")

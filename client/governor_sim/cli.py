@@ -1,0 +1,52 @@
+"""The ``tuning-governor`` command (client side; nothing here runs in Lambda).
+
+    tuning-governor replay EVENTS.jsonl --policy POLICY.yaml --out RESULT.json
+    python -m governor_sim.cli replay EVENTS.jsonl --policy POLICY.yaml --out RESULT.json
+
+Subcommands:
+  replay   what a policy would have done to captured SageMaker events, and what it would have saved
+           (docs/replay.md)
+
+Exit status: 0 on success; 2 for a usage error or an unusable input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from governor_sim import replay
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser: one subparser per subcommand, each setting ``command`` to the function that runs it."""
+    parser = argparse.ArgumentParser(
+        prog="tuning-governor",
+        description="Tuning Governor's client tools (offline; nothing is sent to AWS).",
+    )
+    commands = parser.add_subparsers(title="commands", dest="name", required=True, metavar="COMMAND")
+    replay_parser = commands.add_parser(
+        "replay",
+        help="replay captured SageMaker events under a policy: decisions, stops, summaries and savings",
+        description=(
+            "Replay EventBridge events (one per line, as a rule target receives them) through the real"
+            " handlers under POLICY, offline, and report what the policy would have decided, stopped and"
+            " saved. See docs/replay.md."
+        ),
+    )
+    replay.add_arguments(replay_parser)
+    replay_parser.set_defaults(command=replay.run_command)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: the process arguments) and run the subcommand; return its exit status."""
+    args = build_parser().parse_args(argv)
+    command: Command = args.command
+    return command(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

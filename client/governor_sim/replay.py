@@ -1,0 +1,761 @@
+"""What would a policy have done to captured events? ``tuning-governor replay`` and its library API.
+
+    tuning-governor replay EVENTS.jsonl --policy POLICY.yaml --out RESULT.json
+
+The events file holds one EventBridge event per line, exactly as a rule's target receives it (the
+shapes in ``events/``). Each line is checked, then delivered, in file order, to the real Lambda
+handlers in-process (:func:`governor_sim.runner.deliver_event`) with:
+
+* ``sagemaker``: :class:`EventSourcedSageMaker`, answering every SageMaker call the governor makes from
+  the events read so far (a job's state is its latest event's detail, i.e. its Describe response);
+* ``store``: the governor's DynamoDB table on moto (:func:`governor_sim.offline.create_table`);
+* ``clock``: the envelope time of the event being processed, so decisions are dated by the event that
+  decided them;
+* ``policy``: the given policy (its ``prices`` override the catalog); ``quotas`` None: Service Quotas
+  are unknown in a replay, the policy's ``quotas`` are the limits;
+* notifiers that record reports on channels ``sns`` and ``slack`` and send nothing.
+
+Nothing leaves the machine. The result (:class:`governor_sim.replay_model.ReplayResult`) lists every
+tuning job's summary and decisions, the stops issued, the reports, the unusable lines and the savings;
+``docs/replay.md`` defines each figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import logging
+import sys
+import uuid
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, BinaryIO, Literal, TextIO
+
+import boto3
+from moto import mock_aws
+
+from governor_sim.offline import create_table
+from governor_sim.replay_model import (
+    SAVINGS_METHOD,
+    ActionResult,
+    DecisionResult,
+    EventCounts,
+    JobResult,
+    LineProblem,
+    NotificationResult,
+    ObjectiveResult,
+    PolicyInfo,
+    ReplayResult,
+    Savings,
+    stopped_job_savings,
+)
+from governor_sim.runner import deliver_event
+from tuning_governor.adapters.sagemaker import SageMakerGateway, StopResult
+from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.domain.cost import MICRO
+from tuning_governor.domain.reports import Report
+from tuning_governor.domain.summary import summarise
+from tuning_governor.errors import JobNotFound, RejectedEvent
+from tuning_governor.models.events import (
+    TRAINING_DETAIL_TYPE,
+    TUNING_DETAIL_TYPE,
+    TrainingJobStateChange,
+    TuningJobStateChange,
+)
+from tuning_governor.models.records import JobSummary
+from tuning_governor.models.sagemaker import (
+    TRAINING_TERMINAL,
+    TUNING_TERMINAL,
+    ObjectiveMetric,
+    TrainingJob,
+    TrialSummary,
+    TuningJob,
+)
+from tuning_governor.observability import logger
+from tuning_governor.policy import Policy, PolicyError, parse_policy
+from tuning_governor.service import OBJECTIVE_HYPERPARAMETER, Services, parse_event
+from tuning_governor.settings import Settings
+
+DEFAULT_REGION = "us-east-1"
+# Deleting a job long after it ran says nothing about the run: such events never replace a known state.
+DELETION_STATES = frozenset({"Deleting", "DeleteFailed"})
+TERMINAL = TUNING_TERMINAL | TRAINING_TERMINAL
+RANGE_KINDS = ("IntegerParameterRanges", "ContinuousParameterRanges", "CategoricalParameterRanges", "AutoParameters")
+MAX_REASON = 300
+StateChange = TuningJobStateChange | TrainingJobStateChange
+
+
+class ReplayInputError(Exception):
+    """The events file cannot be read or the policy is invalid. The message is one line."""
+
+
+# -- SageMaker, answered from the events -------------------------------------------------------------------
+@dataclass
+class _Latest[J]:
+    job: J
+    status: str
+    modified: datetime
+
+
+@dataclass(frozen=True)
+class StopCall:
+    """A StopHyperParameterTuningJob call the replay made that SageMaker would have accepted."""
+
+    job: str
+    at: datetime
+
+
+def _remember[J](table: dict[str, _Latest[J]], key: str, job: J, status: str, modified: datetime) -> None:
+    known = table.get(key)
+    if known is not None and (
+        status in DELETION_STATES
+        or modified < known.modified
+        or (known.status in TERMINAL and status not in TERMINAL)  # as the store: never back from terminal
+    ):
+        return
+    table[key] = _Latest(job, status, modified)
+
+
+def _range_names(detail: Mapping[str, Any]) -> set[str]:
+    """Names of the tuned hyperparameters: every ParameterRanges entry, of every training definition."""
+    sources: list[Any] = []
+    config = detail.get("HyperParameterTuningJobConfig")
+    if isinstance(config, dict):
+        sources.append(config.get("ParameterRanges"))
+    definitions = detail.get("TrainingJobDefinitions")
+    single = detail.get("TrainingJobDefinition")
+    for definition in [*(definitions if isinstance(definitions, list) else []), single]:
+        if isinstance(definition, dict):
+            sources.append(definition.get("HyperParameterRanges"))
+    names: set[str] = set()
+    for ranges in sources:
+        if not isinstance(ranges, dict):
+            continue
+        for kind in RANGE_KINDS:
+            items = ranges.get(kind)
+            for item in items if isinstance(items, list) else []:
+                if isinstance(item, dict) and isinstance(item.get("Name"), str):
+                    names.add(item["Name"])
+    return names
+
+
+class EventSourcedSageMaker(SageMakerGateway):
+    """``SageMakerGateway`` answered from replayed events instead of the SageMaker API.
+
+    Call :meth:`observe` with each event before it is delivered. Callers may rely on:
+
+    * a job's state is the detail of its *latest* event read so far: the one with the greatest
+      ``LastModifiedTime`` (the envelope time when absent); on a tie the later line wins. As in the
+      governor's table, a terminal status (Completed, Stopped, Failed) is never replaced by a
+      non-terminal one, and events with status Deleting or DeleteFailed never replace a known state.
+      Describe responses carry no Tags (as in SageMaker); ``list_tags`` answers from the latest
+      event's Tags;
+    * ``list_trials`` lists the training jobs whose ``TuningJobArn`` names the tuning job, sorted by
+      name: TunedHyperParameters are the trial's hyperparameters named in the tuning job's
+      ParameterRanges (when no range is known: those not in StaticHyperParameters and not starting with
+      ``_``), the objective value is the FinalMetricDataList entry named like the objective
+      (``_tuning_objective_metric``, else the tuning job's objective);
+    * ``stop_tuning_job`` makes no call: it returns ``"stop-requested"`` and appends to :attr:`stops`
+      for a job whose latest status is running, ``"already-stopping"`` if the replay stopped it before
+      or its status is Stopping, ``"already-ended"`` if terminal, ``"not-found"`` if never seen. The
+      job's later events are still processed as they happened: a replay cannot know what SageMaker
+      would have done after the stop;
+    * unknown names raise ``JobNotFound``, as the real gateway does.
+    """
+
+    def __init__(self, clock: Callable[[], datetime]) -> None:
+        # No SageMaker client on purpose: every call below is answered from the events observed.
+        self._clock = clock
+        self._tuning: dict[str, _Latest[TuningJob]] = {}
+        self._training: dict[str, _Latest[TrainingJob]] = {}
+        self._ranges: dict[str, set[str]] = {}
+        self._trials: dict[str, dict[str, None]] = {}
+        self._jobs_seen: dict[str, None] = {}
+        self._stopped: set[str] = set()
+        self.stops: list[StopCall] = []
+
+    def observe(self, event: StateChange, detail: Mapping[str, Any]) -> None:
+        """Take one event into the state (``detail`` is the event's raw ``detail`` object)."""
+        if isinstance(event, TuningJobStateChange):
+            job = event.detail
+            self._jobs_seen.setdefault(job.key)
+            self._ranges.setdefault(job.key, set()).update(_range_names(detail))
+            _remember(self._tuning, job.key, job, job.status, job.last_modified_time or event.time)
+            return
+        trial = event.detail
+        key = trial.name.lower()
+        _remember(self._training, key, trial, trial.status, trial.last_modified_time or event.time)
+        if trial.tuning_job_arn:
+            tuning_key = trial.tuning_job_arn.rsplit("/", 1)[-1].lower()
+            self._jobs_seen.setdefault(tuning_key)
+            self._trials.setdefault(tuning_key, {})[key] = None
+
+    # -- what the replay reads back ------------------------------------------------------------------------
+    def job_keys(self) -> list[str]:
+        """Keys (lower-case names) of every tuning job seen, by its own events or its trials', first seen first."""
+        return list(self._jobs_seen)
+
+    def tuning_job(self, key: str) -> TuningJob | None:
+        """The latest known state of a tuning job, with its Tags; None if only its trials were seen."""
+        known = self._tuning.get(key)
+        return known.job if known else None
+
+    def job_name(self, key: str) -> str:
+        """The tuning job's name as SageMaker spells it (the lower-case key if only its trials were seen)."""
+        known = self._tuning.get(key)
+        return known.job.name if known else key
+
+    # -- SageMakerGateway ----------------------------------------------------------------------------------
+    def describe_training_job(self, name: str) -> TrainingJob:
+        known = self._training.get(name.lower())
+        if known is None:
+            raise JobNotFound(f"{name}: no event of this training job in the replayed history")
+        return known.job.model_copy(update={"tags": {}})
+
+    def describe_tuning_job(self, name: str) -> TuningJob:
+        known = self._tuning.get(name.lower())
+        if known is None:
+            raise JobNotFound(f"{name}: no event of this tuning job in the replayed history")
+        return known.job.model_copy(update={"tags": {}})
+
+    def list_trials(self, tuning_job_name: str) -> list[TrialSummary]:
+        key = tuning_job_name.lower()
+        tuning = self.tuning_job(key)
+        trials = [self._training[name].job for name in self._trials.get(key, {})]
+        return [self._summary(trial, tuning, key) for trial in sorted(trials, key=lambda t: t.name)]
+
+    def _summary(self, trial: TrainingJob, tuning: TuningJob | None, key: str) -> TrialSummary:
+        ranges = self._ranges.get(key, set())
+        if ranges:
+            tuned = {k: v for k, v in trial.hyper_parameters.items() if k in ranges}
+        else:
+            static = {k for d in (tuning.definitions() if tuning else []) for k in d.static_hyper_parameters}
+            tuned = {k: v for k, v in trial.hyper_parameters.items() if k not in static and not k.startswith("_")}
+        objective = tuning.objective if tuning else None
+        name = trial.hyper_parameters.get(OBJECTIVE_HYPERPARAMETER, "").strip('"') or (
+            objective.metric_name if objective else None
+        )
+        value = trial.metric(name) if name else None
+        metric = None
+        if name is not None and value is not None:
+            metric = ObjectiveMetric(type=objective.type if objective else None, metric_name=name, value=value)
+        if metric is not None:
+            objective_status = "Succeeded"
+        elif trial.status in TUNING_TERMINAL:
+            objective_status = "Failed"
+        else:
+            objective_status = "Pending"
+        return TrialSummary(
+            training_job_name=trial.name,
+            training_job_arn=trial.arn,
+            tuning_job_name=tuning.name if tuning else key,
+            creation_time=trial.creation_time,
+            training_start_time=trial.training_start_time,
+            training_end_time=trial.training_end_time,
+            training_job_status=trial.status,
+            tuned_hyper_parameters=tuned,
+            failure_reason=trial.failure_reason,
+            final_hyper_parameter_tuning_job_objective_metric=metric,
+            objective_status=objective_status,
+        )
+
+    def list_tuning_jobs(self, status: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "HyperParameterTuningJobName": known.job.name,
+                "HyperParameterTuningJobArn": known.job.arn,
+                "HyperParameterTuningJobStatus": known.job.status,
+                "CreationTime": known.job.creation_time,
+                "LastModifiedTime": known.job.last_modified_time,
+            }
+            for known in self._tuning.values()
+            if known.job.status == status
+        ]
+
+    def list_warm_pools(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for known in self._training.values():
+            pool = known.job.warm_pool_status
+            if pool is not None and pool.status == "Available":
+                out.append(
+                    {
+                        "TrainingJobName": known.job.name,
+                        "TrainingJobArn": known.job.arn,
+                        "TrainingJobStatus": known.job.status,
+                        "CreationTime": known.job.creation_time,
+                        "WarmPoolStatus": {"Status": pool.status},
+                    }
+                )
+        return out
+
+    def stop_tuning_job(self, name: str) -> StopResult:
+        key = name.lower()
+        known = self._tuning.get(key)
+        if known is None:
+            return "not-found"
+        if key in self._stopped or known.job.status == "Stopping":
+            return "already-stopping"
+        if known.job.status in TUNING_TERMINAL:
+            return "already-ended"
+        self._stopped.add(key)
+        self.stops.append(StopCall(job=known.job.name, at=self._clock()))
+        return "stop-requested"
+
+    def list_tags(self, arn: str) -> dict[str, str]:
+        wanted = arn.lower()
+        for table in (self._tuning, self._training):
+            for known in table.values():
+                if (known.job.arn or "").lower() == wanted:
+                    return dict(known.job.tags)
+        raise JobNotFound(f"{arn}: no event of this resource in the replayed history")
+
+
+# -- notifications, recorded -------------------------------------------------------------------------------
+@dataclass
+class RecordingNotifier:
+    """A report channel that records what it is given and sends nothing (never fails)."""
+
+    channel: str
+    outbox: list[tuple[str, Report]]
+
+    def send(self, report: Report) -> None:
+        self.outbox.append((self.channel, report))
+
+
+# -- reading events ----------------------------------------------------------------------------------------
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
+
+
+def _short(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= MAX_REASON else flat[: MAX_REASON - 3] + "..."
+
+
+def parse_line(text: str) -> tuple[dict[str, Any], StateChange]:
+    """One line as an EventBridge event of SageMaker's, or ``RejectedEvent`` saying why not.
+
+    The checks, in order: valid JSON; an object; ``source`` aws.sagemaker; ``detail-type`` the tuning
+    or training job state change; the governor's own event models (the handlers' validation).
+    """
+    try:
+        event = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RejectedEvent(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+    except (ValueError, RecursionError) as exc:
+        raise RejectedEvent(f"not valid JSON: {type(exc).__name__}") from None
+    if not isinstance(event, dict):
+        raise RejectedEvent(f"{_kind(event)}, not an event object")
+    source, detail_type = event.get("source"), event.get("detail-type")
+    if source != "aws.sagemaker":
+        raise RejectedEvent(_short(f"source {json.dumps(source)} is not aws.sagemaker"))
+    model: type[TuningJobStateChange] | type[TrainingJobStateChange]
+    if detail_type == TUNING_DETAIL_TYPE:
+        model = TuningJobStateChange
+    elif detail_type == TRAINING_DETAIL_TYPE:
+        model = TrainingJobStateChange
+    else:
+        raise RejectedEvent(
+            _short(f"detail-type {json.dumps(detail_type)} is not a SageMaker tuning or training job state change")
+        )
+    try:
+        parsed: StateChange = parse_event(event, model)
+    except RejectedEvent as exc:
+        raise RejectedEvent(_short(exc.reason)) from None
+    return event, parsed
+
+
+# -- running -----------------------------------------------------------------------------------------------
+@dataclass
+class _Clock:
+    at: datetime = field(default_factory=lambda: datetime.fromtimestamp(0, tz=UTC))
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+@contextlib.contextmanager
+def quiet_handlers() -> Iterator[None]:
+    """Silence the handlers' Powertools log lines and metric warnings while the replay runs.
+
+    EMF metric lines are printed to stdout; the replay swallows them per delivery.
+    """
+    previous = logger.log_level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="No application metrics to publish")
+            yield
+    finally:
+        logger.setLevel(previous)
+
+
+def _money(value: Decimal | None) -> float | None:
+    return None if value is None else float(value.quantize(MICRO))
+
+
+def _time(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) and value else None
+
+
+def _decision(item: Mapping[str, Any]) -> DecisionResult:
+    at = _time(item.get("at"))
+    assert at is not None  # the store always writes it
+    return DecisionResult(
+        rule=str(item.get("rule")),
+        verdict=str(item.get("verdict")),
+        mode=str(item.get("mode")),
+        action=str(item.get("action") or "pending"),
+        at=at,
+        message=str(item.get("message") or ""),
+    )
+
+
+def _job_result(
+    summary: JobSummary, kind: Literal["final", "provisional"], decisions: list[DecisionResult], stop: datetime | None
+) -> JobResult:
+    cost = summary.cost
+    objective = summary.objective
+    return JobResult(
+        status=summary.status,
+        summary=kind,
+        best_training_job=summary.best_training_job,
+        best_hyperparameters=dict(summary.best_hyperparameters),
+        objective=ObjectiveResult(name=objective.name, type=objective.type, value=objective.value)
+        if objective
+        else None,
+        trials_by_status=dict(summary.trials_by_status),
+        billable_instance_seconds=cost.billable_instance_seconds,
+        cost_usd=_money(cost.cost_usd),
+        cost_status=cost.status,
+        spot_savings_usd=_money(cost.spot_savings_usd) if cost.status == "priced" else None,
+        stop_requested_at=stop,
+        decisions=decisions,
+    )
+
+
+class _Replay:
+    """One replay: the moto-backed services, the event-sourced SageMaker and what was recorded."""
+
+    def __init__(self, services: Services, sagemaker: EventSourcedSageMaker, clock: _Clock, policy: Policy) -> None:
+        self.services = services
+        self.sagemaker = sagemaker
+        self.clock = clock
+        self.policy = policy
+        self.outbox: list[tuple[str, Report]] = []
+        services.notifiers = [RecordingNotifier("sns", self.outbox), RecordingNotifier("slack", self.outbox)]
+        self.rejected: list[LineProblem] = []
+        self.failed: list[LineProblem] = []
+        self.lines = 0
+        self.processed = 0
+        self.first_at: datetime | None = None
+        self.last_at: datetime | None = None
+
+    def feed(self, number: int, raw: bytes | str) -> None:
+        try:
+            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError:
+            self.lines += 1
+            self.rejected.append(LineProblem(line=number, reason="not UTF-8 text"))
+            return
+        if not text.strip():
+            return
+        self.lines += 1
+        try:
+            event, parsed = parse_line(text)
+        except RejectedEvent as exc:
+            self.rejected.append(LineProblem(line=number, reason=exc.reason))
+            return
+        self.sagemaker.observe(parsed, event["detail"])
+        self.clock.at = parsed.time
+        with contextlib.redirect_stdout(io.StringIO()):  # the handlers' EMF metric lines
+            outcome = deliver_event(event, self.services).outcome
+        self.processed += 1
+        self.first_at = parsed.time if self.first_at is None else min(self.first_at, parsed.time)
+        self.last_at = parsed.time if self.last_at is None else max(self.last_at, parsed.time)
+        if outcome.get("outcome") == "error":
+            reason = f"{outcome.get('error')}: {outcome.get('reason')}"
+            self.failed.append(LineProblem(line=number, reason=_short(reason)))
+
+    def _summary(self, key: str, meta: Mapping[str, Any]) -> tuple[JobSummary, Literal["final", "provisional"]]:
+        store = self.services.store
+        final = store.get_summary(key)
+        if final is not None:
+            return final, "final"
+        job = self.sagemaker.tuning_job(key) or TuningJob.model_validate(
+            {"HyperParameterTuningJobName": key, "HyperParameterTuningJobStatus": "Unknown"}
+        )
+        records = store.trial_records(key)
+        region = meta.get("region") or (records[0].region if records else self.services.settings.region)
+        provisional = summarise(
+            job,
+            self.sagemaker.list_trials(job.name),
+            records,
+            region=str(region),
+            team_tag=self.policy.team_tag,
+            owner_tag=self.services.settings.owner_tag,
+            now=self.last_at or self.clock.at,
+            stop_requested_at=_time(meta.get("stop_requested_at")),
+        )
+        return provisional, "provisional"
+
+    def result(self, policy_source: str) -> ReplayResult:
+        store = self.services.store
+        names = {key: self.sagemaker.job_name(key) for key in self.sagemaker.job_keys()}
+        jobs: dict[str, JobResult] = {}
+        actions: list[ActionResult] = []
+        for key, name in names.items():
+            meta = store.get_job(key) or {}
+            summary, kind = self._summary(key, meta)
+            items = store.decisions(key)
+            decisions = sorted((_decision(i) for i in items), key=lambda d: (d.at, d.rule, d.verdict))
+            # An accepted stop: the guard stopped the job and SageMaker took the request (not a second
+            # stop of a job already stopping, nor one of a job that had ended).
+            stops = [_decision(i) for i in items if _accepted_stop(i)]
+            actions += [ActionResult(job=name, action="stop", rule=d.rule, at=d.at) for d in stops]
+            first_stop = min((d.at for d in stops), default=None)
+            jobs[name] = _job_result(summary, kind, decisions, first_stop)
+        actions.sort(key=lambda a: (a.at, a.job, a.rule))
+        by_job: dict[str, float | None] = {}
+        total = Decimal(0)
+        keys = {name: key for key, name in names.items()}
+        for action in actions:
+            if action.job in by_job:
+                continue
+            saved = stopped_job_savings(store.trial_records(keys[action.job]), action.at)
+            by_job[action.job] = _money(saved)
+            total += saved if saved is not None else Decimal(0)
+        notifications = [
+            NotificationResult(channel=channel, job=names.get(r.job_key, r.job_key), kind=r.kind, subject=r.subject)
+            for channel, r in self.outbox
+        ]
+        return ReplayResult(
+            policy=PolicyInfo(source=policy_source, mode=self.policy.mode),
+            events=EventCounts(
+                lines=self.lines,
+                processed=self.processed,
+                rejected=len(self.rejected),
+                failed=len(self.failed),
+                first_at=self.first_at,
+                last_at=self.last_at,
+            ),
+            jobs=jobs,
+            actions=actions,
+            notifications=notifications,
+            rejected_events=self.rejected,
+            failed_events=self.failed,
+            savings=Savings(
+                usd=float(total.quantize(MICRO)),
+                by_job=by_job,
+                complete=all(v is not None for v in by_job.values()),
+                method=SAVINGS_METHOD,
+            ),
+        )
+
+
+def _accepted_stop(item: Mapping[str, Any]) -> bool:
+    return item.get("action") == "stopped" and item.get("action_detail") == "stop-requested"
+
+
+def replay_lines(
+    lines: Iterable[bytes | str], policy: Policy, *, policy_source: str = "<policy>", region: str = DEFAULT_REGION
+) -> ReplayResult:
+    """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
+
+    Lines are numbered from 1; blank lines are skipped (not counted). A line that is not a valid event
+    is reported in ``rejected_events`` and the run goes on. Runs inside its own ``moto.mock_aws()``
+    (nesting inside another is fine: its table has a unique name and is deleted afterwards); ``region``
+    is the governor's own region (the events' regions price their trials). Quiet: the handlers' logs
+    and metrics are suppressed. Deterministic: the same lines and policy give the same result.
+    """
+    clock = _Clock()
+    sagemaker = EventSourcedSageMaker(clock)
+    table = f"tuning-governor-replay-{uuid.uuid4().hex[:12]}"
+    with quiet_handlers(), mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name=region)
+        create_table(dynamodb, table)
+        try:
+            settings = Settings.model_validate(
+                {"TABLE_NAME": table, "AWS_REGION": region, "POLICY_PARAMETER": "", "POLICY_FILE": ""}
+            )
+            services = Services(
+                settings=settings,
+                sagemaker=sagemaker,
+                store=GovernorStore(dynamodb, table),
+                clock=clock,
+                policy=lambda: policy,
+                quotas=None,
+            )
+            run = _Replay(services, sagemaker, clock, policy)
+            for number, raw in enumerate(lines, start=1):
+                run.feed(number, raw)
+            return run.result(policy_source)
+        finally:
+            dynamodb.delete_table(TableName=table)
+
+
+def replay_file(path: str | Path, policy: Policy, *, policy_source: str = "<policy>") -> ReplayResult:
+    """``replay_lines`` over a JSONL file (``-`` = standard input). ``ReplayInputError`` if it cannot be read."""
+    source = str(path)
+
+    def unreadable(exc: OSError) -> ReplayInputError:
+        return ReplayInputError(f"cannot read events file {source}: {exc.strerror or type(exc).__name__}")
+
+    def read(handle: BinaryIO) -> Iterator[bytes]:
+        try:
+            yield from handle
+        except OSError as exc:
+            raise unreadable(exc) from None
+
+    if source == "-":
+        return replay_lines(read(sys.stdin.buffer), policy, policy_source=policy_source)
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below; only opening errors are caught here
+    except OSError as exc:
+        raise unreadable(exc) from None
+    with handle:
+        return replay_lines(read(handle), policy, policy_source=policy_source)
+
+
+def load_policy(path: str | Path) -> Policy:
+    """Read and validate a policy file; ``ReplayInputError`` with a one-line message if it cannot be used."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReplayInputError(f"cannot read policy file {path}: {exc.strerror or type(exc).__name__}") from None
+    except UnicodeDecodeError:
+        raise ReplayInputError(f"cannot read policy file {path}: not UTF-8 text") from None
+    try:
+        return parse_policy(text, str(path))
+    except PolicyError as exc:
+        raise ReplayInputError(policy_error_line(exc)) from None
+
+
+def policy_error_line(exc: PolicyError) -> str:
+    """The first line of a ``PolicyError`` message, followed by its first problem, on one line."""
+    line = str(exc).splitlines()[0] if str(exc) else "policy is invalid"
+    if exc.problems:
+        more = len(exc.problems) - 1
+        line = f"{line.rstrip(':')}: {exc.problems[0]}" + (f" (and {more} more)" if more else "")
+    return " ".join(line.split())
+
+
+# -- the human summary -------------------------------------------------------------------------------------
+def _usd(value: float | None) -> str:
+    return "unpriced" if value is None else f"${value:,.2f}"
+
+
+def _when(value: datetime | None) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ") if value else "-"
+
+
+def render_summary(result: ReplayResult, *, events_source: str, out: str | None = None) -> str:
+    """What a person reads after a replay: events, jobs, cost, stops by rule, savings, where the result went."""
+    events, jobs = result.events, result.jobs
+    finished = sum(1 for job in jobs.values() if job.summary == "final")
+    spent = sum(job.cost_usd for job in jobs.values() if job.cost_usd is not None)
+    unpriced = sum(1 for job in jobs.values() if job.cost_usd is None)
+    span = f", {_when(events.first_at)} .. {_when(events.last_at)}" if events.first_at else ""
+    lines = [
+        f"Replay of {events_source} under {result.policy.source} (mode {result.policy.mode})",
+        f"Events: {events.lines} read, {events.processed} processed, {events.rejected} rejected,"
+        f" {events.failed} failed{span}",
+        f"Tuning jobs: {len(jobs)} ({finished} finished, {len(jobs) - finished} unfinished when the history ends)",
+        f"Cost in the history: ${spent:,.2f}" + (f" (+ {unpriced} job(s) not fully priced)" if unpriced else ""),
+    ]
+    verdicts = Counter(d.action for job in jobs.values() for d in job.decisions)
+    if verdicts:
+        lines.append("Decisions: " + ", ".join(f"{action} {n}" for action, n in sorted(verdicts.items())))
+    by_rule = Counter(action.rule for action in result.actions)
+    if by_rule:
+        lines.append(
+            f"Stops: {len(result.actions)} (" + ", ".join(f"{r} {n}" for r, n in sorted(by_rule.items())) + ")"
+        )
+    elif result.policy.mode == "monitor" and verdicts.get("would-stop"):
+        lines.append("Stops: 0 (monitor mode stops nothing; replay with --mode enforce to see what stops would save)")
+    else:
+        lines.append("Stops: 0")
+    for action in result.actions:
+        saved = result.savings.by_job.get(action.job)
+        lines.append(f"  {_when(action.at)}  stop {action.job} ({action.rule}), would have saved {_usd(saved)}")
+    lines.append(
+        f"Would have saved: ${result.savings.usd:,.2f}"
+        + ("" if result.savings.complete else " (stopped jobs with unpriced trials not included)")
+    )
+    channels = Counter(n.channel for n in result.notifications)
+    lines.append(
+        f"Notifications (recorded, not sent): {len(result.notifications)}"
+        + (" (" + ", ".join(f"{c} {n}" for c, n in sorted(channels.items())) + ")" if channels else "")
+    )
+    if result.rejected_events:
+        numbers = [str(p.line) for p in result.rejected_events[:10]]
+        more = "" if len(result.rejected_events) <= 10 else f" and {len(result.rejected_events) - 10} more"
+        lines.append(f"Rejected lines: {', '.join(numbers)}{more} (reasons in the result)")
+    if result.failed_events:
+        lines.append(
+            f"Failed events (handler raised): lines {', '.join(str(p.line) for p in result.failed_events[:10])}"
+        )
+    if out:
+        lines.append(f"Result: {'standard output' if out == '-' else out}")
+    return "\n".join(lines) + "\n"
+
+
+# -- the command -------------------------------------------------------------------------------------------
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``replay`` subcommand's arguments."""
+    parser.add_argument("events", metavar="EVENTS.jsonl", help="captured EventBridge events, one per line (- = stdin)")
+    parser.add_argument(
+        "--policy", required=True, metavar="POLICY.yaml", help="the governance policy to replay under (YAML or JSON)"
+    )
+    parser.add_argument(
+        "--out",
+        metavar="RESULT.json",
+        help="write the result as JSON here (- = stdout; the summary then goes to stderr)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("enforce", "monitor"),
+        help="override the policy's mode, e.g. to see what a monitor-mode policy would save if it enforced",
+    )
+
+
+def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run ``replay`` with parsed arguments. 0 on success; 2 with one line on stderr when an input is unusable."""
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    try:
+        policy = load_policy(args.policy)
+        if args.mode:
+            policy = policy.model_copy(update={"mode": args.mode})
+        if args.out and args.out != "-" and not Path(args.out).resolve().parent.is_dir():
+            raise ReplayInputError(f"cannot write {args.out}: its directory does not exist")
+        result = replay_file(args.events, policy, policy_source=str(args.policy))
+        text = result.model_dump_json(indent=2) + "\n"
+        if args.out and args.out != "-":
+            try:
+                Path(args.out).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise ReplayInputError(f"cannot write {args.out}: {exc.strerror or type(exc).__name__}") from None
+    except ReplayInputError as exc:
+        print(f"tuning-governor replay: {exc}", file=err)
+        return 2
+    summary_stream = out
+    if args.out == "-":
+        out.write(text)
+        summary_stream = err
+    summary_stream.write(render_summary(result, events_source=str(args.events), out=args.out))
+    return 0
