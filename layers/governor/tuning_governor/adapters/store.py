@@ -186,32 +186,25 @@ class GovernorStore:
             {"pk": job_pk(record.job_key), "sk": f"TRIAL#{record.training_job_name.lower()}", "type": "trial"}
             | record.model_dump(mode="python")
         )
-        try:
-            self._client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Put": {
-                            "TableName": self._table,
-                            "Item": trial_item,
-                            "ConditionExpression": "attribute_not_exists(pk)",
-                        }
-                    },
-                    {
-                        "Update": {
-                            "TableName": self._table,
-                            "Key": _item({"pk": job_pk(record.job_key), "sk": "META"}),
-                            "UpdateExpression": "ADD " + ", ".join(expr),
-                            "ExpressionAttributeValues": _item(adds),
-                        }
-                    },
-                ]
-            )
-        except ClientError as exc:
-            reasons = exc.response.get("CancellationReasons", [])
-            if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
-                return False
-            raise self._translate(exc) from exc
-        return True
+        return self._transact_if_first_holds(
+            [
+                {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": trial_item,
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                {
+                    "Update": {
+                        "TableName": self._table,
+                        "Key": _item({"pk": job_pk(record.job_key), "sk": "META"}),
+                        "UpdateExpression": "ADD " + ", ".join(expr),
+                        "ExpressionAttributeValues": _item(adds),
+                    }
+                },
+            ]
+        )
 
     def update_trial_warm_pool(self, record: TrialRecord) -> bool:
         """Add warm-pool retention billed after the trial was recorded (the pool ended later).
@@ -240,34 +233,27 @@ class GovernorStore:
             trial_set += ", warm_pool_cost_usd = :wc"
             adds[":dcost"] = record.warm_pool_cost_usd - (old.warm_pool_cost_usd or Decimal(0))
             add_expr.append("cost_usd :dcost")
-        try:
-            self._client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Update": {
-                            "TableName": self._table,
-                            "Key": _item(key),
-                            "UpdateExpression": trial_set,
-                            "ConditionExpression": "warm_pool_seconds = :old",
-                            "ExpressionAttributeValues": _item(sets),
-                        }
-                    },
-                    {
-                        "Update": {
-                            "TableName": self._table,
-                            "Key": _item({"pk": job_pk(record.job_key), "sk": "META"}),
-                            "UpdateExpression": "ADD " + ", ".join(add_expr),
-                            "ExpressionAttributeValues": _item(adds),
-                        }
-                    },
-                ]
-            )
-        except ClientError as exc:
-            reasons = exc.response.get("CancellationReasons", [])
-            if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
-                return False
-            raise self._translate(exc) from exc
-        return True
+        return self._transact_if_first_holds(
+            [
+                {
+                    "Update": {
+                        "TableName": self._table,
+                        "Key": _item(key),
+                        "UpdateExpression": trial_set,
+                        "ConditionExpression": "warm_pool_seconds = :old",
+                        "ExpressionAttributeValues": _item(sets),
+                    }
+                },
+                {
+                    "Update": {
+                        "TableName": self._table,
+                        "Key": _item({"pk": job_pk(record.job_key), "sk": "META"}),
+                        "UpdateExpression": "ADD " + ", ".join(add_expr),
+                        "ExpressionAttributeValues": _item(adds),
+                    }
+                },
+            ]
+        )
 
     def trial_records(self, job_key: str) -> list[TrialRecord]:
         records: list[TrialRecord] = []
@@ -518,6 +504,19 @@ class GovernorStore:
 
     def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None:
         self._client.put_item(TableName=self._table, Item=_item({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot))
+
+    def _transact_if_first_holds(self, items: list[Any]) -> bool:
+        """Write ``items`` atomically: False (nothing written) if the first item's condition does not hold."""
+        try:
+            self._client.transact_write_items(TransactItems=items)
+        except ClientError as exc:
+            reasons = exc.response.get("CancellationReasons", [])
+            if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
+                return False
+            if any(r.get("Code") == "TransactionConflict" for r in reasons):
+                raise TransientError("DynamoDB transaction conflict") from exc
+            raise self._translate(exc) from exc
+        return True
 
     def _conditional(self, call: Any, **request: Any) -> bool:
         """Run a conditional write: True if it was applied, False if its condition did not hold."""
