@@ -361,6 +361,9 @@ def parse_line(text: str) -> tuple[dict[str, Any], StateChange]:
         raise RejectedEvent(f"not valid JSON: {type(exc).__name__}") from None
     if not isinstance(event, dict):
         raise RejectedEvent(f"{_kind(event)}, not an event object")
+    if "detail-type" not in event and isinstance(event.get("event"), dict):
+        # A line of the simulator's event log ({"seq", "delivered_at", ..., "event"}): replay its event.
+        event = event["event"]
     source, detail_type = event.get("source"), event.get("detail-type")
     if source != "aws.sagemaker":
         raise RejectedEvent(_short(f"source {json.dumps(source)} is not aws.sagemaker"))
