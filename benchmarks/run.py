@@ -251,11 +251,14 @@ def worker(trial_events: int, mode: str, trace: bool) -> dict[str, Any]:
 
 def table_after(trial_events: int, fast: bool) -> list[dict[str, Any]]:
     """The governor's table (DynamoDB JSON, sorted by key) after a run with or without the fast path."""
+    import warnings  # noqa: PLC0415
+
     from moto import mock_aws  # noqa: PLC0415
 
     from governor_sim.offline import TABLE_NAME  # noqa: PLC0415
     from governor_sim.simulation import Simulation  # noqa: PLC0415
 
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
     patch = touched_item_rollback() if fast else contextlib.nullcontext()
     with (
         mock_aws(),
@@ -346,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     command = " ".join([".venv/bin/python benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
+    code = _git_head()  # the code measured is the code at the start
     started = time.perf_counter()
     verified: bool | None = None
     if not args.no_verify:
@@ -371,7 +375,9 @@ def main(argv: list[str] | None = None) -> int:
                 traced = _run_worker(size, mode, trace=True)
                 print(f"{traced['wall_s']:.1f} s", flush=True)
             rows.append({"size": size, "mode": mode, "runs": mode_runs, "traced": traced})
-    _write_results(args.results, rows, command, verified, time.perf_counter() - started)
+    _write_results(
+        args.results, rows, command=command, code=code, verified=verified, total_s=time.perf_counter() - started
+    )
     print(f"wrote {args.results}")
     return 0
 
@@ -397,13 +403,15 @@ def _git_head() -> str:
     return head + (" + uncommitted changes" if dirty else "")
 
 
-def _write_results(path: Path, rows: list[dict[str, Any]], command: str, verified: bool | None, total_s: float) -> None:
+def _write_results(
+    path: Path, rows: list[dict[str, Any]], *, command: str, code: str, verified: bool | None, total_s: float
+) -> None:
     baseline = {row["size"]: _median([r["wall_s"] for r in row["runs"]]) for row in rows if row["mode"] == "baseline"}
     lines = [
         "# Benchmark: simulator + handlers over many trial events",
         "",
         f"- command: `{command}` (from the repository root; `make bench` runs it with the defaults)",
-        f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; code: {_git_head()}",
+        f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; code at the start: {code}",
         f"- machine: {os.cpu_count()} CPUs (nproc), {platform.machine()}, {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()}",
         f"- whole benchmark took {total_s / 60:,.1f} min",
