@@ -4,7 +4,7 @@ PY := .venv/bin/python
 PY313_DIR = $(dir $(shell [ -x .venv/bin/python ] && readlink -f .venv/bin/python))
 SAM := .venv-tools/bin/sam
 
-.PHONY: setup setup-sdk demo test lint typecheck unit integration template build deploy bench clean
+.PHONY: setup setup-sdk demo test lint typecheck unit integration template build deploy bench bench-overspend clean
 
 setup:
 	@WITH_SAM=0 scripts/bootstrap.sh
@@ -44,6 +44,11 @@ deploy: build
 
 bench: setup
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/overspend.py --write
+
+## Budget overspend of the event-driven governor + sweep against a 15-minute poller (a few minutes).
+bench-overspend: setup
+	$(PY) benchmarks/overspend.py --write
 
 clean:
 	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -4,8 +4,9 @@
     python -m governor_sim.cli replay EVENTS.jsonl --policy POLICY.yaml --out RESULT.json
 
 Subcommands:
-  replay   what a policy would have done to captured SageMaker events, and what it would have saved
-           (docs/replay.md)
+  replay   what a policy would have done to captured SageMaker events, and what it would have saved,
+           with the scheduled sweep run on the events' timeline (--sweep-every, default the
+           template's rate(5 minutes); 0 = none) (docs/replay.md)
 
 Exit status: 0 on success; 2 for a usage error or an unusable input (one line on stderr).
 """

@@ -15,6 +15,10 @@ handlers in-process (:func:`governor_sim.runner.deliver_event`) with:
   are unknown in a replay, the policy's ``quotas`` are the limits;
 * notifiers that record reports on channels ``sns`` and ``slack`` and send nothing.
 
+Between the events, the scheduled sweep (:func:`tuning_governor.sweep.run_sweep`) runs with the same
+services every ``--sweep-every`` of the events' time (default: template.yaml's ``SweepSchedule``,
+5 minutes), its clock at its own time, as the deployed governor would run it.
+
 Nothing leaves the machine. The result (:class:`governor_sim.replay_model.ReplayResult`) lists every
 tuning job's summary and decisions, the stops issued, the reports, the unusable lines and the savings;
 ``docs/replay.md`` defines each figure.
@@ -27,13 +31,14 @@ import contextlib
 import io
 import json
 import logging
+import re
 import sys
 import uuid
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TextIO
@@ -46,6 +51,7 @@ from governor_sim.replay_model import (
     SAVINGS_METHOD,
     ActionResult,
     DecisionResult,
+    EarlyStoppingResult,
     EventCounts,
     JobResult,
     LineProblem,
@@ -54,9 +60,12 @@ from governor_sim.replay_model import (
     PolicyInfo,
     ReplayResult,
     Savings,
+    SweepInfo,
+    TimingResult,
     stopped_job_savings,
 )
 from governor_sim.runner import deliver_event
+from tuning_governor.adapters.checks import CHECK_KEY, PendingChecks
 from tuning_governor.adapters.sagemaker import SageMakerGateway, StopResult
 from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.domain.cost import MICRO
@@ -78,12 +87,15 @@ from tuning_governor.models.sagemaker import (
     TrialSummary,
     TuningJob,
 )
-from tuning_governor.observability import logger
+from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy, PolicyError, parse_policy
 from tuning_governor.service import OBJECTIVE_HYPERPARAMETER, Services, parse_event
 from tuning_governor.settings import Settings
+from tuning_governor.sweep import run_budget_check, run_sweep
 
 DEFAULT_REGION = "us-east-1"
+#: template.yaml's ``SweepSchedule`` default (a test holds them equal): the sweep a replay runs unless told.
+DEFAULT_SWEEP_SCHEDULE = "rate(5 minutes)"
 # Deleting a job long after it ran says nothing about the run: such events never replace a known state.
 DELETION_STATES = frozenset({"Deleting", "DeleteFailed"})
 TERMINAL = TUNING_TERMINAL | TRAINING_TERMINAL
@@ -383,6 +395,46 @@ def parse_line(text: str) -> tuple[dict[str, Any], StateChange]:
     return event, parsed
 
 
+# -- the sweep's schedule ----------------------------------------------------------------------------------
+_RATE = re.compile(r"rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)")
+_SHORT = re.compile(r"(\d+)\s*(s|m|min|h)?")
+_UNITS = {"s": 1, "m": 60, "min": 60, "minute": 60, "minutes": 60, "h": 3600, "hour": 3600, "hours": 3600}
+_UNITS |= {"day": 86400, "days": 86400}
+
+
+def parse_sweep_every(text: str) -> timedelta | None:
+    """The sweep interval ``text`` names; None (no sweep) for ``0`` or ``off``.
+
+    Accepted: a whole number of minutes (``5``), seconds, minutes or hours (``90s``, ``15m``, ``1h``),
+    or an EventBridge rate expression as template.yaml's ``SweepSchedule`` takes it (``rate(5 minutes)``).
+    Anything else (cron expressions included: their times are not an interval) raises ``ReplayInputError``.
+    """
+    value = " ".join(text.strip().lower().split())
+    if value in {"0", "off", "none"}:
+        return None
+    match = _RATE.fullmatch(value) or _SHORT.fullmatch(value)
+    if match is None:
+        raise ReplayInputError(
+            f"sweep interval {text!r} is not one of: 0 (no sweep), minutes (5), 90s, 15m, 1h, rate(5 minutes)"
+        )
+    seconds = int(match.group(1)) * _UNITS[match.group(2) or "m"]
+    if seconds <= 0:
+        raise ReplayInputError(f"sweep interval {text!r} must be longer than 0 (or 0 alone: no sweep)")
+    return timedelta(seconds=seconds)
+
+
+_default = parse_sweep_every(DEFAULT_SWEEP_SCHEDULE)
+assert _default is not None
+DEFAULT_SWEEP_EVERY: timedelta = _default
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _first_sweep_from(at: datetime, every: timedelta) -> datetime:
+    """The first sweep time at or after ``at``: sweeps fall on multiples of ``every`` since 1970-01-01 UTC."""
+    periods = -((_EPOCH - at) // every)  # ceiling division
+    return _EPOCH + periods * every
+
+
 # -- running -----------------------------------------------------------------------------------------------
 @dataclass
 class _Clock:
@@ -416,6 +468,18 @@ def _time(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
 
+def _plain_numbers(value: Any) -> Any:
+    """A decision's stored numbers as JSON values: DynamoDB's Decimals become ints or floats."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [_plain_numbers(v) for v in value]
+        return sorted(items, key=str) if isinstance(value, set | frozenset) else items
+    return value
+
+
 def _decision(item: Mapping[str, Any]) -> DecisionResult:
     at = _time(item.get("at"))
     assert at is not None  # the store always writes it
@@ -426,6 +490,7 @@ def _decision(item: Mapping[str, Any]) -> DecisionResult:
         action=str(item.get("action") or "pending"),
         at=at,
         message=str(item.get("message") or ""),
+        numbers=_plain_numbers(item.get("numbers") or {}),
     )
 
 
@@ -433,6 +498,7 @@ def _job_result(
     summary: JobSummary, kind: Literal["final", "provisional"], decisions: list[DecisionResult], stop: datetime | None
 ) -> JobResult:
     cost = summary.cost
+    es = cost.early_stopping
     objective = summary.objective
     return JobResult(
         status=summary.status,
@@ -448,6 +514,17 @@ def _job_result(
         cost_status=cost.status,
         spot_savings_usd=_money(cost.spot_savings_usd) if cost.status == "priced" else None,
         stop_requested_at=stop,
+        early_stopping=EarlyStoppingResult(
+            trials_stopped_early=es.trials_stopped_early,
+            trials_cut_by_job_stop=es.trials_cut_by_job_stop,
+            saved_billable_instance_seconds=es.saved_billable_instance_seconds,
+            billable_instance_seconds_without_early_stopping=es.billable_instance_seconds_without_early_stopping,
+        ),
+        timing=TimingResult(
+            wall_clock_seconds=summary.timing.wall_clock_seconds,
+            estimate_without_early_stopping_seconds=summary.timing.estimate_without_early_stopping_seconds,
+            one_at_a_time_seconds=summary.timing.one_at_a_time_seconds,
+        ),
         decisions=decisions,
     )
 
@@ -455,11 +532,25 @@ def _job_result(
 class _Replay:
     """One replay: the moto-backed services, the event-sourced SageMaker and what was recorded."""
 
-    def __init__(self, services: Services, sagemaker: EventSourcedSageMaker, clock: _Clock, policy: Policy) -> None:
+    def __init__(
+        self,
+        services: Services,
+        sagemaker: EventSourcedSageMaker,
+        clock: _Clock,
+        policy: Policy,
+        sweep_every: timedelta | None = None,
+    ) -> None:
         self.services = services
         self.sagemaker = sagemaker
         self.clock = clock
         self.policy = policy
+        self.sweep_every = sweep_every
+        self.next_sweep: datetime | None = None
+        self.sweeps = 0
+        self.budget_checks = 0
+        self.checks = PendingChecks()
+        services.checks = self.checks
+        self._idle = False  # the last sweep run found nothing to do, and no event has come since
         self.outbox: list[tuple[str, Report]] = []
         services.notifiers = [RecordingNotifier("sns", self.outbox), RecordingNotifier("slack", self.outbox)]
         self.rejected: list[LineProblem] = []
@@ -484,7 +575,9 @@ class _Replay:
         except RejectedEvent as exc:
             self.rejected.append(LineProblem(line=number, reason=exc.reason))
             return
+        self._sweep_before(parsed.time, number)
         self.sagemaker.observe(parsed, event["detail"])
+        self._idle = False
         self.clock.at = parsed.time
         with contextlib.redirect_stdout(io.StringIO()):  # the handlers' EMF metric lines
             outcome = deliver_event(event, self.services).outcome
@@ -494,6 +587,74 @@ class _Replay:
         if outcome.get("outcome") == "error":
             reason = f"{outcome.get('error')}: {outcome.get('reason')}"
             self.failed.append(LineProblem(line=number, reason=_short(reason)))
+
+    # -- the scheduled sweep, on the event timeline -------------------------------------------------------
+    def _sweep_before(self, at: datetime, number: int) -> None:
+        """Run every sweep due strictly before ``at`` (the time of the line about to be processed).
+
+        Sweeps fall on multiples of the interval (UTC), from the first line's time on; a sweep at S runs
+        after the lines dated S or earlier that come before the first line dated after S. None runs after
+        the last line: what happened then is not in the history.
+        """
+        every = self.sweep_every
+        if every is not None and self.next_sweep is None:
+            self.next_sweep = _first_sweep_from(at, every)
+        while True:
+            check = self.checks.next_due()
+            sweep = self.next_sweep if every is not None else None
+            due = [t for t in (check, sweep) if t is not None and t < at]
+            if not due:
+                return
+            if check is not None and check == min(due) and (sweep is None or check < sweep):
+                self._budget_checks(check, number)
+            else:
+                assert sweep is not None and every is not None
+                self._sweep(sweep, number)
+                self.next_sweep = sweep + every
+
+    def _budget_checks(self, at: datetime, number: int) -> None:
+        """The one-time checks due at ``at`` (EventBridge Scheduler invoking BudgetCheckFunction)."""
+        for when, key in self.checks.due(at):
+            self.budget_checks += 1
+            self.clock.at = when
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    run_budget_check({CHECK_KEY: {"job": key}}, self.services)
+            except Exception as exc:  # as a failed invocation: the next sweep judges the job anyway
+                self.failed.append(
+                    LineProblem(
+                        line=number, reason=_short(f"budget check at {_when(when)}: {type(exc).__name__}: {exc}")
+                    )
+                )
+            finally:
+                metrics.clear_metrics()
+            self._idle = False
+
+    def _sweep(self, at: datetime, number: int) -> None:
+        self.sweeps += 1
+        if self._idle:
+            return  # nothing has changed since a sweep that found nothing running: this one would do the same
+        self.clock.at = at
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                report = run_sweep(self.services)
+        except Exception as exc:  # as a failed scheduled run: the next sweep is the retry
+            self.failed.append(
+                LineProblem(line=number, reason=_short(f"sweep at {_when(at)}: {type(exc).__name__}: {exc}"))
+            )
+            return
+        finally:
+            metrics.clear_metrics()  # the sweep handler would flush them; a replay prints none
+        self._idle = not report["errors"] and self._nothing_running()
+
+    def _nothing_running(self) -> bool:
+        sagemaker, store = self.sagemaker, self.services.store
+        return (
+            not any(sagemaker.list_tuning_jobs(status) for status in ("InProgress", "Stopping"))
+            and not sagemaker.list_warm_pools()
+            and not any(store.jobs_with_status(status) for status in ("InProgress", "Stopping"))
+            and not store.warm_pool_names()
+        )
 
     def _summary(self, key: str, meta: Mapping[str, Any]) -> tuple[JobSummary, Literal["final", "provisional"]]:
         store = self.services.store
@@ -514,6 +675,7 @@ class _Replay:
             owner_tag=self.services.settings.owner_tag,
             now=self.last_at or self.clock.at,
             stop_requested_at=_time(meta.get("stop_requested_at")),
+            stopping_at=_time(meta.get("stopping_at")),
         )
         return provisional, "provisional"
 
@@ -557,6 +719,11 @@ class _Replay:
                 first_at=self.first_at,
                 last_at=self.last_at,
             ),
+            sweeps=SweepInfo(
+                every_seconds=int(self.sweep_every.total_seconds()) if self.sweep_every else None,
+                runs=self.sweeps,
+                budget_checks=self.budget_checks,
+            ),
             jobs=jobs,
             actions=actions,
             notifications=notifications,
@@ -576,12 +743,19 @@ def _accepted_stop(item: Mapping[str, Any]) -> bool:
 
 
 def replay_lines(
-    lines: Iterable[bytes | str], policy: Policy, *, policy_source: str = "<policy>", region: str = DEFAULT_REGION
+    lines: Iterable[bytes | str],
+    policy: Policy,
+    *,
+    policy_source: str = "<policy>",
+    region: str = DEFAULT_REGION,
+    sweep_every: timedelta | None = DEFAULT_SWEEP_EVERY,
 ) -> ReplayResult:
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
     Lines are numbered from 1; blank lines are skipped (not counted). A line that is not a valid event
-    is reported in ``rejected_events`` and the run goes on. Runs inside its own ``moto.mock_aws()``
+    is reported in ``rejected_events`` and the run goes on. The sweep (``tuning_governor.sweep.run_sweep``)
+    runs every ``sweep_every`` of the events' time, with the clock at its own time, interleaved with the
+    events (see ``_Replay._sweep_before``); None runs none. Runs inside its own ``moto.mock_aws()``
     (nesting inside another is fine: its table has a unique name and is deleted afterwards); ``region``
     is the governor's own region (the events' regions price their trials). Quiet: the handlers' logs
     and metrics are suppressed. Deterministic: the same lines and policy give the same result.
@@ -604,7 +778,7 @@ def replay_lines(
                 policy=lambda: policy,
                 quotas=None,
             )
-            run = _Replay(services, sagemaker, clock, policy)
+            run = _Replay(services, sagemaker, clock, policy, sweep_every)
             for number, raw in enumerate(lines, start=1):
                 run.feed(number, raw)
             return run.result(policy_source)
@@ -612,7 +786,13 @@ def replay_lines(
             dynamodb.delete_table(TableName=table)
 
 
-def replay_file(path: str | Path, policy: Policy, *, policy_source: str = "<policy>") -> ReplayResult:
+def replay_file(
+    path: str | Path,
+    policy: Policy,
+    *,
+    policy_source: str = "<policy>",
+    sweep_every: timedelta | None = DEFAULT_SWEEP_EVERY,
+) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = standard input). ``ReplayInputError`` if it cannot be read."""
     source = str(path)
 
@@ -626,13 +806,13 @@ def replay_file(path: str | Path, policy: Policy, *, policy_source: str = "<poli
             raise unreadable(exc) from None
 
     if source == "-":
-        return replay_lines(read(sys.stdin.buffer), policy, policy_source=policy_source)
+        return replay_lines(read(sys.stdin.buffer), policy, policy_source=policy_source, sweep_every=sweep_every)
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below; only opening errors are caught here
     except OSError as exc:
         raise unreadable(exc) from None
     with handle:
-        return replay_lines(read(handle), policy, policy_source=policy_source)
+        return replay_lines(read(handle), policy, policy_source=policy_source, sweep_every=sweep_every)
 
 
 def load_policy(path: str | Path) -> Policy:
@@ -681,6 +861,12 @@ def render_summary(result: ReplayResult, *, events_source: str, out: str | None 
         f"Tuning jobs: {len(jobs)} ({finished} finished, {len(jobs) - finished} unfinished when the history ends)",
         f"Cost in the history: ${spent:,.2f}" + (f" (+ {unpriced} job(s) not fully priced)" if unpriced else ""),
     ]
+    if result.sweeps.every_seconds:
+        every = result.sweeps.every_seconds
+        interval = f"{every // 60} min" if every % 60 == 0 else f"{every} s"
+        lines.append(f"Sweeps: {result.sweeps.runs} (every {interval}, on the events' timeline)")
+    else:
+        lines.append("Sweeps: none (--sweep-every 0)")
     verdicts = Counter(d.action for job in jobs.values() for d in job.decisions)
     if verdicts:
         lines.append("Decisions: " + ", ".join(f"{action} {n}" for action, n in sorted(verdicts.items())))
@@ -735,6 +921,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("enforce", "monitor"),
         help="override the policy's mode, e.g. to see what a monitor-mode policy would save if it enforced",
     )
+    parser.add_argument(
+        "--sweep-every",
+        type=_sweep_argument,
+        default=DEFAULT_SWEEP_EVERY,
+        metavar="INTERVAL",
+        help=(
+            f"run the scheduled sweep on the event timeline this often: 5 (minutes), 90s, 15m, 1h or"
+            f" rate(5 minutes); 0 = no sweep (default: {DEFAULT_SWEEP_SCHEDULE}, as template.yaml deploys it)"
+        ),
+    )
+
+
+def _sweep_argument(text: str) -> timedelta | None:
+    try:
+        return parse_sweep_every(text)
+    except ReplayInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -746,7 +949,7 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
             policy = policy.model_copy(update={"mode": args.mode})
         if args.out and args.out != "-" and not Path(args.out).resolve().parent.is_dir():
             raise ReplayInputError(f"cannot write {args.out}: its directory does not exist")
-        result = replay_file(args.events, policy, policy_source=str(args.policy))
+        result = replay_file(args.events, policy, policy_source=str(args.policy), sweep_every=args.sweep_every)
         text = result.model_dump_json(indent=2) + "\n"
         if args.out and args.out != "-":
             try:

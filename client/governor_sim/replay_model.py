@@ -58,6 +58,41 @@ class DecisionResult(_Out):
     )
     at: datetime = Field(description="time of the event that decided (its EventBridge envelope time)")
     message: str
+    numbers: dict[str, Any] = Field(
+        description="the figures that decided it, as the governor stored them with the decision (e.g. for"
+        " budget: spent, spent finished / accrued, limit and its source; for concurrency: usage, demand and"
+        " limit per instance type); money in USD, times ISO-8601"
+    )
+
+
+class EarlyStoppingResult(_Out):
+    """What AMT's early stopping saved (the DynamoDB summary's ``cost.early_stopping``, same names)."""
+
+    trials_stopped_early: int = Field(
+        description="trials early stopping (Hyperband, or TrainingJobEarlyStoppingType Auto) ended"
+    )
+    trials_cut_by_job_stop: int = Field(
+        description="trials cut short because the tuning job itself was stopped (its owner, the governor or"
+        " ResourceLimits.MaxRuntimeInSeconds); not counted as savings"
+    )
+    saved_billable_instance_seconds: int = Field(
+        description="for each trial stopped early: a full-length trial's billable seconds x its instances,"
+        " less its own billable instance-seconds"
+    )
+    billable_instance_seconds_without_early_stopping: int = Field(
+        description="billable_instance_seconds + saved_billable_instance_seconds"
+    )
+
+
+class TimingResult(_Out):
+    """Wall clock against the same trials without early stopping (the DynamoDB summary's ``timing``)."""
+
+    wall_clock_seconds: int | None = Field(description="HyperParameterTuningEndTime - CreationTime")
+    estimate_without_early_stopping_seconds: int | None = Field(
+        description="ceil(trials / MaxParallelTrainingJobs) x the wall time (CreationTime to TrainingEndTime)"
+        " of a full-length trial; null without a completed trial whose times are known"
+    )
+    one_at_a_time_seconds: int | None = Field(description="trials x the same full-length trial")
 
 
 class JobResult(_Out):
@@ -80,6 +115,8 @@ class JobResult(_Out):
     cost_status: Literal["priced", "partial", "unpriced"]
     spot_savings_usd: float | None = Field(description="managed spot savings; null when the cost is not priced")
     stop_requested_at: datetime | None = Field(description="when the replay stopped the job, if it did")
+    early_stopping: EarlyStoppingResult
+    timing: TimingResult
     decisions: list[DecisionResult]
 
 
@@ -131,11 +168,23 @@ class Savings(_Out):
     method: str
 
 
+class SweepInfo(_Out):
+    """The scheduled sweep the replay ran on the event timeline (``--sweep-every``)."""
+
+    every_seconds: int | None = Field(description="the interval; null when no sweep ran (--sweep-every 0)")
+    runs: int = Field(description="sweep times between the first and the last event (multiples of the interval, UTC)")
+    budget_checks: int = Field(
+        default=0,
+        description="one-time budget checks run at a job's projected budget crossing (as EventBridge Scheduler would)",
+    )
+
+
 class ReplayResult(_Out):
     """Everything a replay found: per-job results, stops, notifications, unusable lines and savings."""
 
     policy: PolicyInfo
     events: EventCounts
+    sweeps: SweepInfo
     jobs: dict[str, JobResult] = Field(description="tuning jobs by name, in the order first seen")
     actions: list[ActionResult] = Field(
         description="stops issued, in time order; none in monitor mode or for exempt jobs"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from governor_sim.runner import deliver_event
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
+from tuning_governor.guard import job_facts
 from tuning_governor.policy import Policy, parse_policy
 
 P3_2X = "ml.p3.2xlarge"
@@ -72,6 +74,7 @@ def two_teams(world: World) -> None:
 
 
 ENFORCE = "mode: enforce\n"
+AT_BUDGET = "defaults: {budget_stop_lead_seconds: 0}\n"
 
 
 def test_the_arriving_job_that_does_not_fit_is_stopped_and_running_jobs_are_untouched(world: World) -> None:
@@ -147,8 +150,21 @@ def test_monitor_mode_and_exempt_tag_make_no_stop_calls_but_record_would_stop(
     assert decision["numbers"]["instance_types"][P3_2X]["usage"] == 4
 
 
+def spent_now(world: World, job: str, at: datetime) -> Decimal:
+    """What the governor counts as spent on ``job`` at ``at``: finished trials + accrued by running ones."""
+    services = world.env.services
+    policy = services.policy()
+    meta = services.store.get_job(job) or {}
+    facts = job_facts(meta, now=at, policy=policy, catalog=services.price_catalog(policy))
+    assert facts.spent_usd is not None
+    return facts.spent_usd
+
+
 def _budget_job(world: World, policy: str, tags: dict[str, str]) -> tuple[list[str], list[tuple[Decimal, list[str]]]]:
-    """Run a p3.8xlarge job event by event; return the stop calls and (spent after each trial event, stops so far)."""
+    """Run a p3.8xlarge job event by event; return the stop calls and (spent after each trial event, stops so far).
+
+    Spent is what the governor judges at that event: finished trials + what the running ones accrued.
+    """
     world.amt.set_applied_quota(P3_8X, 100)
     use_policy(world, policy)
     stops = record_stop_calls(world)
@@ -168,16 +184,18 @@ def _budget_job(world: World, policy: str, tags: dict[str, str]) -> tuple[list[s
         world.amt.advance(60)
         for event in world.amt.drain_events():
             outcome = deliver_event(event, world.env.services).outcome
-            if outcome.get("outcome") == "recorded" and "trial" in outcome:
-                meta = world.env.services.store.get_job("p3-budget") or {}
-                timeline.append((Decimal(str(meta.get("cost_usd", 0))), list(stops)))
+            if outcome.get("outcome") in {"recorded", "progress"} and "trial" in outcome:
+                at = datetime.fromisoformat(event["time"].replace("Z", "+00:00"))
+                timeline.append((spent_now(world, "p3-budget", at), list(stops)))
         if world.amt.idle():
             break
     return stops, timeline
 
 
 def test_budget_tag_stops_at_the_first_trial_event_that_reaches_it(world: World) -> None:
-    stops, timeline = _budget_job(world, ENFORCE, {"governance:budget-usd": "50"})
+    # Spent counts the running trials' accrued cost, so the first event past $50 may be a running trial's.
+    # (Stop lead 0: the breach is the budget itself, not the budget less what a stop still bills.)
+    stops, timeline = _budget_job(world, ENFORCE + AT_BUDGET, {"governance:budget-usd": "50"})
     crossing = next(i for i, (spent, _) in enumerate(timeline) if spent >= 50)
     # Nothing stopped before the crossing event; the stop came with it
     assert all(not stopped for _, stopped in timeline[:crossing])
@@ -188,6 +206,8 @@ def test_budget_tag_stops_at_the_first_trial_event_that_reaches_it(world: World)
     breach = recorded["DECISION#budget#breach"]
     assert breach["numbers"]["budget_source"] == "tag governance:budget-usd"
     assert Decimal(str(breach["numbers"]["spent_usd"])) == timeline[crossing][0]
+    numbers = {k: Decimal(str(v)) for k, v in breach["numbers"].items() if k.startswith("spent_")}
+    assert numbers["spent_usd"] == numbers["spent_finished_usd"] + numbers["spent_accrued_usd"]
     # The projection warned once, before the stop
     assert "DECISION#budget#warning" in recorded
 

@@ -33,3 +33,31 @@ def test_quota_is_found_by_name_and_read_once_per_ttl(world: World) -> None:
     assert len(calls) == 2 * pages
     # A type with no such quota is unknown, not zero
     assert gateway.training_quota("ml.x9.mega") is None
+
+
+def test_a_quota_without_an_applied_value_falls_back_to_the_aws_default_and_says_so(world: World) -> None:
+    world.amt.clear_applied_quota("ml.g5.xlarge for spot training job usage")
+    world.amt.set_applied_quota("ml.g5.xlarge", 12)
+    client = boto3.client("service-quotas", region_name="us-east-1")
+    calls: list[str] = []
+    client.meta.events.register("before-call.service-quotas.*", lambda model, **_: calls.append(model.name))
+    gateway = QuotaGateway(client, clock=world.amt.clock.now, ttl=timedelta(minutes=15))
+    # An applied value needs no default lookup
+    applied = gateway.training_quota("ml.g5.xlarge")
+    assert applied is not None and (applied.value, applied.applied) == (12, True)
+    assert "ListAWSDefaultServiceQuotas" not in calls
+    # A quota ListServiceQuotas omits is answered with AWS's default value, marked as such
+    spot = gateway.spot_training_quota("ml.g5.xlarge")
+    assert spot is not None
+    assert (spot.name, spot.value, spot.applied) == ("ml.g5.xlarge for spot training job usage", 4, False)
+    defaults_read = calls.count("ListAWSDefaultServiceQuotas")
+    assert defaults_read >= 1
+    # Within the TTL the defaults are not read again
+    assert gateway.spot_training_quota("ml.g4dn.xlarge") is not None
+    assert gateway.spot_training_quota("ml.g5.xlarge") == spot
+    assert calls.count("ListAWSDefaultServiceQuotas") == defaults_read
+    # The account-wide counts are found by name too
+    total = gateway.total_training_quota()
+    spot_total = gateway.total_spot_training_quota()
+    assert total is not None and total.code == "L-00C91CB5"
+    assert spot_total is not None and spot_total.code == "L-93958082"

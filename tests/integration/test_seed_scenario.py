@@ -61,12 +61,21 @@ def test_seed_job_summary_matches_the_trials_own_numbers(world: World) -> None:
     assert summary.objective is not None
     assert summary.objective.value == pytest.approx(best["FinalMetricDataList"][0]["Value"])
     assert summary.unaccounted_trials == []
-    # Hyperband stopped some trials early; the saving is stated with its method.
+    # Hyperband stopped some trials early (nothing stopped the job); the saving is stated with its method.
     assert summary.cost.early_stopping.trials_stopped_early == summary.trials_by_status.get("Stopped", 0)
-    assert "longest trial that completed" in summary.cost.early_stopping.method
-    assert summary.timing.sequential_estimate_seconds is not None
-    assert summary.timing.mean_trial_seconds is not None
-    assert summary.timing.sequential_estimate_seconds == round(summary.timing.mean_trial_seconds * math.ceil(30 / 4))
+    assert summary.cost.early_stopping.trials_cut_by_job_stop == 0
+    assert "median BillableTimeInSeconds of the completed trials" in summary.cost.early_stopping.method
+    # Without early stopping: ceil(30 / 4) rounds of a full-length trial, start-up included
+    full = max(
+        (t["TrainingEndTime"] - t["CreationTime"]).total_seconds()
+        for t in trials
+        if t["TrainingJobStatus"] == "Completed"
+    )
+    assert summary.timing.full_trial_seconds is not None and summary.timing.full_trial_seconds <= full
+    assert (
+        summary.timing.estimate_without_early_stopping_seconds == math.ceil(30 / 4) * summary.timing.full_trial_seconds
+    )
+    assert summary.timing.one_at_a_time_seconds == 30 * summary.timing.full_trial_seconds
     # And exactly one report went to each channel
     assert len(world.slack.messages) == 1
     assert JOB in world.slack.messages[0]["blocks"][0]["text"]["text"]

@@ -3,6 +3,7 @@ requirements and samconfig.toml defaults."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 import tomllib
 from typing import Any
@@ -15,9 +16,12 @@ OUTPUTS = {
     "TableName": {"Ref": "GovernorTable"},
     "TopicArn": {"Ref": "ReportsTopic"},
     "DeadLetterQueueUrl": {"Ref": "EventsDeadLetterQueue"},
+    "OperationsTopicArn": {"Ref": "OperationsTopic"},
     "TuningEventsFunctionName": {"Ref": "TuningEventsFunction"},
     "TrainingEventsFunctionName": {"Ref": "TrainingEventsFunction"},
     "SweepFunctionName": {"Ref": "SweepFunction"},
+    "BudgetCheckFunctionName": {"Ref": "BudgetCheckFunction"},
+    "BudgetCheckScheduleGroupName": {"Ref": "BudgetCheckScheduleGroup"},
     "GovernorLayerArn": {"Ref": "GovernorLayer"},
 }
 CLOUDWATCH_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192,
@@ -130,7 +134,9 @@ def test_optional_integrations_hang_on_conditions(sam_template: dict[str, Any]) 
     assert sam_template["Resources"]["ReportsEmailSubscription"]["Condition"] == "HasEmail"
 
 
-@pytest.mark.parametrize("function_id", ["TuningEventsFunction", "TrainingEventsFunction", "SweepFunction"])
+@pytest.mark.parametrize(
+    "function_id", ["TuningEventsFunction", "TrainingEventsFunction", "SweepFunction", "PriceRefreshFunction"]
+)
 def test_handler_module_exists_under_code_uri(sam_template: dict[str, Any], function_id: str) -> None:
     properties = sam_template["Resources"][function_id]["Properties"]
     module, _, function = properties["Handler"].rpartition(".")
@@ -141,29 +147,73 @@ def test_handler_module_exists_under_code_uri(sam_template: dict[str, Any], func
     )
 
 
-def test_layer_requirements_pin_runtime_dependencies_only() -> None:
+def _layer_requirements() -> list[str]:
     lines = [
         line.split("#", 1)[0].strip()
         for line in (ROOT / "layers" / "governor" / "requirements.txt").read_text().splitlines()
     ]
-    requirements = [line for line in lines if line]
-    names = {re.split(r"[\[=<>!~ ]", line, maxsplit=1)[0].lower().replace("_", "-") for line in requirements}
+    return [line for line in lines if line]
 
-    # pyyaml: the governance policy is YAML (tuning_governor.policy parses it at run time).
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\[=<>!~ ;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_layer_requirements_pin_runtime_dependencies_only() -> None:
+    requirements = _layer_requirements()
+    names = {_name(line) for line in requirements}
+
+    # The whole closure, installed with --no-deps: Powertools (+ jmespath, typing-extensions), its
+    # tracer (aws-xray-sdk + wrapt, without the botocore aws-xray-sdk declares), pydantic and its
+    # parts, pydantic-settings (+ python-dotenv), slack_sdk, and pyyaml (the governance policy).
+    # Nothing the python3.13 runtime ships: boto3, botocore, s3transfer, dateutil, urllib3, six.
     assert names == {
         "aws-lambda-powertools",
+        "jmespath",
+        "typing-extensions",
+        "aws-xray-sdk",
+        "wrapt",
         "pydantic",
+        "pydantic-core",
+        "annotated-types",
+        "typing-inspection",
         "pydantic-settings",
+        "python-dotenv",
         "slack-sdk",
-        "boto3",
-        "botocore",
         "pyyaml",
     }
-    assert all("==" in line for line in requirements), "pin exact versions for a reproducible layer"
-    assert any(line.startswith("aws-lambda-powertools[tracer]==") for line in requirements)
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]*", line) for line in requirements), (
+        "pin exact versions, no extras (the Makefile installs with --no-deps, so extras would pull nothing)"
+    )
     # The dev environment runs the tests on exactly what the layer ships.
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert sorted(project["dependencies"]) == sorted(requirements)
+
+
+def test_layer_requirements_are_what_the_dev_environment_runs() -> None:
+    installed = {_name(line): importlib.metadata.version(_name(line)) for line in _layer_requirements()}
+
+    assert {_name(line): line.split("==", 1)[1] for line in _layer_requirements()} == installed
+
+
+def _documented_runtime_sdk() -> dict[str, str]:
+    """The boto3/botocore versions README's "Lambda layer" section says the tests run on."""
+    readme = (ROOT / "README.md").read_text()
+    found = dict(re.findall(r"`(boto3|botocore)==([0-9][0-9.]*)`", readme))
+    assert set(found) == {"boto3", "botocore"}, "README names the tested boto3 and botocore as `name==version`"
+    return found
+
+
+def test_dev_environment_runs_the_documented_runtime_sdk() -> None:
+    documented = _documented_runtime_sdk()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+    # The layer leaves the SDK to the Lambda runtime; the dev extra pins the version the tests run on,
+    # the one README documents, and the dev environment has exactly that installed.
+    assert not {_name(line) for line in project["dependencies"]} & {"boto3", "botocore", "s3transfer"}
+    dev = set(project["optional-dependencies"]["dev"])
+    assert {f"{name}=={version}" for name, version in documented.items()} <= dev
+    assert {name: importlib.metadata.version(name) for name in documented} == documented
 
 
 def test_samconfig_defaults_for_guided_deploy() -> None:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
 
 from tests.template.cfn import (
+    ROOT,
     Statement,
     all_policy_statements,
     getatt_target,
@@ -35,6 +37,9 @@ from tuning_governor.permissions import required_actions
 FUNCTIONS = frozenset(NEEDS)
 SWEEP = "SweepFunction"
 DLQ = "EventsDeadLetterQueue"
+BUDGET_CHECK = "BudgetCheckFunction"
+#: Functions an EventBridge rule invokes; BudgetCheckFunction is invoked by one-time schedules instead.
+RULE_FUNCTIONS = FUNCTIONS - {BUDGET_CHECK}
 TABLE = "GovernorTable"
 TOPIC = "ReportsTopic"
 
@@ -58,8 +63,12 @@ SAM_PLUMBING_ACTIONS = frozenset({"sqs:SendMessage"})
 # type for them. Each one is justified by the call that needs it; nothing else may use "*".
 NO_RESOURCE_LEVEL_PERMISSIONS = {
     "servicequotas:ListServiceQuotas": "concurrency rule: applied SageMaker training quotas (QuotaGateway)",
+    "servicequotas:ListAWSDefaultServiceQuotas": (
+        "concurrency rule: AWS default values of quotas that have no applied value (QuotaGateway)"
+    ),
     "sagemaker:ListHyperParameterTuningJobs": "sweep: the running tuning jobs (list_tuning_jobs)",
     "sagemaker:ListTrainingJobs": "sweep: training jobs holding a warm pool (list_warm_pools)",
+    "pricing:GetProducts": "price refresh: the AWS Price List Query API (PriceListGateway.training_rows)",
 }
 
 _TUNING_JOBS = {
@@ -81,6 +90,11 @@ _SLACK_SECRET = {"Fn::Sub": ["${secretArn}", {"secretArn": {"Ref": "SlackWebhook
 _POLICY_PARAMETER = {
     "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${PolicyParameterName}"
 }
+# One-time budget checks: schedules only in the stack's group, and only the scheduler's own role passed.
+_CHECK_SCHEDULES = {
+    "Fn::Sub": "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/${BudgetCheckScheduleGroup}/*"
+}
+_SCHEDULER_ROLE = {"Fn::GetAtt": ["BudgetCheckSchedulerRole", "Arn"]}
 
 # Where each action may point: a statement is in scope when every resource it names is listed here for
 # every action it grants. An action missing here must be added deliberately, with its narrowest ARN.
@@ -102,6 +116,9 @@ SCOPES: dict[str, list[Any]] = {
     "secretsmanager:GetSecretValue": [_SLACK_SECRET],
     "ssm:GetParameter": [_POLICY_PARAMETER],
     "sqs:SendMessage": [{"Fn::GetAtt": [DLQ, "Arn"]}],
+    "scheduler:CreateSchedule": [_CHECK_SCHEDULES],
+    "scheduler:UpdateSchedule": [_CHECK_SCHEDULES],
+    "iam:PassRole": [_SCHEDULER_ROLE],
 } | {action: ["*"] for action in NO_RESOURCE_LEVEL_PERMISSIONS}
 # Grants that exist only while their integration is configured, and the condition guarding each.
 CONDITIONAL_ACTIONS = {"secretsmanager:GetSecretValue": "HasSlack", "ssm:GetParameter": "HasPolicyParameter"}
@@ -207,8 +224,13 @@ def test_sweep_may_run_five_minutes_and_event_handlers_one(cfn_template: dict[st
 
 def test_layer_is_built_for_python313_arm64(sam_template: dict[str, Any], cfn_template: dict[str, Any]) -> None:
     layer = sam_template["Resources"]["GovernorLayer"]
-    assert layer["Metadata"] == {"BuildMethod": "python3.13", "BuildArchitecture": "arm64"}
+    # The layer's own Makefile, so pip installs the pinned closure without resolving (no botocore).
+    assert layer["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
     assert layer["Properties"]["ContentUri"].rstrip("/") == "layers/governor"
+    makefile = (ROOT / "layers" / "governor" / "Makefile").read_text()
+    assert re.search(r"^build-GovernorLayer:", makefile, re.MULTILINE), "SAM runs `make build-GovernorLayer`"
+    assert "--no-deps" in makefile
+    assert "--platform manylinux2014_aarch64" in makefile
 
     (translated,) = resources_of_type(cfn_template, "AWS::Lambda::LayerVersion").values()
     assert translated["Properties"]["CompatibleRuntimes"] == ["python3.13"]
@@ -221,7 +243,7 @@ def test_layer_is_built_for_python313_arm64(sam_template: dict[str, Any], cfn_te
 def test_each_function_has_one_rule_with_retry_policy_and_the_shared_dlq(cfn_template: dict[str, Any]) -> None:
     rules = _function_rules(cfn_template)
 
-    assert set(rules) == FUNCTIONS
+    assert set(rules) == RULE_FUNCTIONS
     for function_id, (rule_id, _properties, target) in rules.items():
         retry = target.get("RetryPolicy")
         assert retry, f"{rule_id} -> {function_id} has no RetryPolicy"
@@ -257,7 +279,7 @@ def test_sweep_runs_on_the_configured_schedule(cfn_template: dict[str, Any]) -> 
 
 def test_dlq_accepts_events_only_from_the_governor_rules(cfn_template: dict[str, Any]) -> None:
     rule_ids = {rule_id for rule_id, _p, _t in _function_rules(cfn_template).values()}
-    assert len(rule_ids) == len(FUNCTIONS), "the sweep's schedule rule must be among them"
+    assert len(rule_ids) == len(RULE_FUNCTIONS), "the sweep's schedule rule must be among them"
     (queue_policy,) = resources_of_type(cfn_template, "AWS::SQS::QueuePolicy").values()
     assert [ref_target(q) for q in queue_policy["Properties"]["Queues"]] == [DLQ]
 
@@ -396,8 +418,8 @@ def _edit_actions(cfn: dict[str, Any], function_id: str, *, remove: str = "", ad
         ("TrainingEventsFunction", {"remove": "sagemaker:StopHyperParameterTuningJob"}, "lacks"),
         # Given a grant that only sits under Fn::If (the policy parameter), removed
         (SWEEP, {"remove": "ssm:GetParameter"}, "lacks"),
-        # Given a grant the code does not need
-        ("TuningEventsFunction", {"add": "sagemaker:ListTags"}, "grants"),
+        # Given a grant the code does not need (arrivals read tags, never list training jobs)
+        ("TuningEventsFunction", {"add": "sagemaker:ListTrainingJobs"}, "grants"),
         # Given SAM's own action granted again by the application's statements
         (SWEEP, {"add": "sqs:SendMessage"}, "grants"),
     ],
@@ -413,10 +435,17 @@ def test_the_exact_iam_check_catches_a_drifted_role(
     assert any(p.startswith(expected) and action in p for p in problems), problems
 
 
-@pytest.mark.parametrize("function_id", sorted(FUNCTIONS))
+# Functions that govern jobs (a trigger); the price refresh evaluates no rule.
+GOVERNING = sorted(f for f, needs in NEEDS.items() if needs.trigger is not None)
+REPORTING = sorted(f for f, needs in NEEDS.items() if needs.reports)
+
+
+@pytest.mark.parametrize("function_id", GOVERNING)
 def test_every_rule_a_function_evaluates_has_its_permissions(cfn_template: dict[str, Any], function_id: str) -> None:
     granted = granted_actions(cfn_template, _role_of(cfn_template, function_id))
-    rules = registry.for_trigger(NEEDS[function_id].trigger)
+    trigger = NEEDS[function_id].trigger
+    assert trigger is not None
+    rules = registry.for_trigger(trigger)
 
     assert rules, f"{function_id} evaluates no rule (trigger {NEEDS[function_id].trigger!r})"
     for rule in rules:
@@ -481,17 +510,22 @@ def test_every_grant_points_only_at_what_its_actions_need(cfn_template: dict[str
 @pytest.mark.parametrize("function_id", sorted(FUNCTIONS))
 def test_optional_integrations_are_granted_only_when_configured(cfn_template: dict[str, Any], function_id: str) -> None:
     statements = list(role_statements(cfn_template, _role_of(cfn_template, function_id)))
+    needs = NEEDS[function_id]
+    used = {"secretsmanager:GetSecretValue": needs.reports, "ssm:GetParameter": needs.policy}
 
     for action, condition in CONDITIONAL_ACTIONS.items():
         # Given no Slack secret / no policy parameter, the grant disappears with its condition
         granting = [s for s in statements if action in s.actions]
+        if not used[action]:
+            assert granting == [], f"{function_id} does not use {action}"
+            continue
         assert granting, f"{function_id} lacks {action}"
         assert [s.condition for s in granting] == [condition] * len(granting), [_describe(s) for s in granting]
     unexpected = [s for s in statements if s.condition and not set(s.actions) <= set(CONDITIONAL_ACTIONS)]
     assert unexpected == [], [_describe(s) for s in unexpected]
 
 
-@pytest.mark.parametrize("function_id", sorted(FUNCTIONS))
+@pytest.mark.parametrize("function_id", REPORTING)
 def test_topic_key_is_usable_only_through_sns_under_its_alias(cfn_template: dict[str, Any], function_id: str) -> None:
     statements = list(role_statements(cfn_template, _role_of(cfn_template, function_id)))
 
@@ -510,3 +544,31 @@ def test_failure_destination_is_the_only_queue_a_function_writes_to(
     assert _is_sam_plumbing(send), _describe(send)
     assert send.actions == ["sqs:SendMessage"]
     assert [getatt_target(r) for r in send.resources] == [DLQ]
+
+
+# --------------------------------------------------------------------------------------------------
+# One-time budget checks (EventBridge Scheduler)
+# --------------------------------------------------------------------------------------------------
+def test_the_scheduler_role_may_only_invoke_the_budget_check_function(cfn_template: dict[str, Any]) -> None:
+    role = cfn_template["Resources"]["BudgetCheckSchedulerRole"]["Properties"]
+    [trust] = role["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
+    assert trust["Condition"]["StringEquals"]["aws:SourceAccount"] == {"Ref": "AWS::AccountId"}
+    [policy] = role["Policies"]
+    [statement] = policy["PolicyDocument"]["Statement"]
+    assert statement["Action"] == "lambda:InvokeFunction"
+    assert getatt_target(statement["Resource"]) == BUDGET_CHECK
+    assert "ManagedPolicyArns" not in role
+
+
+@pytest.mark.parametrize("function_id", sorted(FUNCTIONS - {BUDGET_CHECK, "PriceRefreshFunction"}))
+def test_the_judging_functions_schedule_checks_on_the_budget_check_function(
+    cfn_template: dict[str, Any], function_id: str
+) -> None:
+    variables = _functions(cfn_template)[function_id]["Properties"]["Environment"]["Variables"]
+    assert getatt_target(variables["BUDGET_CHECK_TARGET_ARN"]) == BUDGET_CHECK
+    assert getatt_target(variables["BUDGET_CHECK_ROLE_ARN"]) == "BudgetCheckSchedulerRole"
+    assert ref_target(variables["BUDGET_CHECK_GROUP"]) == "BudgetCheckScheduleGroup"
+    # and the budget check function schedules nothing itself (it would have to name its own ARN)
+    own = _functions(cfn_template)[BUDGET_CHECK]["Properties"]["Environment"]["Variables"]
+    assert "BUDGET_CHECK_TARGET_ARN" not in own

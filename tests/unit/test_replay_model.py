@@ -81,6 +81,7 @@ def minimal() -> dict[str, Any]:
     return {
         "policy": {"source": "p.yaml", "mode": "enforce"},
         "events": {"lines": 1, "processed": 1, "rejected": 0, "failed": 0, "first_at": T, "last_at": T},
+        "sweeps": {"every_seconds": 300, "runs": 0},
         "jobs": {},
         "actions": [{"job": "a", "action": "stop", "rule": "budget", "at": T}],
         "notifications": [],

@@ -45,6 +45,9 @@ class TrialPlan:
             means "report ``objective_value`` whenever the job stops".
         failure_phase: for ``outcome="Failed"``, the secondary status in which the job fails (see
             :data:`FailurePhase`); ``duration_s`` counts only for ``"Training"``.
+        startup_s, download_s, upload_s: seconds of ``Starting`` (creation to TrainingStartTime),
+            ``Downloading`` and ``Uploading`` when the plan fixes them (a calibrated workload); ``None``
+            lets :func:`~governor_sim.amt.timeline.build_timeline` draw them.
     """
 
     duration_s: float
@@ -56,6 +59,9 @@ class TrialPlan:
     spot_savings_fraction: float = 0.0
     objective_curve: ObjectiveCurve | None = field(default=None, compare=False, repr=False)
     failure_phase: FailurePhase = "Training"
+    startup_s: float | None = None
+    download_s: float | None = None
+    upload_s: float | None = None
 
     def objective_at(self, fraction: float) -> float | None:
         """The objective the job reports after ``fraction`` of its full training budget (None: no metric)."""

@@ -32,13 +32,18 @@ def _better(a: float, b: float, maximize: bool) -> bool:
 class HyperbandPolicy:
     """Successive halving over Hyperband brackets.
 
-    Rungs sit at ``MinResource * eta**k`` (< ``MaxResource``). Trials are assigned round-robin to brackets
-    ``0..len(rungs)``: bracket ``s`` is first evaluated at rung ``s`` (the last bracket is never cut). At a
-    rung a trial survives if it ranks in the top ``1/eta`` of all trials that reached that rung so far
-    (at least ``eta - 1`` earlier results are needed before anyone is cut).
+    Rungs sit at ``MinResource * eta**k`` (< ``MaxResource``). Trials are assigned to brackets
+    ``0..len(rungs)``: bracket ``s`` is first evaluated at rung ``s`` (the last bracket is never cut).
+    By default the assignment is round-robin; with ``weighted`` it follows Hyperband's own proportions
+    (Li et al.: bracket ``k`` of ``k_max = len(rungs) - 1`` holds ``ceil((k_max + 1) * eta**k / (k + 1))``
+    configurations and starts at rung ``k_max - k``; ``k = 0`` runs at the full resource), so most trials
+    start at the smallest rung. At a rung a trial survives if it ranks in the top ``1/eta`` of all trials
+    that reached that rung so far (at least ``eta - 1`` earlier results are needed before anyone is cut).
     """
 
-    def __init__(self, min_resource: float, max_resource: float, maximize: bool, eta: int = 3) -> None:
+    def __init__(
+        self, min_resource: float, max_resource: float, maximize: bool, eta: int = 3, *, weighted: bool = False
+    ) -> None:
         if min_resource <= 0 or max_resource <= min_resource:
             raise ValueError("Hyperband needs 0 < MinResource < MaxResource")
         self.max_resource = float(max_resource)
@@ -50,9 +55,19 @@ class HyperbandPolicy:
             self.rungs.append(resource)
             resource *= eta
         self._seen: defaultdict[int, list[float]] = defaultdict(list)
+        self._cycle = _weighted_cycle(self._hyperband_weights()) if weighted else list(range(len(self.rungs) + 1))
+
+    def _hyperband_weights(self) -> dict[int, int]:
+        """Configurations per bracket (indexed by first rung; ``len(rungs)`` = never cut), as Hyperband sets them."""
+        k_max = len(self.rungs) - 1
+        weights: dict[int, int] = {}
+        for k in range(k_max + 1):
+            bracket = len(self.rungs) if k == 0 else k_max - k
+            weights[bracket] = math.ceil((k_max + 1) * self.eta**k / (k + 1))
+        return dict(sorted(weights.items()))
 
     def decide(self, trial_index: int, objective: float) -> float | None:
-        bracket = (trial_index - 1) % (len(self.rungs) + 1)
+        bracket = self._cycle[(trial_index - 1) % len(self._cycle)]
         for rung in range(bracket, len(self.rungs)):
             earlier = self._seen[rung]
             rank = sum(1 for value in earlier if _better(value, objective, self.maximize))
@@ -61,6 +76,20 @@ class HyperbandPolicy:
             if len(earlier) >= self.eta and rank >= survivors:
                 return self.rungs[rung] / self.max_resource
         return None
+
+
+def _weighted_cycle(weights: dict[int, int]) -> list[int]:
+    """One period of a smooth weighted round-robin: every prefix is close to the weights' proportions."""
+    total = sum(weights.values())
+    credit = dict.fromkeys(weights, 0)
+    cycle: list[int] = []
+    for _ in range(total):
+        for key, weight in weights.items():
+            credit[key] += weight
+        chosen = max(weights, key=lambda key: (credit[key], -key))
+        credit[chosen] -= total
+        cycle.append(chosen)
+    return cycle
 
 
 class MedianStoppingPolicy:

@@ -175,6 +175,14 @@ class GovernedSageMakerBackend(SageMakerModelBackend):
         self._catch_up()
         return super().list_hyper_parameter_tuning_jobs(*args, **kwargs)
 
+    def list_tags(self, *args: Any, **kwargs: Any) -> tuple[list[dict[str, str]], str | None]:
+        # AWS answers ListTags on a resource it does not know (deleted, or never there) with a
+        # ValidationException (aws/amazon-sagemaker-feedback#108); moto raises AttributeError.
+        arn = kwargs.get("arn", args[0] if args else "")
+        if self._get_resource_from_arn(arn) is None:
+            raise AWSValidationException(f"Could not find resource {arn}")
+        return super().list_tags(*args, **kwargs)
+
     def _sim_tuning_job(self, name: str) -> SimTuningJob:
         job = self.hyper_parameter_tuning_jobs.get(name)
         if job is None:

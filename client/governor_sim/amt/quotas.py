@@ -38,12 +38,19 @@ class QuotaDefinition:
     name: str
     default: float
     adjustable: bool = True
+    account_value: float | None = None
+    """The stand-in account's applied value before any ``set_applied`` when it differs from AWS's
+    default (an account that has had the quota raised); None: the default is applied."""
 
 
 # General training / HPO quotas (codes and seen defaults: aws-facts §4).
 GENERAL_QUOTAS: tuple[QuotaDefinition, ...] = (
-    QuotaDefinition("L-00C91CB5", "Number of instances across all training jobs", 4),
-    QuotaDefinition("L-93958082", "Number of instances across all spot training jobs", 4),  # default: placeholder
+    # The stand-in's account has had both account-wide counts raised to 200 (a placeholder, as for a
+    # team that trains at scale); AWS's default values stay what GetAWSDefaultServiceQuota serves.
+    QuotaDefinition("L-00C91CB5", "Number of instances across all training jobs", 4, account_value=200),
+    QuotaDefinition(
+        "L-93958082", "Number of instances across all spot training jobs", 4, account_value=200
+    ),  # default: placeholder
     QuotaDefinition("L-622CFD70", "Maximum number of instances per training job", 20),
     QuotaDefinition("L-DB62C864", "Maximum number of instances per spot training job", 20),  # default: placeholder
     QuotaDefinition("L-33A961FD", "Longest run time for a training job", 432_000),
@@ -130,6 +137,10 @@ class QuotaCatalogue:
     def __init__(self) -> None:
         self._instance_types: list[str] = list(_TYPE_CODES)
         self._applied: dict[tuple[str, str, str], float] = {}
+        # Quotas with no applied value in an account: ListServiceQuotas leaves them out ("If the
+        # applied quota value is not available for a quota, the quota is not retrieved", aws-facts §8);
+        # only the default-value APIs answer for them.
+        self._unapplied: set[tuple[str, str, str]] = set()
 
     def definitions(self) -> Iterator[QuotaDefinition]:
         yield from GENERAL_QUOTAS
@@ -155,15 +166,23 @@ class QuotaCatalogue:
     def set_applied(self, account_id: str, region: str, quota: str, value: float) -> QuotaDefinition:
         definition = self.resolve(quota)
         self._applied[(account_id, region, definition.code)] = float(value)
+        self._unapplied.discard((account_id, region, definition.code))
         return definition
+
+    def clear_applied(self, account_id: str, region: str, quota: str) -> QuotaDefinition:
+        """Make ``quota`` one without an applied value: listed only by the AWS-default APIs."""
+        definition = self.resolve(quota)
+        self._applied.pop((account_id, region, definition.code), None)
+        self._unapplied.add((account_id, region, definition.code))
+        return definition
+
+    def has_applied(self, account_id: str, region: str, definition: QuotaDefinition) -> bool:
+        return (account_id, region, definition.code) not in self._unapplied
 
     def render(self, account_id: str, region: str, definition: QuotaDefinition, applied: bool = True) -> dict[str, Any]:
         """The ``ServiceQuota`` shape (``applied=False``: the AWS default value)."""
-        value = (
-            self._applied.get((account_id, region, definition.code), definition.default)
-            if applied
-            else definition.default
-        )
+        start = definition.default if definition.account_value is None else definition.account_value
+        value = self._applied.get((account_id, region, definition.code), start) if applied else definition.default
         return {
             "ServiceCode": SERVICE_CODE,
             "ServiceName": SERVICE_NAME,
@@ -210,7 +229,11 @@ class GovernedServiceQuotasBackend(ServiceQuotasBackend):
         catalogue = self._sagemaker(service_code)
         if catalogue is None:
             return super().get_service_quota(service_code, quota_code)
-        return catalogue.render(self.account_id, self.region_name, catalogue.find(quota_code))
+        definition = catalogue.find(quota_code)
+        if not catalogue.has_applied(self.account_id, self.region_name, definition):
+            # Our reading: a quota without an applied value is not found by the applied-value API.
+            raise NoSuchQuota(quota_code)
+        return catalogue.render(self.account_id, self.region_name, definition)
 
     def get_aws_default_service_quota(self, service_code: str, quota_code: str) -> dict[str, Any]:
         catalogue = self._sagemaker(service_code)
@@ -230,7 +253,11 @@ class GovernedServiceQuotasBackend(ServiceQuotasBackend):
         if catalogue is None:
             # moto's applied values for vpc are its defaults.
             return super().list_aws_default_service_quotas(service_code)
-        return [catalogue.render(self.account_id, self.region_name, d) for d in catalogue.definitions()]
+        return [
+            catalogue.render(self.account_id, self.region_name, d)
+            for d in catalogue.definitions()
+            if catalogue.has_applied(self.account_id, self.region_name, d)
+        ]
 
 
 def _paginate(items: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:

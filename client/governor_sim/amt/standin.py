@@ -212,6 +212,13 @@ class AmtStandIn:
         definition = self.quotas.set_applied(self.account_id, self.region, quota_name_or_instance_type, value)
         return definition.code
 
+    def clear_applied_quota(self, quota_name_or_instance_type: str) -> str:
+        """Leave a SageMaker quota without an applied value, as in accounts that never had one: it is
+        then absent from ListServiceQuotas and GetServiceQuota, and only AWS's default value is served
+        (ListAWSDefaultServiceQuotas, GetAWSDefaultServiceQuota). Returns the quota code."""
+        definition = self.quotas.clear_applied(self.account_id, self.region, quota_name_or_instance_type)
+        return definition.code
+
     # -- inspection --------------------------------------------------------------------------------------
 
     def _tuning_job(self, tuning_job_name: str) -> SimTuningJob:

@@ -158,6 +158,10 @@ def build_timeline(
     startup = rng.uniform(60.0, 180.0) + (rng.uniform(0.0, 120.0) if spot else 0.0)
     download = rng.uniform(15.0, 60.0)
     upload = rng.uniform(5.0, 20.0)
+    # A calibrated plan fixes its own phases; the draws above happen anyway so the stream stays the same.
+    startup = plan.startup_s if plan.startup_s is not None else startup
+    download = plan.download_s if plan.download_s is not None else download
+    upload = plan.upload_s if plan.upload_s is not None else upload
     if warm_start:
         startup *= WARM_START_FACTOR
     t = created_at

@@ -39,6 +39,10 @@ class TransientError(GovernorError):
     """Throttling, a stale read, a service hiccup: worth retrying."""
 
 
+class StaleState(TransientError):
+    """A conditional write lost to a concurrent one: re-read the item and try again."""
+
+
 class DeliveryFailed(GovernorError):
     """A report channel failed after its own retries; the other channels were still attempted."""
 

@@ -7,33 +7,73 @@ exemption tag change only the action: the decision is still recorded and reporte
 
 from __future__ import annotations
 
-from datetime import datetime
+import random
+import time
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.domain.reports import decision_report
-from tuning_governor.governance.capacity import Quota, capacity_facts
-from tuning_governor.governance.facts import CapacityFacts, JobFacts, Trigger
-from tuning_governor.governance.rules import Decision, registry
-from tuning_governor.models.sagemaker import TUNING_TERMINAL
+from tuning_governor.domain.pricing import PriceCatalog
+from tuning_governor.domain.reports import Report, decision_report
+from tuning_governor.errors import GovernorError, StaleState, TransientError
+from tuning_governor.governance import spend
+from tuning_governor.governance.capacity import Ledger, Quota, Reservation, capacity_facts, first_fit
+from tuning_governor.governance.facts import AdmissionPlan, CapacityFacts, JobFacts, TeamMonthFacts, Trigger
+from tuning_governor.governance.rules import BudgetRule, Decision, TeamBudgetRule, registry
+from tuning_governor.governance.stagnation import (
+    DefinitionObjective,
+    ObjectiveSpec,
+    StagnationState,
+    objectives_from_item,
+    resolve_objective,
+)
+from tuning_governor.models.records import TrialRecord
+from tuning_governor.models.sagemaker import TUNING_TERMINAL, TrainingJob
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
+from tuning_governor.price_catalogs import with_pricing_facts
 from tuning_governor.reporting import deliver
 
 if TYPE_CHECKING:
     from tuning_governor.service import Services
 
 
+def iso_time(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
 def _dt(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
 
-def job_facts(meta: dict[str, Any], *, now: datetime, policy: Policy, objectives: list[float]) -> JobFacts:
+def job_facts(
+    meta: dict[str, Any],
+    *,
+    now: datetime,
+    policy: Policy,
+    catalog: PriceCatalog | None = None,
+) -> JobFacts:
+    """The job as its META item records it at ``now``. With ``catalog``, the running trials' accrued
+    cost is priced too (``spent_usd`` = finished + accrued); without, only finished trials count."""
     tags = {str(k): str(v) for k, v in (meta.get("tags") or {}).items()}
     spent = meta.get("cost_usd")
     unpriced = int(meta.get("unpriced_trials") or 0)
+    # Any unpriced trial makes "spent" unknown: a budget is never judged on a partial sum.
+    finished = None if unpriced else Decimal(str(spent or 0))
+    accrual = (
+        spend.accrue(
+            spend.running_trials(meta),
+            now,
+            catalog,
+            default_region=meta.get("region"),
+            spot_discount=spend.spot_factor(meta.get("spot_billed_usd"), meta.get("spot_on_demand_usd")),
+        )
+        if catalog is not None
+        else spend.Accrual(usd=Decimal(0))
+    )
+    total = finished + accrual.usd if finished is not None and accrual.usd is not None else None
     return JobFacts(
         job_key=str(meta["pk"]).removeprefix("JOB#"),
         job_name=str(meta.get("job_name") or meta["pk"]),
@@ -45,44 +85,240 @@ def job_facts(meta: dict[str, Any], *, now: datetime, policy: Policy, objectives
         max_parallel=int(meta.get("max_parallel") or 1),
         max_trials=int(meta["max_trials"]) if meta.get("max_trials") is not None else None,
         demand={str(k): int(v) for k, v in (meta.get("demand") or {}).items()},
-        # Any unpriced trial makes "spent" unknown: a budget is never judged on a partial sum.
-        spent_usd=None if unpriced else Decimal(str(spent or 0)),
+        spent_usd=total,
+        spent_finished_usd=finished,
+        spent_accrued_usd=accrual.usd,
+        running_trials=accrual.trials,
+        running_accrued_usd=accrual.per_trial,
+        burn_usd_per_hour=accrual.burn_usd_per_hour,
+        unpriced_running_types=accrual.unpriced_types,
+        spend_approximate=accrual.approximate,
         trials_finished=int(meta.get("trials_recorded") or 0),
         trials_failed=int(meta.get("trials_failed") or 0),
         objective_type=meta.get("objective_type"),
-        completed_objectives=objectives,
+        stagnation=StagnationState.from_item(meta.get("stagnation")),
+        admission=[AdmissionPlan.model_validate(plan) for plan in meta.get("admission") or []],
     )
 
 
-def _capacity(job: JobFacts, policy: Policy, services: Services) -> CapacityFacts:
-    quotas: dict[str, Quota | None] = {}
-    for itype in job.demand:
-        quotas[itype] = services.quotas.training_quota(itype) if services.quotas else None
+def _capacity(job: JobFacts, policy: Policy, services: Services, ledger: Ledger | None = None) -> CapacityFacts:
+    """What others hold and the limits for every type the job's plans may use.
+
+    Tuning jobs are counted by their reservations in the capacity ledger (read by the caller, whose
+    commit is conditional on it); standalone training jobs and warm pools from their own items.
+    """
+    plans = job.admission_plans()
+    on_demand_types = sorted({t for plan in plans for t in plan.on_demand})
+    spot_types = sorted({t for plan in plans for t in plan.spot})
+    gateway = services.quotas
+    quotas: dict[str, Quota | None] = {t: gateway.training_quota(t) if gateway else None for t in on_demand_types}
+    spot_quotas: dict[str, Quota | None] = {t: gateway.spot_training_quota(t) if gateway else None for t in spot_types}
     team_limits: dict[str, int] = {}
     if job.team:
-        for itype in job.demand:
+        for itype in sorted(set(on_demand_types) | set(spot_types)):
             limit = policy.team_limit(job.team, itype)
             if limit is not None:
                 team_limits[itype] = limit
+    holders = services.store.holders(tuning_jobs=ledger is None)
+    if ledger is not None:
+        holders = ledger.holders() + holders
     return capacity_facts(
         job_key=job.job_key,
         team=job.team,
-        demand=job.demand,
-        holders=services.store.holders(),
+        demand=dict.fromkeys(on_demand_types, 0),
+        holders=holders,
         policy_quotas=policy.quotas,
         service_quotas=quotas,
         team_limits=team_limits,
+        spot_demand=spot_types,
+        policy_spot_quotas=policy.spot_quotas,
+        spot_service_quotas=spot_quotas,
+        total_quota=gateway.total_training_quota() if gateway and on_demand_types else None,
+        spot_total_quota=gateway.total_spot_training_quota() if gateway and spot_types else None,
     )
 
 
-def _objectives(job_key: str, policy: Policy, services: Services) -> list[float]:
-    if not policy.defaults.stagnation_trials:
-        return []  # only stagnation needs the trial history: skip the query otherwise
-    records = [
-        r for r in services.store.trial_records(job_key) if r.status == "Completed" and r.objective_value is not None
-    ]
-    records.sort(key=lambda r: (r.end_time or r.event_time, r.training_job_name))
-    return [r.objective_value for r in records if r.objective_value is not None]
+# Conflicts on the ledger mean other arrivals committed first; each retry re-reads and re-judges.
+ADMISSION_ATTEMPTS = 40
+RELEASE_GRACE = timedelta(minutes=5)
+
+
+def admit(facts: JobFacts, policy: Policy, services: Services) -> list[dict[str, Any]]:
+    """Judge a job's arrival through the capacity ledger, serialized with every other arrival.
+
+    Read the ledger, judge the job against it (plans in priority order), and commit on the
+    condition that the ledger is unchanged: a job that fits is reserved on the first plan that
+    fits; one that does not is not reserved (unless it keeps running: monitor mode or exempt) and its
+    breach decision is claimed in the same transaction. A conflict means another arrival or release
+    committed first: read and judge again. So the outcome is that of judging the arrivals one after
+    the other in ledger commit order. The commit is the durable mark of the judgement: a retried
+    event finds the job reserved (nothing to do) or its decision claimed (finish acting on it).
+    """
+    rule = registry.get("concurrency")
+    for attempt in range(ADMISSION_ATTEMPTS):
+        ledger = services.store.read_ledger()
+        if facts.job_key in ledger.reservations:
+            return []
+        claimed = services.store.get_decision(facts.job_key, rule.name, "breach")
+        if claimed is not None:
+            return [act(Decision.model_validate(claimed | {"job_key": facts.job_key}), facts, policy, services)]
+        plans = facts.admission_plans()
+        capacity = _capacity(facts, policy, services, ledger)
+        decision = rule.evaluate(policy, facts, capacity)
+        chosen, _ = first_fit(plans, facts.team, capacity)
+        keeps_running = policy.mode != "enforce" or policy.is_exempt(facts.tags)
+        reservation = None
+        if chosen is not None or keeps_running:
+            plan = plans[chosen if chosen is not None else 0]
+            reservation = Reservation.for_plan(
+                facts.job_key,
+                facts.team,
+                plan,
+                facts.max_parallel,
+                iso_time(facts.now),
+                over_limit=chosen is None,
+                version=ledger.version + 1,
+            )
+        if decision is not None:
+            # The judgement's place in the commit order, for the audit trail.
+            numbers = decision.numbers | {"ledger_version": ledger.version + 1}
+            decision = decision.model_copy(update={"numbers": numbers})
+        claim = (decision, policy.mode, services.clock()) if decision is not None else None
+        outcome = services.store.commit_admission(ledger.version, facts.job_key, reservation, claim)
+        if outcome == "committed":
+            if decision is None:
+                metrics.add_metric(name="JobsAdmitted", unit=MetricUnit.Count, value=1)
+                return []
+            return [act(decision, facts, policy, services)]
+        if outcome == "decided":
+            continue  # a retry of this event claimed it first: the next pass acts on its claim
+        metrics.add_metric(name="LedgerConflicts", unit=MetricUnit.Count, value=1)
+        time.sleep(random.uniform(0, 0.002 * 2 ** min(attempt, 6)))  # noqa: S311 - jitter, not crypto
+    raise TransientError(f"capacity ledger contended {ADMISSION_ATTEMPTS} times; the event will be retried")
+
+
+def running_shapes(meta: dict[str, Any]) -> list[tuple[dict[str, int], bool]]:
+    """The instances (and market) of each trial the job item records as running (its ``running``
+    map, kept by the training-event path), for re-counting the job's reservation."""
+    return [(dict(trial.instances), trial.spot) for trial in spend.running_trials(meta) if trial.instances]
+
+
+def reconcile_ledger(
+    services: Services,
+    *,
+    live: set[str],
+    listed_at: datetime,
+    jobs: dict[str, dict[str, Any]],
+    adopt: set[str],
+    attempts: int = 5,
+) -> dict[str, list[str]]:
+    """The sweep's pass over the capacity ledger, against what SageMaker lists as running (``live``).
+
+    Releases reservations of jobs no longer running (their terminal event was lost); adopts jobs the
+    sweep discovered running without an arrival (their reservation is their first plan, counted as
+    it runs); re-counts every reservation whose job item records running trials from the types those
+    trials actually use. One conditional write, retried on conflict. A reservation made less than
+    ``RELEASE_GRACE`` before SageMaker was listed (``listed_at``) is kept until a later sweep.
+    """
+    changes: dict[str, list[str]] = {"released": [], "adopted": [], "recounted": []}
+    for attempt in range(attempts):
+        ledger = services.store.read_ledger()
+        # SageMaker's list may lag a job that has just started: only older reservations are released.
+        listed = iso_time(listed_at - RELEASE_GRACE)
+        remove = sorted(k for k, r in ledger.reservations.items() if k not in live and r.created < listed)
+        put: dict[str, Reservation] = {}
+        for key in sorted(adopt - set(ledger.reservations)):
+            meta = jobs.get(key) or services.store.get_job(key)
+            if meta is None:
+                continue
+            facts = job_facts(meta, now=services.clock(), policy=services.policy())
+            plans = [p for p in facts.admission_plans() if p.on_demand or p.spot]
+            if plans:
+                put[key] = Reservation.for_plan(key, facts.team, plans[0], facts.max_parallel, iso_time(facts.now))
+        for key, reservation in sorted(ledger.reservations.items()):
+            meta = jobs.get(key)
+            if key in remove or meta is None or "running" not in meta:
+                continue
+            recounted = reservation.recounted(running_shapes(meta))
+            if recounted.on_demand != reservation.on_demand or recounted.spot != reservation.spot:
+                put[key] = recounted
+        if services.store.update_reservations(ledger.version, put, remove):
+            changes["released"] = remove
+            changes["adopted"] = sorted(k for k in put if k not in ledger.reservations)
+            changes["recounted"] = sorted(k for k in put if k in ledger.reservations)
+            return changes
+        time.sleep(random.uniform(0, 0.01 * 2**attempt))  # noqa: S311 - jitter, not crypto
+    raise TransientError("capacity ledger contended during the sweep")
+
+
+# -- stagnation: advanced with each completed trial, in the trial's own transaction --------------------
+STALE_ATTEMPTS = 5
+
+
+def trial_objective(meta: dict[str, Any] | None, trial: TrainingJob) -> ObjectiveSpec | None:
+    """The objective (metric and direction) of the definition ``trial`` belongs to, from the job item."""
+    meta = meta or {}
+    objectives = objectives_from_item(meta.get("objectives"))
+    if not objectives and meta.get("objective_name") and meta.get("objective_type"):
+        # A job item written before objectives were kept per definition.
+        objectives = [DefinitionObjective(metric=str(meta["objective_name"]), type=str(meta["objective_type"]))]
+    return resolve_objective(
+        objectives,
+        definition_name=trial.training_job_definition_name,
+        hyperparameters=trial.hyper_parameters,
+        reported_metrics={m.metric_name for m in trial.final_metric_data_list},
+    )
+
+
+def _advanced(meta: dict[str, Any] | None, record: TrialRecord, trial: TrainingJob) -> StagnationState | None:
+    if record.status != "Completed":
+        return None
+    objective = trial_objective(meta, trial)
+    value = trial.metric(objective.metric) if objective is not None else None
+    if objective is None or value is None:
+        return None  # no objective value, or no direction to judge it by: not counted either way
+    current = StagnationState.from_item((meta or {}).get("stagnation")) or StagnationState()
+    return current.advance(value, objective, record.end_time or record.event_time)
+
+
+def record_trial(
+    record: TrialRecord, trial: TrainingJob, meta: dict[str, Any] | None, *, team: str | None, services: Services
+) -> bool:
+    """Record a finished trial once (False for a duplicate) and advance the job's stagnation state in
+    the same transaction: the best objective, and trials / time since it last improved.
+
+    Reads no trial records: the state is on the job item (``meta``, already read by the caller). When a
+    concurrent trial of the same job advanced it first, the item is read again and the trial re-applied.
+    """
+    for attempt in range(STALE_ATTEMPTS):
+        state = _advanced(meta, record, trial)
+        if state is None:
+            return services.store.record_trial(record, team=team)
+        try:
+            return services.store.record_trial(
+                record, team=team, stagnation=state.to_item(), stagnation_seen=state.trials_seen - 1
+            )
+        except StaleState:
+            if attempt == STALE_ATTEMPTS - 1:
+                raise
+            meta = services.store.get_job(record.job_key)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def with_stagnation_spend(facts: JobFacts, services: Services) -> JobFacts:
+    """Fill in the spend at the last improvement the first time the job is judged after it.
+
+    The trial's transaction cannot know the job's accrued spend, so the first judgement after an
+    improvement (normally the same event's) stores ``spent_usd`` then; a later trial that advanced
+    the state first wins, and its own improvement is filled in on its own judgement.
+    """
+    state = facts.stagnation
+    if state is None or state.improved_at is None or state.spent_at_improvement is not None:
+        return facts
+    if facts.spent_usd is None:
+        return facts  # unpriced: dollars since the improvement cannot be judged
+    services.store.set_stagnation_spend(facts.job_key, state.trials_seen, facts.spent_usd)
+    return facts.model_copy(update={"stagnation": state.model_copy(update={"spent_at_improvement": facts.spent_usd})})
 
 
 def govern(trigger: Trigger, job_key: str, now: datetime, services: Services) -> list[dict[str, Any]]:
@@ -91,14 +327,70 @@ def govern(trigger: Trigger, job_key: str, now: datetime, services: Services) ->
     meta = services.store.get_job(job_key)
     if meta is None or meta.get("status") in TUNING_TERMINAL:
         return []
-    facts = job_facts(meta, now=now, policy=policy, objectives=_objectives(job_key, policy, services))
-    capacity = _capacity(facts, policy, services) if trigger == "arrival" else None
-    outcomes = []
+    catalog = services.price_catalog(policy)
+    facts = with_stagnation_spend(job_facts(meta, now=now, policy=policy, catalog=catalog), services)
+    facts = facts.model_copy(update={"team_month": team_month_facts(facts.team, now, policy, catalog, services)})
+    facts = with_pricing_facts(facts, meta, catalog)
+    outcomes = admit(facts, policy, services) if trigger == "arrival" else []
     for rule in registry.for_trigger(trigger):
-        decision = rule.evaluate(policy, facts, capacity)
-        if decision is not None:
+        if rule.name == "concurrency":
+            continue  # judged through the capacity ledger (admit)
+        decision = rule.evaluate(policy, facts, None)
+        if decision is not None and decision.rule == TeamBudgetRule.name:
+            outcomes.extend(act_on_team(decision, facts, policy, services))
+        elif decision is not None:
             outcomes.append(act(decision, facts, policy, services))
+    if not any(o.get("rule") == BudgetRule.name and o.get("verdict") == "breach" for o in outcomes):
+        schedule_budget_check(facts, meta, policy, services)
     return outcomes
+
+
+def schedule_budget_check(facts: JobFacts, meta: dict[str, Any], policy: Policy, services: Services) -> None:
+    """Ask for one more judgement of the job at the moment its burn brings it to a budget breach.
+
+    Only for a crossing within the horizon (a later one is re-estimated by the sweeps, since the burn
+    changes as trials start and end), rounded up to the whole minute (a check never comes before the
+    crossing it is for), and only when that time differs from the one already asked for, so an
+    unchanged estimate costs no call. A failure is logged and counted: the sweep still judges the job.
+    """
+    if services.checks is None:
+        return
+    at = BudgetRule.check_at(policy, facts)
+    if at is None or at - facts.now > timedelta(seconds=services.settings.budget_check_horizon_seconds):
+        return
+    at = _minute_ceiling(max(at, facts.now + timedelta(seconds=1)))
+    if meta.get("budget_check_at") == iso_time(at):
+        return
+    try:
+        services.checks.schedule(facts.job_key, facts.job_name, at)
+        services.store.set_budget_check(facts.job_key, at)
+    except GovernorError as exc:
+        metrics.add_metric(name="BudgetCheckFailures", unit=MetricUnit.Count, value=1)
+        logger.warning("budget check not scheduled", extra={"job": facts.job_name, "error": type(exc).__name__})
+        return
+    logger.info("budget check scheduled", extra={"job": facts.job_name, "at": iso_time(at)})
+
+
+def _minute_ceiling(at: datetime) -> datetime:
+    floor = at.replace(second=0, microsecond=0)
+    return floor if floor == at else floor + timedelta(minutes=1)
+
+
+def enforce(decision: Decision, tags: dict[str, str], policy: Policy, services: Services) -> tuple[str, str]:
+    """What a claimed decision does to its job: stop it (enforce), or only say so. (action, detail)."""
+    if decision.verdict != "breach":
+        return "warned", "reported only"
+    if policy.is_exempt(tags):
+        return "exempt", f"tag {policy.exempt_tag}=true; would have stopped"
+    if policy.mode != "enforce":
+        return "would-stop", "monitor mode: no stop call made"
+    result = services.sagemaker.stop_tuning_job(decision.job_name)
+    stopping = result in {"stop-requested", "already-stopping"}
+    if stopping:
+        # Only a stop that took effect marks the job: it separates our stop from early stopping.
+        services.store.mark_stop_requested(decision.job_key, decision.at)
+    metrics.add_metric(name="JobsStopped", unit=MetricUnit.Count, value=1)
+    return ("stopped" if stopping else result), result
 
 
 def act(decision: Decision, job: JobFacts, policy: Policy, services: Services) -> dict[str, Any]:
@@ -112,21 +404,7 @@ def act(decision: Decision, job: JobFacts, policy: Policy, services: Services) -
             "action": "already-decided",
             "at": decision.at,
         }
-    if decision.verdict != "breach":
-        action, detail = "warned", "reported only"
-    elif policy.is_exempt(job.tags):
-        action, detail = "exempt", f"tag {policy.exempt_tag}=true; would have stopped"
-    elif mode != "enforce":
-        action, detail = "would-stop", "monitor mode: no stop call made"
-    else:
-        result = services.sagemaker.stop_tuning_job(job.job_name)
-        stopping = result in {"stop-requested", "already-stopping"}
-        if stopping:
-            # Only a stop that took effect marks the job: it separates our stop from early stopping.
-            services.store.mark_stop_requested(job.job_key, decision.at)
-        action = "stopped" if stopping else result
-        detail = result
-        metrics.add_metric(name="JobsStopped", unit=MetricUnit.Count, value=1)
+    action, detail = enforce(decision, job.tags, policy, services)
     services.store.finish_decision(decision, action, detail)
     metrics.add_metric(name="Decisions", unit=MetricUnit.Count, value=1)
     logger.info(
@@ -148,3 +426,113 @@ def act(decision: Decision, job: JobFacts, policy: Policy, services: Services) -
     )
     deliver(report, services.store, services.notifiers, services.clock)
     return {"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "action": action, "at": decision.at}
+
+
+# -- team budgets (a team's month over all its tuning jobs) -------------------------------------------
+def team_month_facts(
+    team: str | None, now: datetime, policy: Policy, catalog: PriceCatalog, services: Services
+) -> TeamMonthFacts | None:
+    """The team's spend this calendar month: its month item plus its running trials (two GetItems, only
+    for a team with a monthly budget; never a scan)."""
+    if team is None or policy.team_monthly_budget(team) is None:
+        return None
+    month = spend.month_key(now)
+    start, end = spend.month_bounds(now)
+    totals = services.store.team_month(team, month)
+    accrual = spend.accrue(
+        services.store.team_running(team),
+        now,
+        catalog,
+        default_region=services.settings.region,
+        spot_discount=spend.spot_factor(totals.get("spot_billed_usd"), totals.get("spot_on_demand_usd")),
+        since=start,
+    )
+    return TeamMonthFacts(
+        team=team,
+        month=month,
+        month_start=start,
+        month_end=end,
+        finished_usd=Decimal(str(totals.get("finished_usd") or 0)),
+        accrued_usd=accrual.priced_usd,
+        running_trials=accrual.trials,
+        unpriced_trials=int(totals.get("unpriced_trials") or 0),
+        unpriced_running_types=accrual.unpriced_types,
+    )
+
+
+def act_on_team(decision: Decision, job: JobFacts, policy: Policy, services: Services) -> list[dict[str, Any]]:
+    """A team's month is over budget (or projected to be): decide once per team and month.
+
+    The first caller claims the team's decision; on a breach it stops each of the team's InProgress
+    tuning jobs (exempt: exempt; monitor: would-stop), recording a decision on each job, then reports
+    once for the team with every job's action. A job of that team judged later in the month (one that
+    started after the breach) is stopped on its own decision and reported on its own, once.
+    """
+    month = str(decision.numbers["month"])
+    mode = policy.mode
+    if not services.store.claim_team_decision(decision, month, mode, services.clock()):
+        if decision.verdict != "breach":
+            return []
+        return [act(decision, job, policy, services)]
+    results: list[dict[str, Any]] = []
+    if decision.verdict == "breach":
+        jobs = {
+            str(item["pk"]).removeprefix("JOB#"): item for item in services.store.team_jobs_in_progress(job.team or "")
+        }
+        jobs.setdefault(job.job_key, {"job_name": job.job_name, "tags": job.tags})  # the index may lag
+        for key, item in sorted(jobs.items()):
+            tags = {str(k): str(v) for k, v in (item.get("tags") or {}).items()}
+            per_job = decision.model_copy(update={"job_key": key, "job_name": str(item.get("job_name") or key)})
+            if not services.store.claim_decision(per_job, mode, services.clock()):
+                continue
+            action, detail = enforce(per_job, tags, policy, services)
+            services.store.finish_decision(per_job, action, detail)
+            results.append({"job": per_job.job_name, "action": action, "detail": detail})
+    services.store.finish_team_decision(decision, month, results)
+    metrics.add_metric(name="TeamDecisions", unit=MetricUnit.Count, value=1)
+    logger.info(
+        "team governance decision",
+        extra={"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "team": job.team, "jobs": results},
+    )
+    deliver(team_report(decision, month, mode, results), services.store, services.notifiers, services.clock)
+    return [
+        {
+            "rule": decision.rule,
+            "verdict": decision.verdict,
+            "mode": mode,
+            "action": r["action"],
+            "at": decision.at,
+            "job": r["job"],
+        }
+        for r in results
+    ] or [{"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "action": "warned", "at": decision.at}]
+
+
+def team_report(decision: Decision, month: str, mode: str, jobs: list[dict[str, Any]]) -> Report:
+    """The one report of a team's monthly-budget decision, naming what happened to each of its jobs."""
+    base = decision_report(
+        rule=decision.rule,
+        verdict=decision.verdict,
+        job_key=decision.job_key,
+        job_name=f"team {decision.team}",
+        team=decision.team,
+        message=decision.message,
+        numbers=decision.numbers,
+        at=decision.at.isoformat(),
+        mode=mode,
+        action=_team_action(decision, jobs),
+        detail=", ".join(f"{j['job']}: {j['action']}" for j in jobs) or "reported only",
+    )
+    lines = [f"- {j['job']}: {j['action']} ({j['detail']})" for j in jobs]
+    text = base.text + ("\n\nJobs of the team:\n" + "\n".join(lines) if lines else "")
+    return base.model_copy(update={"kind": f"{base.kind}-{month}", "text": text})
+
+
+def _team_action(decision: Decision, jobs: list[dict[str, Any]]) -> str:
+    if decision.verdict != "breach":
+        return "warned"
+    actions = {j["action"] for j in jobs}
+    for action in ("stopped", "would-stop", "exempt"):
+        if action in actions:
+            return action
+    return "already-ended"

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tuning_governor.adapters.checks import SchedulerChecks
 from tuning_governor.adapters.notifiers import SlackNotifier, SnsNotifier
+from tuning_governor.adapters.pricing import PriceListGateway
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.store import GovernorStore
@@ -24,18 +26,30 @@ _STORE = GovernorStore.permissions
 class FunctionNeeds:
     sagemaker: tuple[str, ...]
     store: tuple[str, ...]
-    trigger: Trigger
+    trigger: Trigger | None
+    """The rules it evaluates (None: it governs no job, e.g. the price refresh)."""
     quotas: bool = False
     reports: bool = True
+    policy: bool = True
+    """Reads the governance policy (SSM parameter when configured)."""
+    pricing: tuple[str, ...] = ()
+    """PriceListGateway calls (the AWS Price List Query API)."""
+    checks: bool = False
+    """Schedules one-time budget checks (EventBridge Scheduler, passing the scheduler's role)."""
 
     def actions(self) -> frozenset[str]:
         needed = {_SAGEMAKER[call] for call in self.sagemaker} | {_STORE[call] for call in self.store}
-        needed |= registry.permissions(self.trigger)
+        needed |= {PriceListGateway.permissions[call] for call in self.pricing}
+        if self.trigger is not None:
+            needed |= registry.permissions(self.trigger)
         if self.quotas:
             needed |= set(QuotaGateway.permissions.values())
         if self.reports:
             needed |= SnsNotifier.permissions | SlackNotifier.permissions
-        needed |= SsmPolicySource.permissions
+        if self.policy:
+            needed |= SsmPolicySource.permissions
+        if self.checks:
+            needed |= SchedulerChecks.permissions
         return frozenset(needed)
 
 
@@ -45,15 +59,18 @@ _ALL_STORE = ("read", "query", "put", "update", "delete")
 
 FUNCTIONS: dict[str, FunctionNeeds] = {
     "TuningEventsFunction": FunctionNeeds(
-        sagemaker=("describe_tuning_job", "list_trials", "stop_tuning_job"),
+        # list_tags: an arrival whose event carries no Tags is judged on ListTags.
+        sagemaker=("describe_tuning_job", "list_trials", "list_tags", "stop_tuning_job"),
         store=_ALL_STORE,
         trigger="arrival",
         quotas=True,
+        checks=True,
     ),
     "TrainingEventsFunction": FunctionNeeds(
         sagemaker=("describe_training_job", "describe_tuning_job", "stop_tuning_job"),
         store=_ALL_STORE,
         trigger="trial",
+        checks=True,
     ),
     "SweepFunction": FunctionNeeds(
         sagemaker=(
@@ -67,6 +84,24 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         ),
         store=_ALL_STORE,
         trigger="sweep",
+        checks=True,
+    ),
+    # Judges one job at its projected budget crossing, from the table; it schedules nothing itself
+    # (the next event or sweep does), so the template has no function referring to itself.
+    "BudgetCheckFunction": FunctionNeeds(
+        sagemaker=("stop_tuning_job",),
+        store=_ALL_STORE,
+        trigger="sweep",
+    ),
+    # Writes one catalog item per region (its role may put only PRICES# items); governs no job, reports
+    # nothing and reads no policy.
+    "PriceRefreshFunction": FunctionNeeds(
+        sagemaker=(),
+        store=("put",),
+        trigger=None,
+        reports=False,
+        policy=False,
+        pricing=("training_rows",),
     ),
 }
 

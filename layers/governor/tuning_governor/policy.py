@@ -7,9 +7,11 @@ The document (every key optional; see ``policy.example.yaml`` and ``docs/policy.
     team_tag: team                    # tag naming the owning team
     budget_tag: governance:budget-usd # tag overriding the job's budget
     quotas: {ml.p3.2xlarge: 8}        # account limit of concurrent instances per type
-    teams: {vision: {instances: {ml.p3.2xlarge: 4}, budget_usd: 500}}
-    defaults: {budget_usd: 1000, max_runtime_hours: 48, stagnation_trials: 0, max_failed_trials: 0}
-    prices: {ml.p3.2xlarge: 3.825}    # USD per instance-hour, overriding the bundled catalog
+    teams: {vision: {instances: {ml.p3.2xlarge: 4}, job_budget_usd: 500, monthly_budget_usd: 20000}}
+    defaults: {job_budget_usd: 1000, max_runtime_hours: 48, stagnation_trials: 0, stagnation_minutes: 0,
+               stagnation_usd: 0, max_failed_trials: 0}
+    prices: {ml.p3.2xlarge: 3.825, eu-north-1: {ml.g5.xlarge: 1.6}}  # USD per instance-hour, all regions or
+                                      # one region; they fill gaps (refreshed and bundled catalogs win)
 
 The models and their query helpers are pure (no AWS); the sources at the bottom read the text, from a
 file (default: the conservative policy bundled in the layer) or an SSM parameter through Powertools
@@ -34,10 +36,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
 from pydantic_core import ErrorDetails, PydanticCustomError
 
+from tuning_governor.domain.pricing import BILLING_CODES
 from tuning_governor.errors import GovernorError, TransientError
+from tuning_governor.models.limits import dynamodb_number_problem
 from tuning_governor.observability import logger
 
 if TYPE_CHECKING:
@@ -47,13 +62,22 @@ Mode = Literal["enforce", "monitor"]
 BudgetSource = Literal["tag", "team", "default", "none"]
 
 DEFAULT_BUDGET_TAG = "governance:budget-usd"
+_DEPRECATED_KEYS = frozenset({"budget_usd"})  # under defaults and teams.<team>: now job_budget_usd
+_DEPRECATED_BUDGET = (
+    "{old} is deprecated: rename it to {new} (a budget per tuning job; teams.<team>.monthly_budget_usd is"
+    " a team's budget for the month); the old name is read until the next release"
+)
 DEFAULT_MAX_AGE_SECONDS = 300.0
 BUNDLED_POLICY = "default-policy.yaml"
 
 # Lower case only: SageMaker spells instance types in lower case, and a key that never matches a real type
 # would silently govern nothing.
 _INSTANCE_TYPE = re.compile(r"^ml\.[a-z][a-z0-9-]*\.[a-z0-9]+$")
-_TAG_NUMBER = re.compile(r"^\d+(\.\d+)?$")
+# A budget as people write it: 50, 50.00, $50, 50 USD, USD 50 (any case), 1,000 (thousands grouped by 3).
+_BUDGET_TAG = re.compile(
+    r"^(?:(?P<pre>usd)\s*)?\$?\s*(?P<whole>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?P<fraction>\.[0-9]+)?\s*(?P<post>usd)?$",
+    re.IGNORECASE | re.ASCII,
+)
 _PLAIN_SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _MAX_PROBLEMS = 8
 _MAX_GIVEN = 60
@@ -73,7 +97,7 @@ class PolicyError(GovernorError, ValueError):
         self.problems = tuple(problems)
         message = f"policy {source[:200]} {headline}" + (":" if problems else "")
         for index, problem in enumerate(problems):
-            line = "\n  - " + (problem if len(problem) <= 200 else problem[:197] + "...")
+            line = "\n  - " + (problem if len(problem) <= 300 else problem[:297] + "...")
             rest = len(problems) - index
             # Keep room for the "... and N more" line so the message never ends mid-problem.
             if index == _MAX_PROBLEMS or len(message) + len(line) > _MAX_MESSAGE - 30:
@@ -113,6 +137,66 @@ Price = Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
 TagKey = Annotated[str, Field(min_length=1, max_length=128)]
 
 
+# -- prices: <instance type>: <price> (every region) or <region>: {<instance type>: <price>} -------------
+_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
+# Regions a policy may price beyond the commercial ones the refresh covers (no Price List refresh there).
+_OTHER_PARTITION_REGIONS = frozenset({"us-gov-west-1", "us-gov-east-1", "cn-north-1", "cn-northwest-1"})
+_PRICE_ADAPTER: TypeAdapter[Decimal] = TypeAdapter(Annotated[Decimal, Field(gt=0, allow_inf_nan=False)])
+_REGION_PRICES_ADAPTER: TypeAdapter[dict[str, Decimal]] = TypeAdapter(
+    Annotated[
+        dict[Annotated[str, AfterValidator(_instance_type)], Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]],
+        BeforeValidator(_none_to_empty),
+    ]
+)
+
+
+def _price_key_problem(key: Any) -> str | None:
+    if not isinstance(key, str):
+        return "expected an instance type such as ml.p3.2xlarge or a region such as eu-west-1"
+    if _INSTANCE_TYPE.match(key):
+        return None
+    if _REGION.match(key):
+        known = set(BILLING_CODES) | _OTHER_PARTITION_REGIONS
+        if key in known:
+            return None
+        hint = difflib.get_close_matches(key, sorted(known), n=1)
+        return f"unknown region{f' (did you mean {hint[0]}?)' if hint else ''}"
+    return (
+        "expected an instance type ml.<family>.<size> in lower case (a price for every region)"
+        " or a region such as eu-west-1 (a mapping of prices for that region)"
+    )
+
+
+def _prices(value: Any, handler: ValidatorFunctionWrapHandler) -> dict[str, Any]:
+    """Validate each entry by the kind of its key, reporting problems at their exact path."""
+    value = _none_to_empty(value)
+    if not isinstance(value, dict):
+        return dict(handler(value))  # the usual "expected a mapping" at ``prices``
+    out: dict[str, Any] = {}
+    errors: list[Any] = []
+    for key, item in value.items():
+        problem = _price_key_problem(key)
+        if problem is not None:
+            errors.append({"type": PydanticCustomError("price_key", problem), "loc": (str(key), "[key]"), "input": key})
+            continue
+        adapter: TypeAdapter[Any] = _PRICE_ADAPTER if _INSTANCE_TYPE.match(key) else _REGION_PRICES_ADAPTER
+        try:
+            out[key] = adapter.validate_python(item)
+        except ValidationError as exc:
+            for err in exc.errors(include_url=False):
+                message = err["msg"].replace("{", "{{").replace("}", "}}")
+                errors.append(
+                    {
+                        "type": PydanticCustomError(err["type"], message, err.get("ctx")),
+                        "loc": (key, *err["loc"]),
+                        "input": err.get("input"),
+                    }
+                )
+    if errors:
+        raise ValidationError.from_exception_data("prices", errors)
+    return out
+
+
 class _PolicyModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -120,14 +204,38 @@ class _PolicyModel(BaseModel):
 class Defaults(_PolicyModel):
     """What applies to every tuning job unless a team or a tag says otherwise. 0 switches a guard off."""
 
-    budget_usd: Money | None = None
+    job_budget_usd: Money | None = None
     """Budget per tuning job in USD; None or 0 = no budget."""
+    budget_usd: Money | None = None
+    """Deprecated old name of ``job_budget_usd`` (still read for one release, with a policy warning)."""
     max_runtime_hours: Annotated[float, Field(ge=0, strict=True, allow_inf_nan=False)] = 0.0
     """Stop a tuning job running longer than this (0 = off)."""
     stagnation_trials: Count = 0
-    """Stop after this many completed trials without more than 1 % improvement (0 = off)."""
+    """Stop after this many completed trials without a 1 % (or greater) improvement of the best (0 = off)."""
+    stagnation_minutes: Annotated[float, Field(ge=0, strict=True, allow_inf_nan=False)] = 0.0
+    """Stop when the best objective has not improved for this many minutes (0 = off)."""
+    stagnation_usd: Money = Decimal(0)
+    """Stop when the job has spent this many USD since its best objective last improved (0 = off)."""
     max_failed_trials: Count = 0
     """Stop after this many failed trials (0 = off)."""
+    budget_stop_lead_seconds: Annotated[int, Field(ge=0, le=3600, strict=True)] = 120
+    """A job's budget is breached when spent + this many seconds of its running trials' burn reaches it:
+    billing goes on until the stopped trials are ``Stopped`` (StopTrainingJob's 120 s SIGTERM grace at
+    most), so asking then ends the job's bill at its budget rather than past it (0 = at the budget)."""
+
+    @model_validator(mode="after")
+    def _one_name_per_budget(self) -> Defaults:
+        if self.budget_usd is not None and self.job_budget_usd is not None:
+            raise PydanticCustomError(
+                "deprecated_duplicate",
+                "set job_budget_usd only: budget_usd is its deprecated old name, and both are set",
+            )
+        return self
+
+    @property
+    def job_budget(self) -> Decimal | None:
+        """The default per-job budget, under its new or its deprecated name."""
+        return self.job_budget_usd if self.job_budget_usd is not None else self.budget_usd
 
 
 class TeamPolicy(_PolicyModel):
@@ -135,8 +243,26 @@ class TeamPolicy(_PolicyModel):
 
     instances: Annotated[dict[InstanceType, Count], BeforeValidator(_none_to_empty)] = {}
     """The team's limit of concurrent training instances per type (a type not listed: no team limit)."""
-    budget_usd: Money | None = None
+    job_budget_usd: Money | None = None
     """Budget per tuning job of this team; None = not set (the default applies), 0 = no budget."""
+    monthly_budget_usd: Money | None = None
+    """The team's budget for a calendar month (UTC) over all its tuning jobs; None or 0 = none."""
+    budget_usd: Money | None = None
+    """Deprecated old name of ``job_budget_usd`` (still read for one release, with a policy warning)."""
+
+    @model_validator(mode="after")
+    def _one_name_per_budget(self) -> TeamPolicy:
+        if self.budget_usd is not None and self.job_budget_usd is not None:
+            raise PydanticCustomError(
+                "deprecated_duplicate",
+                "set job_budget_usd only: budget_usd is its deprecated old name, and both are set",
+            )
+        return self
+
+    @property
+    def job_budget(self) -> Decimal | None:
+        """The per-job budget this team sets, under its new or its deprecated name."""
+        return self.job_budget_usd if self.job_budget_usd is not None else self.budget_usd
 
 
 class Budget(BaseModel):
@@ -165,12 +291,16 @@ class Policy(_PolicyModel):
     team_tag: TagKey = "team"
     budget_tag: TagKey = DEFAULT_BUDGET_TAG
     quotas: Annotated[dict[InstanceType, Count], BeforeValidator(_none_to_empty)] = {}
+    spot_quotas: Annotated[dict[InstanceType, Count], BeforeValidator(_none_to_empty)] = {}
+    """Account limit of concurrent managed-spot instances per type (AWS counts spot separately)."""
     teams: Annotated[
         dict[Annotated[str, Field(min_length=1)], Annotated[TeamPolicy, BeforeValidator(_none_to_empty)]],
         BeforeValidator(_none_to_empty),
     ] = {}
     defaults: Annotated[Defaults, BeforeValidator(_none_to_empty)] = Defaults()
-    prices: Annotated[dict[InstanceType, Price], BeforeValidator(_none_to_empty)] = {}
+    prices: Annotated[dict[str, Price | dict[str, Price]], WrapValidator(_prices)] = {}
+    """USD per instance-hour: ``<instance type>: <price>`` for every region, or ``<region>: {<instance
+    type>: <price>}`` for one region. They fill gaps only: the refreshed and bundled catalogs win."""
 
     @property
     def enforcing(self) -> bool:
@@ -189,35 +319,76 @@ class Policy(_PolicyModel):
         """True when the job carries ``exempt_tag`` with the value ``true`` (any case, spaces trimmed).
 
         An exempt job is never stopped; its decisions are still evaluated and reported. Any other
-        value (``yes``, ``1``, empty) is not an exemption, so a typo fails safe towards governance.
+        value (``yes``, ``1``, empty) is not an exemption, and neither is a key that matches
+        ``exempt_tag`` only when case is ignored (AWS tag keys are case-sensitive): a typo fails safe
+        towards governance, and ``tag_warnings`` reports it.
         """
         return tags.get(self.exempt_tag, "").strip().lower() == "true"
 
     def budget_for(self, tags: Mapping[str, str]) -> Budget:
         """The job's budget in USD. The first level that is set decides:
 
-        1. the job tag ``budget_tag`` (a non-negative number such as ``250`` or ``99.5``; any other value
-           is ignored, with ``Budget.warning`` saying why, and the next level decides);
-        2. ``teams.<team>.budget_usd`` of the job's team (see ``team_of``);
-        3. ``defaults.budget_usd``;
+        1. the job tag ``budget_tag`` (an amount as ``parse_budget_tag`` reads it: ``250``, ``99.50``,
+           ``$250``, ``250 USD``, ``USD 1,000``; any other value, or a key that matches ``budget_tag``
+           only when case is ignored, is ignored with ``Budget.warning`` saying why, and the next
+           level decides);
+        2. ``teams.<team>.job_budget_usd`` of the job's team (see ``team_of``; or its deprecated old
+           name ``budget_usd``);
+        3. ``defaults.job_budget_usd`` (or its deprecated old name ``defaults.budget_usd``);
         4. otherwise no budget (``source="none"``).
 
         A level set to 0 decides "no budget" and the levels below it are not consulted (a team can opt
         out of the default budget; a job can opt out by tag). ``usd`` is then None, never 0.
         """
-        warning: str | None = None
-        raw = tags.get(self.budget_tag)
+        raw, warning = tag_lookup(tags, self.budget_tag)
         if raw is not None:
-            amount = _tag_amount(raw)
+            amount = parse_budget_tag(raw)
             if amount is not None:
-                return Budget(usd=amount or None, source="tag")
-            warning = f"tag {self.budget_tag}={_given(raw)} ignored: expected a non-negative number of USD such as 250 or 99.5"
+                return Budget(usd=amount or None, source="tag", warning=warning)
+            warning = "; ".join(w for w in (_bad_budget(self.budget_tag, raw).message, warning) if w)
         team = self.teams.get(self.team_of(tags) or "")
-        if team is not None and team.budget_usd is not None:
-            return Budget(usd=team.budget_usd or None, source="team", warning=warning)
-        if self.defaults.budget_usd is not None:
-            return Budget(usd=self.defaults.budget_usd or None, source="default", warning=warning)
+        if team is not None and team.job_budget is not None:
+            return Budget(usd=team.job_budget or None, source="team", warning=warning)
+        default = self.defaults.job_budget
+        if default is not None:
+            return Budget(usd=default or None, source="default", warning=warning)
         return Budget(usd=None, source="none", warning=warning)
+
+    def tag_warnings(self, tags: Mapping[str, str]) -> list[TagWarning]:
+        """Governance tags on a job that the governor cannot honour as written, in a stable order:
+
+        a ``budget_tag`` value ``parse_budget_tag`` cannot read; an ``exempt_tag`` value other than
+        true/false (any case); any key that matches ``budget_tag`` or ``exempt_tag`` only when case
+        is ignored. Each is governed as if absent (see ``budget_for`` and ``is_exempt``).
+        """
+        out: list[TagWarning] = []
+        raw = tags.get(self.budget_tag)
+        if raw is not None and parse_budget_tag(raw) is None:
+            out.append(_bad_budget(self.budget_tag, raw))
+        out += _near_misses(tags, self.budget_tag)
+        exempt = tags.get(self.exempt_tag)
+        if exempt is not None and exempt.strip().lower() not in {"true", "false"}:
+            out.append(
+                TagWarning(key=self.exempt_tag, value=exempt, problem='is not an exemption: only "true" exempts a job')
+            )
+        out += _near_misses(tags, self.exempt_tag)
+        return out
+
+    def team_monthly_budget(self, team: str | None) -> Decimal | None:
+        """The team's budget for a calendar month over all its jobs; None when it has none (0 = none)."""
+        policy = self.teams.get(team) if team is not None else None
+        return (policy.monthly_budget_usd or None) if policy is not None else None
+
+    def warnings(self) -> list[str]:
+        """What is valid but should change: deprecated keys still read (logged when the policy loads)."""
+        found: list[str] = []
+        if self.defaults.budget_usd is not None:
+            found.append(_DEPRECATED_BUDGET.format(old="defaults.budget_usd", new="defaults.job_budget_usd"))
+        for name, team in sorted(self.teams.items()):
+            if team.budget_usd is not None:
+                path = render_path(("teams", name))
+                found.append(_DEPRECATED_BUDGET.format(old=f"{path}.budget_usd", new=f"{path}.job_budget_usd"))
+        return found
 
     def team_limit(self, team: str | None, instance_type: str) -> int | None:
         """The team's own limit of concurrent ``instance_type`` instances; None when it has none.
@@ -244,18 +415,84 @@ class Policy(_PolicyModel):
         return min(limits) if limits else None
 
     def price_overrides(self) -> dict[str, Decimal]:
-        """USD per instance-hour that win over the bundled catalog (a copy; safe to modify)."""
-        return dict(self.prices)
+        """The all-region ``prices`` (``<instance type>: <USD per hour>``; a copy, safe to modify).
+
+        They price a type in a region where neither the refreshed catalog nor the bundled one has it.
+        """
+        return {key: value for key, value in self.prices.items() if isinstance(value, Decimal)}
+
+    def regional_prices(self) -> dict[str, dict[str, Decimal]]:
+        """The per-region ``prices`` (``<region>: {<instance type>: <USD per hour>}``; a copy).
+
+        For their region they come before the all-region ones, after both catalogs.
+        """
+        return {key: dict(value) for key, value in self.prices.items() if isinstance(value, dict)}
 
 
-def _tag_amount(raw: str) -> Decimal | None:
-    text = raw.strip()
-    if not _TAG_NUMBER.match(text):
+def parse_budget_tag(raw: str) -> Decimal | None:
+    """The USD amount a budget tag value spells, or None when it spells none.
+
+    Accepted: a non-negative amount with an optional fraction (``50``, ``50.00``), optionally
+    prefixed by ``$`` and/or ``USD``, or followed by ``USD`` (``USD`` in any case, spaces optional),
+    with optional thousands separators grouped by three (``1,000``, ``$1,250,000.50``). Rejected:
+    anything else, e.g. negatives, exponents, other currencies, ``USD 50 USD``, a decimal comma
+    (``50,5``), ``1,00``, spaces inside the number, digits other than 0-9. (SageMaker's tag value
+    pattern has no ``$`` or ``,``; those spellings are accepted for tags that reach the governor
+    another way, e.g. a replayed event log.)
+    """
+    match = _BUDGET_TAG.match(raw.strip())
+    if match is None or (match["pre"] and match["post"]):
         return None
     try:
-        return Decimal(text)
+        amount = Decimal(match["whole"].replace(",", "") + (match["fraction"] or ""))
     except InvalidOperation:  # pragma: no cover - the pattern admits only valid decimals
         return None
+    # The budget is recorded with the decision: an amount DynamoDB cannot hold is not a budget.
+    return None if dynamodb_number_problem(amount) else amount
+
+
+class TagWarning(BaseModel):
+    """A governance tag the governor does not honour as written: which tag, its value, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    value: str
+    problem: str
+
+    @property
+    def message(self) -> str:
+        return f"tag {self.key}={_given(self.value)} {self.problem}"
+
+
+def _near_misses(tags: Mapping[str, str], key: str) -> list[TagWarning]:
+    # People type Governance:Exempt; AWS tag keys are case-sensitive, so it is not the tag the policy names.
+    wanted = key.strip().casefold()
+    return [
+        TagWarning(
+            key=other,
+            value=value,
+            problem=f"ignored: tag keys are case-sensitive and the policy's tag is {key}",
+        )
+        for other, value in sorted(tags.items())
+        if other != key and other.strip().casefold() == wanted
+    ]
+
+
+def _bad_budget(key: str, raw: str) -> TagWarning:
+    return TagWarning(
+        key=key,
+        value=raw,
+        problem="ignored: not an amount of USD (e.g. 250, 99.50, 250 USD or USD 1,000); the next budget source applies",
+    )
+
+
+def tag_lookup(tags: Mapping[str, str], key: str) -> tuple[str | None, str | None]:
+    """The value of tag ``key`` (exact, case-sensitive match, as AWS tag keys are), and a warning naming
+    any other key that matches ``key`` only when case (or surrounding space) is ignored; those are
+    never read as ``key``."""
+    misses = _near_misses(tags, key)
+    return tags.get(key), "; ".join(w.message for w in misses) or None
 
 
 # -- parsing -----------------------------------------------------------------------------------------
@@ -364,9 +601,12 @@ def _describe(err: ErrorDetails) -> str:
     if loc and loc[-1] == "[key]":
         return f"{render_path(loc[:-1])}: bad key: {_expected(err)}"
     path = render_path(loc)
+    if err["type"] == "deprecated_duplicate":
+        return f"{path}: {err['msg']}"
     if err["type"] == "extra_forbidden":
         model = _model_at(loc[:-1])
-        allowed = sorted(model.model_fields) if model is not None else []
+        # Deprecated names are still read but never suggested.
+        allowed = sorted(set(model.model_fields) - _DEPRECATED_KEYS) if model is not None else []
         hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         suggestion = f'did you mean "{hint[0]}"? ' if hint else ""
         return f"{path}: unknown key; {suggestion}expected one of: {', '.join(allowed)}"
@@ -448,6 +688,11 @@ class LoadedPolicy:
     """sha256 of the text the policy was parsed from."""
     error: PolicyError | PolicyUnavailable | None = None
     stale: bool = False
+
+    @property
+    def warnings(self) -> list[str]:
+        """The policy's own warnings (deprecated keys); logged once when this text is first loaded."""
+        return self.policy.warnings()
 
 
 def _digest(text: str) -> str:
@@ -536,6 +781,11 @@ class PolicySource(ABC):
             "policy loaded",
             extra={"policy_source": self.name, "policy_digest": digest[:12], "policy_mode": policy.mode},
         )
+        if policy.warnings():
+            logger.warning(
+                "policy loaded with warnings",
+                extra={"policy_source": self.name, "policy_digest": digest[:12], "warnings": policy.warnings()},
+            )
         return self._current
 
 

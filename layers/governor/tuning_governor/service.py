@@ -20,6 +20,7 @@ from aws_lambda_powertools.utilities.parser import parse
 from botocore.config import Config
 from pydantic import BaseModel, ValidationError
 
+from tuning_governor.adapters.checks import CheckScheduler, SchedulerChecks
 from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_url_from_secret
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
@@ -29,12 +30,20 @@ from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.domain.reports import summary_report
 from tuning_governor.domain.summary import summarise
 from tuning_governor.errors import Disposition, GovernorError, RejectedEvent, TransientError
-from tuning_governor.guard import govern
+from tuning_governor.governance.spend import RunningTrial, running_trials
+from tuning_governor.guard import govern, record_trial, trial_objective
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.records import JobSummary, TrialRecord
-from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL, TrainingJob
+from tuning_governor.models.sagemaker import (
+    TRAINING_RUNNING,
+    TRAINING_TERMINAL,
+    TUNING_TERMINAL,
+    TrainingJob,
+    TuningJob,
+)
 from tuning_governor.observability import logger, metrics, tracer
 from tuning_governor.policy import Policy, PolicySource, policy_source
+from tuning_governor.price_catalogs import StoredPrices
 from tuning_governor.reporting import deliver
 from tuning_governor.settings import Settings, get_settings
 
@@ -63,10 +72,19 @@ class Services:
     policy: Callable[[], Policy] = _default_policy
     """The governance policy in force (cached by its loader; called once per event)."""
     quotas: QuotaGateway | None = None
+    stored_prices: StoredPrices | None = None
+    """The refreshed catalogs in DynamoDB (None: trials are priced from ``catalog`` and the policy only)."""
+    checks: CheckScheduler | None = None
+    """Where one-time budget checks are scheduled (None: budgets are judged on events and sweeps only)."""
 
     def price_catalog(self, policy: Policy) -> PriceCatalog:
-        overrides = policy.price_overrides()
-        return self.catalog.with_overrides(overrides, source="policy prices") if overrides else self.catalog
+        """The prices in force, first found wins: the refreshed catalog in DynamoDB, then ``catalog`` (the
+        bundled one), then the policy's per-region and all-region ``prices``; see domain.pricing."""
+        catalog = self.catalog
+        stored = self.stored_prices.catalog() if self.stored_prices is not None else None
+        if stored is not None:
+            catalog = stored.over(catalog)
+        return catalog.with_policy_prices(policy.price_overrides(), policy.regional_prices())
 
 
 def policy_loader(source: PolicySource) -> Callable[[], Policy]:
@@ -115,10 +133,12 @@ def default_services() -> Services:
         ssm=ssm,
         max_age_seconds=settings.policy_max_age_seconds,
     )
+    store = GovernorStore(boto3.client("dynamodb", config=retrying), settings.table_name)
     return Services(
         settings=settings,
         sagemaker=SageMakerGateway(boto3.client("sagemaker", config=retrying)),
-        store=GovernorStore(boto3.client("dynamodb", config=retrying), settings.table_name),
+        store=store,
+        stored_prices=StoredPrices(store, clock=_utcnow, ttl=timedelta(seconds=settings.price_cache_seconds)),
         notifiers=notifiers,
         policy=policy_loader(source),
         quotas=QuotaGateway(
@@ -126,6 +146,14 @@ def default_services() -> Services:
             clock=_utcnow,
             ttl=timedelta(seconds=settings.quota_cache_seconds),
         ),
+        checks=SchedulerChecks(
+            lambda: boto3.client("scheduler", config=retrying),
+            group=settings.budget_check_group,
+            target_arn=settings.budget_check_target_arn,
+            role_arn=settings.budget_check_role_arn,
+        )
+        if settings.budget_check_target_arn and settings.budget_check_role_arn
+        else None,
     )
 
 
@@ -202,6 +230,7 @@ def build_trial_record(
         spot_savings_usd=cost.spot_savings_usd,
         unpriced_types=list(cost.unpriced_types),
         approximate_price=cost.approximate_price,
+        approximate_types=list(cost.approximate_types),
         objective_name=name,
         objective_value=job.metric(name) if name else None,
         hyperparameters=dict(job.hyper_parameters),
@@ -222,6 +251,66 @@ def track_standalone(job: TrainingJob, *, team: str | None, event_time: datetime
     return {"outcome": "tracked" if fresh else "stale", "training_job": job.name, "status": job.status}
 
 
+def running_trial_of(
+    detail: TrainingJob, meta: dict[str, Any] | None, region: str, services: Services
+) -> RunningTrial | None:
+    """What a running trial accrues on, from its event; one DescribeTrainingJob only when the event
+    lacks the link to its tuning job, its instances, or a spot flag the job's own item cannot supply.
+    None when Describe says it is not a trial (a standalone job whose name looks like one)."""
+    job = detail
+    spot: bool | None = detail.enable_managed_spot_training
+    if "enable_managed_spot_training" not in detail.model_fields_set:
+        known = (meta or {}).get("spot_training")
+        spot = known if isinstance(known, bool) else None
+    if not detail.tuning_job_arn or not detail.instances() or spot is None:
+        job = services.sagemaker.describe_training_job(detail.name)
+        if not job.tuning_job_arn:
+            return None
+        spot = job.enable_managed_spot_training
+    start = job.training_start_time or detail.training_start_time
+    job_key = job.tuning_job_key
+    if start is None or job_key is None:
+        return None
+    stop = job.stopping_condition or detail.stopping_condition
+    limits = [stop.max_runtime_in_seconds, stop.max_wait_time_in_seconds if spot else None] if stop else []
+    return RunningTrial(
+        job_key=job_key,
+        trial=job.name.lower(),
+        start=start,
+        instances=job.instances(),
+        spot=bool(spot),
+        region=region,
+        max_seconds=max((s for s in limits if s), default=None),
+    )
+
+
+def track_progress(parsed: TrainingJobStateChange, policy: Policy, services: Services) -> Outcome:
+    """An event of a trial still running. From TrainingStartTime on it accrues cost: it is tracked as a
+    running trial on its job and team items (once; never after its terminal record), then the spend
+    and time rules judge the job (``trial-progress``: no trial history is read)."""
+    detail = parsed.detail
+    job_key = detail.tuning_job_key
+    assert job_key is not None
+    meta = services.store.get_job(job_key)
+    outcome: Outcome = {"outcome": "progress", "job": job_key, "trial": detail.name, "status": detail.status}
+    if detail.status in TRAINING_RUNNING and detail.training_start_time is not None:
+        if detail.name.lower() in ((meta or {}).get("running") or {}):
+            outcome["running"] = "known"
+        else:
+            trial = running_trial_of(detail, meta, parsed.region, services)
+            if trial is None:
+                return track_standalone(
+                    detail, team=policy.team_of(detail.tags), event_time=parsed.time, services=services
+                )
+            team = (meta or {}).get("team") or policy.team_of(detail.tags)
+            tracked = services.store.track_running(trial, team=team)
+            outcome["running"] = "tracked" if tracked else "already-finished"
+    if meta is None or meta.get("status") in TUNING_TERMINAL:
+        return outcome
+    outcome["decisions"] = govern("trial-progress", job_key, parsed.time, services)
+    return outcome
+
+
 @tracer.capture_method
 def process_training_event(event: Any, services: Services) -> Outcome:
     """Record a trial once, at its terminal status: one DescribeTrainingJob, one transaction."""
@@ -235,7 +324,7 @@ def process_training_event(event: Any, services: Services) -> Outcome:
         if detail.tuning_job_key is None:
             return track_standalone(detail, team=team, event_time=parsed.time, services=services)
         if detail.status not in TRAINING_TERMINAL:
-            return {"outcome": "ignored", "reason": f"status {detail.status} is not terminal"}
+            return track_progress(parsed, policy, services)
         described = services.sagemaker.describe_training_job(detail.name)
         if described.status not in TRAINING_TERMINAL:
             raise TransientError(f"DescribeTrainingJob still says {described.status}")
@@ -248,17 +337,18 @@ def process_training_event(event: Any, services: Services) -> Outcome:
         assert job_key is not None
         services.store.set_warm_pool(described, team=team)
         meta = services.store.get_job(job_key)
+        objective = trial_objective(meta, described)
         record = build_trial_record(
             described,
             job_key=job_key,
             region=parsed.region,
-            objective_name=(meta or {}).get("objective_name"),
+            objective_name=objective.metric if objective else (meta or {}).get("objective_name"),
             catalog=services.price_catalog(policy),
             event_id=parsed.id,
             event_time=parsed.time,
         )
         finalised = bool(meta and meta.get("status") in TUNING_TERMINAL)
-        if not services.store.record_trial(record):
+        if not record_trial(record, described, meta, team=(meta or {}).get("team") or team, services=services):
             # Seen before; but a warm pool that ended since bills retention the record lacks.
             if not services.store.update_trial_warm_pool(record):
                 metrics.add_metric(name="DuplicateEvents", unit=MetricUnit.Count, value=1)
@@ -310,6 +400,7 @@ def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services
     trials = services.sagemaker.list_trials(job.name)
     records = services.store.trial_records(job.key)
     stop_requested = meta.get("stop_requested_at")
+    stopping = meta.get("stopping_at")
     summary = summarise(
         job,
         trials,
@@ -319,8 +410,14 @@ def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services
         owner_tag=services.settings.owner_tag,
         now=services.clock(),
         stop_requested_at=datetime.fromisoformat(stop_requested) if stop_requested else None,
+        stopping_at=datetime.fromisoformat(stopping) if stopping else None,
     )
     services.store.write_summary(summary)
+    leftover = [trial.trial for trial in running_trials(meta)]
+    if leftover:
+        # Trials whose terminal event never came: the job has ended, so they accrue no more.
+        team = meta.get("team") or services.policy().team_of(tags)
+        services.store.forget_running(job.key, leftover, team=team)
     return summary
 
 
@@ -341,6 +438,32 @@ def finalise_and_report(
     return summary, deliver(summary_report(summary), services.store, services.notifiers, services.clock)
 
 
+def complete_arrival_facts(job: TuningJob, services: Services) -> TuningJob:
+    """The job with what arrival is judged on, whatever the event carried.
+
+    AWS's documented tuning-job event has no HyperParameterTuningJobConfig (MaxParallel) and may have
+    no Tags: then one DescribeHyperParameterTuningJob (for the configuration and definitions) and one
+    ListTags (for the tags) complete it. The event's own status and times are kept, so ordering
+    against other events still goes by the event.
+    """
+    has_tags = "tags" in job.model_fields_set
+    if job.lacks_arrival_facts() or (not has_tags and not job.arn):
+        described = services.sagemaker.describe_tuning_job(job.name)
+        metrics.add_metric(name="ArrivalDescribes", unit=MetricUnit.Count, value=1)
+        job = job.model_copy(
+            update={
+                "config": described.config,
+                "training_job_definition": described.training_job_definition,
+                "training_job_definitions": described.training_job_definitions,
+                "arn": job.arn or described.arn,
+                "creation_time": job.creation_time or described.creation_time,
+            }
+        )
+    if not has_tags and job.arn:
+        job = job.model_copy(update={"tags": services.sagemaker.list_tags(job.arn)})
+    return job
+
+
 @tracer.capture_method
 def process_tuning_event(event: Any, services: Services) -> Outcome:
     """InProgress/Stopping: record the job and its demand. Completed/Stopped/Failed: finalise and report."""
@@ -351,9 +474,12 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
         logger.append_keys(tuning_job=job.name)
         if job.status in TUNING_TERMINAL:
             summary, channels = finalise_and_report(job.name, region=parsed.region, tags=job.tags, services=services)
+            # The job holds no instances any more: its reservation goes back to the capacity ledger.
+            services.store.release_reservation(job.key)
             return {"outcome": "finalised", "job": job.key, "status": summary.status, "reports": channels}
         if job.status in {"Deleting", "DeleteFailed"}:
             return {"outcome": "ignored", "reason": f"status {job.status}"}
+        job = complete_arrival_facts(job, services)
         fresh = services.store.upsert_job(
             job,
             region=parsed.region,
@@ -365,7 +491,9 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
             metrics.add_metric(name="StaleEvents", unit=MetricUnit.Count, value=1)
             return {"outcome": "stale", "job": job.key, "status": job.status}
         decisions: list[dict[str, Any]] = []
-        if job.status == "InProgress" and services.store.mark_arrival(job.key, parsed.time):
+        if job.status == "InProgress":
+            # Judged through the capacity ledger: a job already reserved, or whose decision is already
+            # claimed, is not judged again; a retry after a failure finishes what was started.
             decisions = govern("arrival", job.key, parsed.time, services)
         return {
             "outcome": "recorded",

@@ -23,6 +23,15 @@ class Settings(BaseSettings):
     """Path of a policy file bundled with the deployment; empty = the layer's conservative default."""
     policy_max_age_seconds: int = Field(default=300, validation_alias="POLICY_MAX_AGE")
     quota_cache_seconds: int = Field(default=900, validation_alias="QUOTA_CACHE_SECONDS")
+    price_cache_seconds: int = Field(default=3600, validation_alias="PRICE_CACHE_SECONDS")
+    """How long a handler reuses the refreshed price catalogs it read from DynamoDB."""
+    budget_check_target_arn: str = Field(default="", validation_alias="BUDGET_CHECK_TARGET_ARN")
+    """The function a one-time budget check invokes (empty: no checks are scheduled; the sweep judges)."""
+    budget_check_role_arn: str = Field(default="", validation_alias="BUDGET_CHECK_ROLE_ARN")
+    budget_check_group: str = Field(default="default", validation_alias="BUDGET_CHECK_GROUP")
+    budget_check_horizon_seconds: int = Field(default=3600, ge=0, validation_alias="BUDGET_CHECK_HORIZON_SECONDS")
+    """A check is scheduled only for a crossing this close; later ones are re-estimated by the sweeps
+    (every 5 minutes) until they come this close, as the burn may change before then."""
 
     @model_validator(mode="after")
     def _one_policy_source(self) -> Settings:

@@ -7,10 +7,15 @@ Each run (rate set in template.yaml, default 5 minutes):
 3. records jobs SageMaker lists that the table does not know (their InProgress event was lost):
    one Describe + one ListTags each; their arrival is not judged for concurrency, since jobs that
    arrived after them were judged without them and stopping a running job late would be unfair;
-4. evaluates the sweep rules (runtime, stagnation) on every running job, from the table only;
+4. evaluates the sweep rules (runtime, stagnation, the job and team budgets on finished + accrued
+   spend) on every running job, from the table only: a running trial's accrued cost comes from its
+   entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call;
 5. refreshes warm pools (ceil(pools / 100) list calls + one Describe per new pool) and writes the
    capacity snapshot (usage per instance type, and the limits that apply).
 SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, never with trials.
+
+Between sweeps, ``run_budget_check`` judges one job at the moment its running trials were projected
+to bring it to its budget (a one-time schedule asked for by an earlier judgement; adapters.checks).
 """
 
 from __future__ import annotations
@@ -18,12 +23,15 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from tuning_governor.errors import Disposition, GovernorError
+from tuning_governor.adapters.checks import CHECK_KEY
+from tuning_governor.errors import Disposition, GovernorError, RejectedEvent
 from tuning_governor.governance.capacity import total
-from tuning_governor.guard import govern
+from tuning_governor.guard import govern, reconcile_ledger
+from tuning_governor.models.limits import TuningJobName
 from tuning_governor.observability import logger, metrics
-from tuning_governor.service import Services, finalise_and_report
+from tuning_governor.service import Services, finalise_and_report, handle_errors
 
 RUNNING = ("InProgress", "Stopping")
 
@@ -84,6 +92,13 @@ def run_sweep(services: Services) -> dict[str, Any]:
 
         attempt(key, "discover", discover)
 
+    def reconcile() -> None:
+        # The capacity ledger follows what runs: releases, adoptions, re-counts from running trials.
+        adopt = {str(name).lower() for name in report["discovered"]}
+        report["ledger"] = reconcile_ledger(services, live=set(live), listed_at=now, jobs=known, adopt=adopt)
+
+    attempt("capacity-ledger", "reconcile", reconcile)
+
     for key, summary in live.items():
         if summary.get("HyperParameterTuningJobStatus") != "InProgress":
             continue
@@ -110,3 +125,26 @@ def _refresh_warm_pools(services: Services, team_of: Any) -> None:
         services.store.set_warm_pool(job, team=team_of(job.tags))
     for name in sorted(known - available):
         services.store.release_warm_pool(name)
+
+
+class _BudgetCheck(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    job: TuningJobName
+
+
+def run_budget_check(event: Any, services: Services) -> dict[str, Any]:
+    """Judge one job now, as a sweep would (from the table only): the one-time check scheduled at the
+    projected budget crossing. ``event`` is ``{"budget_check": {"job": <name>, ...}}``; anything else
+    is rejected with a reason (metric ``RejectedEvents``), never retried."""
+
+    def run() -> dict[str, Any]:
+        body = event.get(CHECK_KEY) if isinstance(event, dict) else None
+        try:
+            check = _BudgetCheck.model_validate(body)
+        except ValidationError as exc:
+            raise RejectedEvent(f"not a budget check: {exc.errors()[0]['msg']}") from None
+        decisions = govern("sweep", check.job.lower(), services.clock(), services)
+        return {"outcome": "checked", "job": check.job, "decisions": decisions}
+
+    return handle_errors("budget check", event, run)

@@ -62,6 +62,19 @@ def assert_same(live: JobSummary, replayed: JobResult) -> None:
     assert live.cost.cost_usd is not None
     assert replayed.cost_usd == pytest.approx(float(live.cost.cost_usd), abs=1e-9)
     assert replayed.spot_savings_usd == pytest.approx(float(live.cost.spot_savings_usd), abs=1e-9)
+    # The early-stopping and timing figures carry the DynamoDB summary's names and values.
+    es = live.cost.early_stopping
+    assert replayed.early_stopping.model_dump() == {
+        "trials_stopped_early": es.trials_stopped_early,
+        "trials_cut_by_job_stop": es.trials_cut_by_job_stop,
+        "saved_billable_instance_seconds": es.saved_billable_instance_seconds,
+        "billable_instance_seconds_without_early_stopping": es.billable_instance_seconds_without_early_stopping,
+    }
+    assert replayed.timing.model_dump() == {
+        "wall_clock_seconds": live.timing.wall_clock_seconds,
+        "estimate_without_early_stopping_seconds": live.timing.estimate_without_early_stopping_seconds,
+        "one_at_a_time_seconds": live.timing.one_at_a_time_seconds,
+    }
 
 
 def test_the_live_history_covers_what_the_comparison_needs(history: Capture) -> None:
@@ -70,6 +83,10 @@ def test_the_live_history_covers_what_the_comparison_needs(history: Capture) -> 
     assert statuses == {"xgb-churn-hb": "Completed", "xgb-churn-spot": "Completed", "xgb-churn-stopped": "Stopped"}
     assert history.live["xgb-churn-spot"].cost.spot_savings_usd > 0
     assert all(set(s.trials_by_status) >= {"Completed", "Stopped"} for s in history.live.values())
+    # The owner's stop cut trials short: they are told apart from Hyperband's stops, by the Stopping event
+    stopped = history.live["xgb-churn-stopped"].cost.early_stopping
+    assert stopped.trials_cut_by_job_stop > 0 and stopped.job_stop_source == "stopping-transition"
+    assert history.live["xgb-churn-hb"].timing.estimate_without_early_stopping_seconds is not None
 
 
 def test_replaying_the_captured_events_gives_the_live_summaries(history: Capture) -> None:

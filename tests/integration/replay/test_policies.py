@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 
-from governor_sim.replay import replay_lines
+from governor_sim.replay import DEFAULT_SWEEP_EVERY, replay_lines
 from governor_sim.replay_model import ReplayResult
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.replay.conftest import (
@@ -27,6 +27,7 @@ from tuning_governor.policy import parse_policy
 
 P3_2X, P3_8X = "ml.p3.2xlarge", "ml.p3.8xlarge"
 BUDGET = Decimal(20)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 QUOTA = f"quotas: {{{P3_2X}: 8}}\n"
 
 
@@ -91,18 +92,75 @@ def arrival(month: Capture, job: str) -> datetime:
     )
 
 
+def minute_ceiling(at: datetime) -> datetime:
+    floor = at.replace(second=0, microsecond=0)
+    return floor if floor == at else floor + timedelta(minutes=1)
+
+
 def budget_crossing(month: Capture, job: str) -> datetime:
-    """The time of the first trial event after which the job's finished trials cost >= its budget."""
-    spent, seen = Decimal(0), set()
+    """When the replay decides the job's budget breach, computed here on its own: at each of the job's
+    trial events, at each sweep (every DEFAULT_SWEEP_EVERY of the events' time, before the first line
+    dated after it) and at the one-time check each of those judgements asks for (the minute where the
+    running trials' burn brings spend + 120 s of burn to the budget, if within the hour). Spend =
+    billed cost of the finished trials + what the running ones accrued: elapsed since
+    TrainingStartTime x instances x price. Breach = spend + burn x 120 s (what a stop still bills) >= budget.
+    """
+    rate = price(P3_8X)
+    lead = Decimal(120)
+    finished, done = Decimal(0), set()
+    running: dict[str, tuple[datetime, int]] = {}
+
+    def spent(at: datetime) -> Decimal:
+        accrued = (
+            (Decimal(str(max(0.0, (at - start).total_seconds()))) * count * rate / 3600).quantize(Decimal("0.000001"))
+            for start, count in running.values()
+        )
+        return finished + sum(accrued, Decimal(0))
+
+    def burn() -> Decimal:
+        return sum((count * rate for _, count in running.values()), Decimal(0))
+
+    def breached(at: datetime) -> bool:
+        return spent(at) + burn() * lead / 3600 >= BUDGET
+
+    def next_check(at: datetime) -> datetime | None:
+        hourly = burn()
+        if hourly <= 0:
+            return None
+        left = max(Decimal(0), BUDGET - spent(at) - hourly * lead / 3600)
+        when = at + timedelta(seconds=float(left * 3600 / hourly))
+        return minute_ceiling(max(when, at + timedelta(seconds=1))) if when - at <= timedelta(hours=1) else None
+
+    every = DEFAULT_SWEEP_EVERY
+    assert every is not None
+    sweep_at: datetime | None = None
+    check: datetime | None = None
     for event in month.events:
+        at = event_time(event)
+        if sweep_at is None:
+            sweep_at = EPOCH + every * -((EPOCH - at) // every)  # the first multiple of ``every`` at or after
+        while due := [t for t in (sweep_at, check) if t is not None and t < at]:
+            when = min(due)
+            if breached(when):
+                return when
+            if when == sweep_at:
+                sweep_at += every
+            if when == check:
+                check = None
+            check = next_check(when) or check
         detail = event["detail"]
         if event["detail-type"] != TRAINING or not (detail.get("TuningJobArn") or "").endswith(f"/{job}"):
             continue
-        if detail["TrainingJobStatus"] in {"Completed", "Stopped", "Failed"} and detail["TrainingJobName"] not in seen:
-            seen.add(detail["TrainingJobName"])
-            spent += trial_cost(detail, price(P3_8X))
-            if spent >= BUDGET:
-                return event_time(event)
+        name = detail["TrainingJobName"]
+        if detail["TrainingJobStatus"] in {"Completed", "Stopped", "Failed"} and name not in done:
+            done.add(name)
+            running.pop(name, None)
+            finished += trial_cost(detail, rate)
+        elif detail.get("TrainingStartTime") and name not in done:
+            running[name] = (millis(detail["TrainingStartTime"]), int(detail["ResourceConfig"]["InstanceCount"]))
+        if breached(at):
+            return at
+        check = next_check(at) or check
     raise AssertionError("the captured job never reached its budget")
 
 
@@ -209,10 +267,12 @@ def test_an_exempt_job_is_never_stopped_but_its_decision_is_reported(month: Capt
     }
 
 
-def test_the_policy_prices_override_the_catalog(month: Capture) -> None:
+def test_the_catalog_prices_come_before_the_policy_prices(month: Capture) -> None:
+    # Issue 7.3's order: refreshed catalog, then the bundled one, then the policy's prices (which fill
+    # the types and regions no catalog prices; they do not replace a catalog's price).
     result = replay(month, f"prices: {{{P3_2X}: 1.5}}\n")
     trials = finished_trials(month.events, "team-a-hpo").values()
-    expected = sum(float(trial_cost(d, Decimal("1.5"))) for d in trials)
-    assert result.jobs["team-a-hpo"].cost_usd == pytest.approx(expected, abs=1e-5)
     catalog_priced = sum(float(trial_cost(d, price(P3_2X))) for d in trials)
-    assert result.jobs["team-a-hpo"].cost_usd != pytest.approx(catalog_priced, abs=1e-2)
+    assert result.jobs["team-a-hpo"].cost_usd == pytest.approx(catalog_priced, abs=1e-5)
+    policy_priced = sum(float(trial_cost(d, Decimal("1.5"))) for d in trials)
+    assert result.jobs["team-a-hpo"].cost_usd != pytest.approx(policy_priced, abs=1e-2)

@@ -84,7 +84,7 @@ def test_lines_that_are_not_events_are_rejected_with_their_line_and_reason(repla
 
 def test_every_sample_event_is_processed_and_none_fails(replayed: dict[str, Any]) -> None:
     events = replayed["events"]
-    assert events["processed"] == len(samples()) == 21
+    assert events["processed"] == len(samples()) == 23
     assert events["rejected"] == len(MALFORMED)
     assert events["lines"] == events["processed"] + events["rejected"]  # the blank line is not counted
     assert replayed["failed_events"] == []
@@ -132,7 +132,12 @@ def test_reports_are_recorded_once_per_channel_and_nothing_is_stopped(replayed: 
     sent = [(n["channel"], n["kind"]) for n in replayed["notifications"]]
     assert len(sent) == len(set(sent))
     assert {channel for channel, _ in sent} == {"sns", "slack"}
-    assert {n["job"] for n in replayed["notifications"]} == {"xgb-churn-hb-20261130"}
+    # The seed job's summary; and the hetero job's ml.c5.2xlarge, priced nowhere, is reported as a
+    # pricing warning (issue 7.3: an unpriced type never turns a guard off silently), once per channel.
+    assert {n["job"] for n in replayed["notifications"]} == {"xgb-churn-hb-20261130", "pt-churn-hetero-20261130"}
+    assert {n["kind"] for n in replayed["notifications"] if n["job"] == "pt-churn-hetero-20261130"} == {
+        "decision-pricing-warning"
+    }
     assert replayed["actions"] == []
     assert replayed["savings"]["usd"] == 0
     assert replayed["savings"]["by_job"] == {}

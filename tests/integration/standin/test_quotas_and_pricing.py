@@ -145,3 +145,34 @@ def test_pricing_stub_filters_by_instance_and_region(mocked_aws: None) -> None:
     # Deactivated: the client is back to moto, which has no Pricing service.
     with pytest.raises(ClientError):
         client.get_products(ServiceCode="AmazonSageMaker")
+
+
+def test_a_quota_without_an_applied_value_is_served_only_by_the_default_apis(amt: AmtStandIn, quotas: Any) -> None:
+    # Given an account where the spot quota of ml.g5.2xlarge has no applied value
+    name = "ml.g5.2xlarge for spot training job usage"
+    code = amt.clear_applied_quota(name)
+    assert code == "L-CAEE7DB7"
+
+    def listed(operation: str) -> dict[str, Any]:
+        pages = quotas.get_paginator(operation).paginate(ServiceCode="sagemaker")
+        return {q["QuotaName"]: q for page in pages for q in page["Quotas"]}
+
+    # Then ListServiceQuotas leaves it out and GetServiceQuota does not find it
+    assert name not in listed("list_service_quotas")
+    assert "ml.g5.2xlarge for training job usage" in listed("list_service_quotas")
+    with pytest.raises(ClientError) as excinfo:
+        quotas.get_service_quota(ServiceCode="sagemaker", QuotaCode=code)
+    assert excinfo.value.response["Error"]["Code"] == "NoSuchResourceException"
+    # And the default-value APIs still answer for it
+    assert listed("list_aws_default_service_quotas")[name]["Value"] == 4.0
+    assert quotas.get_aws_default_service_quota(ServiceCode="sagemaker", QuotaCode=code)["Quota"]["Value"] == 4.0
+    # And applying a value brings it back
+    amt.set_applied_quota(name, 6)
+    assert listed("list_service_quotas")[name]["Value"] == 6.0
+
+
+def test_account_wide_quotas_have_an_applied_value_above_the_aws_default(amt: AmtStandIn, quotas: Any) -> None:
+    for code in ("L-00C91CB5", "L-93958082"):
+        applied = quotas.get_service_quota(ServiceCode="sagemaker", QuotaCode=code)["Quota"]["Value"]
+        default = quotas.get_aws_default_service_quota(ServiceCode="sagemaker", QuotaCode=code)["Quota"]["Value"]
+        assert (applied, default) == (200.0, 4.0)

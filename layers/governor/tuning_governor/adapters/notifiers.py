@@ -11,18 +11,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-    ServerErrorRetryHandler,
-)
-from slack_sdk.webhook import WebhookClient
 
 from tuning_governor.domain.reports import Report
 from tuning_governor.errors import DeliveryFailed
 
 if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
+    from slack_sdk.webhook import WebhookClient
 
 
 class Notifier(Protocol):
@@ -81,6 +76,14 @@ class SlackNotifier:
         self._timeout = timeout
 
     def _client(self) -> WebhookClient:
+        # Imported on first use: a cold start without Slack (or before its first report) skips slack_sdk.
+        from slack_sdk.http_retry.builtin_handlers import (  # noqa: PLC0415
+            ConnectionErrorRetryHandler,
+            RateLimitErrorRetryHandler,
+            ServerErrorRetryHandler,
+        )
+        from slack_sdk.webhook import WebhookClient  # noqa: PLC0415
+
         return WebhookClient(
             url=self._webhook_url(),
             timeout=self._timeout,

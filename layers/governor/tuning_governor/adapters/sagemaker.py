@@ -7,8 +7,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from botocore.exceptions import ClientError
+from pydantic import BaseModel, ValidationError
 
-from tuning_governor.errors import JobNotFound, TransientError
+from tuning_governor.errors import JobNotFound, RejectedEvent, TransientError
+from tuning_governor.models.limits import clean_tags, validation_problems
 from tuning_governor.models.sagemaker import TUNING_TERMINAL, TrainingJob, TrialSummary, TuningJob
 
 if TYPE_CHECKING:
@@ -35,6 +37,14 @@ def _translate(exc: ClientError, name: str, not_found: frozenset[str]) -> Except
     return exc
 
 
+def _read[M: BaseModel](model: type[M], response: Any, what: str) -> M:
+    """A response is input too: values the models refuse reject the event, they are not retried."""
+    try:
+        return model.model_validate(response)
+    except ValidationError as exc:
+        raise RejectedEvent(f"{what}: {validation_problems(exc)}") from None
+
+
 class SageMakerGateway:
     """Reads and the one write (stop) the governor makes; ``permissions`` lists their IAM actions."""
 
@@ -57,14 +67,14 @@ class SageMakerGateway:
             response: Any = self._client.describe_training_job(TrainingJobName=name)
         except ClientError as exc:
             raise _translate(exc, name, NOT_FOUND_ON_DESCRIBE) from exc
-        return TrainingJob.model_validate(response)
+        return _read(TrainingJob, response, f"DescribeTrainingJob {name}")
 
     def describe_tuning_job(self, name: str) -> TuningJob:
         try:
             response: Any = self._client.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
         except ClientError as exc:
             raise _translate(exc, name, NOT_FOUND) from exc
-        return TuningJob.model_validate(response)
+        return _read(TuningJob, response, f"DescribeHyperParameterTuningJob {name}")
 
     def list_trials(self, tuning_job_name: str) -> list[TrialSummary]:
         """Every trial of a tuning job, 100 per call."""
@@ -74,7 +84,10 @@ class SageMakerGateway:
             for page in paginator.paginate(
                 HyperParameterTuningJobName=tuning_job_name, PaginationConfig={"PageSize": PAGE_SIZE}
             ):
-                trials.extend(TrialSummary.model_validate(item) for item in page["TrainingJobSummaries"])
+                trials.extend(
+                    _read(TrialSummary, item, f"ListTrainingJobsForHyperParameterTuningJob {tuning_job_name}")
+                    for item in page["TrainingJobSummaries"]
+                )
         except ClientError as exc:
             raise _translate(exc, tuning_job_name, NOT_FOUND) from exc
         return trials
@@ -130,11 +143,16 @@ class SageMakerGateway:
         raise TransientError(f"{name}: stop not accepted")  # unreachable: the loop returns or raises
 
     def list_tags(self, arn: str) -> dict[str, str]:
-        """A resource's tags as a flat map (Describe responses carry none; events do)."""
-        tags: dict[str, str] = {}
+        """A resource's tags as a flat map (Describe responses carry none; events do).
+
+        Tags that break AWS's tagging rules are dropped with a warning, as in events.
+        """
+        pairs: list[Any] = []
         try:
             for page in self._client.get_paginator("list_tags").paginate(ResourceArn=arn):
-                tags.update({t["Key"]: t["Value"] for t in page.get("Tags", [])})
+                pairs.extend(page.get("Tags", []))
         except ClientError as exc:
-            raise _translate(exc, arn, NOT_FOUND) from exc
-        return tags
+            # A resource ListTags does not know is a ValidationException (as DescribeTrainingJob's is):
+            # retrying cannot make it appear.
+            raise _translate(exc, arn, NOT_FOUND_ON_DESCRIBE) from exc
+        return clean_tags(pairs, source="ListTags")

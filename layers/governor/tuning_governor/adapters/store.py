@@ -12,15 +12,25 @@ Key design (``pk`` / ``sk``, GSI ``gsi1`` on ``gsi1pk`` / ``gsi1sk``):
 | standalone job  | ``TRAINING#<name>`` | ``META``              | ``TRAINING#<Active|Ended>`` / - |
 | warm pool       | ``WARMPOOL#<name>`` | ``META``              | ``WARMPOOL#Available`` / -      |
 | capacity view   | ``CAPACITY``   | ``SNAPSHOT``               | -                               |
+| capacity ledger | ``CAPACITY``   | ``LEDGER``                 | -                               |
+| price catalog   | ``PRICES#<region>`` | ``CATALOG``           | ``PRICES`` / ``<region>``       |
+| team month      | ``TEAM#<team>`` | ``MONTH#<YYYY-MM>``       | -                               |
+| team running    | ``TEAM#<team>`` | ``RUNNING``               | -                               |
+| team decision   | ``TEAM#<team>`` | ``DECISION#<rule>#<verdict>#<YYYY-MM>`` | -                 |
 
 Access patterns: a job with its trials, decisions and summary is one Query on ``pk``; what holds
 training instances (tuning jobs InProgress or Stopping, active standalone training jobs, available
-warm pools) is four Queries on ``gsi1``. ``<key>`` is the lower-cased tuning job name, because
+warm pools) is four Queries on ``gsi1``; every region's refreshed price catalog is one Query on ``gsi1``
+(``PRICES``). ``<key>`` is the lower-cased tuning job name, because
 SageMaker ARNs lower-case names and trials link to their job by ARN.
 
 Counting is exactly-once: a trial record and the job's running totals are written in one
 transaction whose first condition is that the trial record does not exist yet; a job's status never
-moves back from a terminal status, nor to an older LastModifiedTime.
+moves back from a terminal status, nor to an older LastModifiedTime. The same transaction takes the
+trial out of the running trials (job ``running`` map, team ``RUNNING`` item) and adds its cost to its
+team's month; a running trial is added only while its trial record does not exist (so a late
+InProgress event never makes a finished trial run again). A job's or team's spend is therefore read
+from one or two items, never by a scan or a per-trial read.
 """
 
 from __future__ import annotations
@@ -31,10 +41,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
+from pydantic import ValidationError
 
-from tuning_governor.errors import TransientError
-from tuning_governor.governance.capacity import Holder
+from tuning_governor.domain.cost import usd
+from tuning_governor.domain.pricing import RegionCatalog
+from tuning_governor.errors import StaleState, TransientError
+from tuning_governor.governance.capacity import Holder, Ledger, Reservation
 from tuning_governor.governance.rules import Decision
+from tuning_governor.governance.spend import RUNNING_PREFIX, RunningTrial, month_key, running_trials, split_by_month
 from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.models.sagemaker import (
     TRAINING_RUNNING,
@@ -91,6 +105,10 @@ def job_pk(job_key: str) -> str:
     return f"JOB#{job_key}"
 
 
+def team_pk(team: str) -> str:
+    return f"TEAM#{team}"
+
+
 class GovernorStore:
     permissions: ClassVar[dict[str, str]] = {
         "read": "dynamodb:GetItem",
@@ -125,7 +143,13 @@ class GovernorStore:
             "creation_time": created,
             "max_parallel": job.max_parallel,
             "demand": job.demand(),
+            "admission": job.admission_options(),
+            # Whether its trials run on managed spot (None when definitions disagree or are unknown):
+            # a running trial whose event lacks EnableManagedSpotTraining is judged by this.
+            "spot_training": _spot_training(job),
             "tags": dict(job.tags),
+            # The objective per definition (a trial is judged on its own definition's direction).
+            "objectives": [o.model_dump() for o in job.objectives()] or None,
             "gsi1pk": f"STATUS#{job.status}",
             "gsi1sk": created,
             "max_trials": job.max_trials,
@@ -140,6 +164,11 @@ class GovernorStore:
         names = {f"#a{i}": name for i, (name, _) in enumerate(present)}
         values = {f":a{i}": value for i, (_, value) in enumerate(present)}
         update = "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(present)))
+        if job.status == "Stopping":
+            # When the job itself was stopped (its first Stopping change): the summary uses it to tell
+            # trials early stopping ended from trials the job's stop cut.
+            update += ", stopping_at = if_not_exists(stopping_at, :stopping)"
+            values[":stopping"] = modified
         terminal = [f":t{i}" for i in range(len(TUNING_TERMINAL))]
         values.update(dict(zip(terminal, sorted(TUNING_TERMINAL), strict=True)))
         values[":lm"] = modified
@@ -165,8 +194,22 @@ class GovernorStore:
         return _unitem(item) if item else None
 
     # -- trials ----------------------------------------------------------------------------------
-    def record_trial(self, record: TrialRecord) -> bool:
-        """Write a finished trial and add it to its job's totals, once. False for a duplicate."""
+    def record_trial(
+        self,
+        record: TrialRecord,
+        *,
+        team: str | None = None,
+        stagnation: dict[str, Any] | None = None,
+        stagnation_seen: int = 0,
+    ) -> bool:
+        """Write a finished trial and add it to its job's totals, once. False for a duplicate.
+
+        In the same transaction the trial stops being a running trial (its entry leaves the job's and
+        the team's items) and, for a ``team``, its cost is added to the team's month totals.
+        ``stagnation`` (the job's advanced ``StagnationState``) is set on the job item only if the state
+        there still has ``stagnation_seen`` trials (0: none yet); otherwise ``StaleState`` is raised
+        and nothing is written.
+        """
         status_attr = f"trials_{record.status.lower()}"
         adds: dict[str, Any] = {
             ":one": 1,
@@ -182,11 +225,31 @@ class GovernorStore:
         else:
             adds[":types"] = set(record.unpriced_types) or {"unknown"}
             expr += ["unpriced_trials :one", "unpriced_types :types"]
+        if record.approximate_types:
+            # Priced on the fallback (highest price in another region): the pricing rule reports it.
+            adds[":approx"] = set(record.approximate_types)
+            expr.append("approximate_types :approx")
         trial_item = _item(
             {"pk": job_pk(record.job_key), "sk": f"TRIAL#{record.training_job_name.lower()}", "type": "trial"}
             | record.model_dump(mode="python")
         )
-        return self._transact_if_first_holds(
+        if record.spot and record.cost_usd is not None:
+            # The discount running spot trials of this job accrue at: billed / on-demand equivalent.
+            adds[":sbill"] = record.cost_usd
+            adds[":sod"] = record.cost_usd + (record.spot_savings_usd or Decimal(0))
+            expr += ["spot_billed_usd :sbill", "spot_on_demand_usd :sod"]
+        trial = record.training_job_name.lower()
+        meta_set, meta_condition = "", "attribute_exists(running)"
+        if stagnation is not None:
+            # Read-modify-write of the stagnation state, guarded by its trial count (optimistic locking).
+            meta_set = " SET stagnation = :stag"
+            adds[":stag"] = stagnation
+            if stagnation_seen:
+                meta_condition += " AND stagnation.trials_seen = :seen"
+                adds[":seen"] = stagnation_seen
+            else:
+                meta_condition += " AND attribute_not_exists(stagnation)"
+        return self._transact_keeping_running_map(
             [
                 {
                     "Put": {
@@ -199,11 +262,15 @@ class GovernorStore:
                     "Update": {
                         "TableName": self._table,
                         "Key": _item({"pk": job_pk(record.job_key), "sk": "META"}),
-                        "UpdateExpression": "ADD " + ", ".join(expr),
+                        "UpdateExpression": "ADD " + ", ".join(expr) + meta_set + " REMOVE running.#run",
+                        "ConditionExpression": meta_condition,
+                        "ExpressionAttributeNames": {"#run": trial},
                         "ExpressionAttributeValues": _item(adds),
                     }
                 },
-            ]
+                *(self._team_trial_writes(team, record) if team else []),
+            ],
+            record.job_key,
         )
 
     def update_trial_warm_pool(self, record: TrialRecord) -> bool:
@@ -355,6 +422,29 @@ class GovernorStore:
         """True only for the first caller: a job's arrival is judged once, never again on a later event."""
         return self._set_once(job_pk(job_key), "META", "arrival_evaluated_at", at)
 
+    def set_stagnation_spend(self, job_key: str, trials_seen: int, spent_usd: Decimal) -> bool:
+        """Store the job's spend at its last improvement, unless a later trial has advanced the state."""
+        return self._conditional(
+            self._client.update_item,
+            TableName=self._table,
+            Key=_item({"pk": job_pk(job_key), "sk": "META"}),
+            UpdateExpression="SET stagnation.spent_at_improvement = :spent",
+            ConditionExpression="stagnation.trials_seen = :seen",
+            ExpressionAttributeValues=_item({":spent": spent_usd, ":seen": trials_seen}),
+        )
+
+    def set_budget_check(self, job_key: str, at: datetime) -> bool:
+        """Remember the time of the job's scheduled budget check, so an unchanged estimate is not asked
+        for again on every event (False: the job has no item)."""
+        return self._conditional(
+            self._client.update_item,
+            TableName=self._table,
+            Key=_item({"pk": job_pk(job_key), "sk": "META"}),
+            UpdateExpression="SET budget_check_at = :at",
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeValues=_item({":at": at}),
+        )
+
     def mark_stop_requested(self, job_key: str, at: datetime) -> bool:
         return self._set_once(job_pk(job_key), "META", "stop_requested_at", at)
 
@@ -474,10 +564,11 @@ class GovernorStore:
             out.extend(_unitem(item) for item in page.get("Items", []))
         return out
 
-    def holders(self) -> list[Holder]:
-        """Everything that holds training instances now, as the capacity rule counts it."""
+    def holders(self, *, tuning_jobs: bool = True) -> list[Holder]:
+        """Everything that holds training instances now (tuning jobs by their worst-case demand; the
+        concurrency rule counts tuning jobs from the capacity ledger instead: ``tuning_jobs=False``)."""
         holders: list[Holder] = []
-        for status in ("InProgress", "Stopping"):
+        for status in ("InProgress", "Stopping") if tuning_jobs else ():
             for item in self._by_gsi(f"STATUS#{status}"):
                 holders.append(
                     Holder(
@@ -502,8 +593,386 @@ class GovernorStore:
     def jobs_with_status(self, status: str) -> list[dict[str, Any]]:
         return self._by_gsi(f"STATUS#{status}")
 
+    # -- running trials and team months (accrued spend) --------------------------------------------
+    # A running trial is an entry of the job META item's ``running`` map (trial -> RunningTrial), read
+    # with the item itself; the map is created on first use (a nested SET/REMOVE needs it to exist).
+    # On its team's RUNNING item it is a top-level attribute ``running#<job>#<trial>``: one SET or
+    # REMOVE, valid whether or not the item exists. Team months: pk TEAM#<team>, sk MONTH#YYYY-MM,
+    # running totals ADDed by record_trial.
+    def track_running(self, trial: RunningTrial, *, team: str | None) -> bool:
+        """Mark a trial as running on its job (and team), unless its terminal record exists already.
+
+        False when the trial has finished: a late InProgress event never re-adds a running entry.
+        Idempotent: a duplicate event writes the same entry again.
+        """
+        entry = trial.to_item()
+        items: list[Any] = [
+            {
+                "ConditionCheck": {
+                    "TableName": self._table,
+                    "Key": _item({"pk": job_pk(trial.job_key), "sk": f"TRIAL#{trial.trial}"}),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": _item({"pk": job_pk(trial.job_key), "sk": "META"}),
+                    "UpdateExpression": "SET running.#run = :entry",
+                    "ConditionExpression": "attribute_exists(running)",
+                    "ExpressionAttributeNames": {"#run": trial.trial},
+                    "ExpressionAttributeValues": _item({":entry": entry}),
+                }
+            },
+        ]
+        if team:
+            items.append(
+                {
+                    "Update": {
+                        "TableName": self._table,
+                        "Key": _item({"pk": team_pk(team), "sk": "RUNNING"}),
+                        "UpdateExpression": "SET #run = :entry, team = :team",
+                        "ExpressionAttributeNames": {"#run": f"{RUNNING_PREFIX}{trial.job_key}#{trial.trial}"},
+                        "ExpressionAttributeValues": _item({":entry": entry, ":team": team}),
+                    }
+                }
+            )
+        return self._transact_keeping_running_map(items, trial.job_key)
+
+    def _transact_keeping_running_map(self, items: list[Any], job_key: str) -> bool:
+        """Write ``items`` atomically, the second of which updates the job's ``running`` map.
+
+        False (nothing written) when the first item's condition fails. When the map does not exist yet
+        (the second item's condition), it is created empty and the transaction runs once more.
+        """
+        for attempt in range(2):
+            try:
+                self._client.transact_write_items(TransactItems=items)
+            except ClientError as exc:
+                codes = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+                if codes[:1] == ["ConditionalCheckFailed"]:
+                    return False
+                if attempt == 0 and codes[1:2] == ["ConditionalCheckFailed"]:
+                    self._client.update_item(
+                        TableName=self._table,
+                        Key=_item({"pk": job_pk(job_key), "sk": "META"}),
+                        UpdateExpression="SET running = if_not_exists(running, :empty)",
+                        ExpressionAttributeValues=_item({":empty": {}}),
+                    )
+                    continue
+                if codes[1:2] == ["ConditionalCheckFailed"]:
+                    # The map exists now: another condition on the job item failed (its stagnation state).
+                    raise StaleState("the job item changed since it was read") from exc
+                if "TransactionConflict" in codes:
+                    raise TransientError("DynamoDB transaction conflict") from exc
+                raise self._translate(exc) from exc
+            return True
+        return False
+
+    def forget_running(self, job_key: str, trials: list[str], *, team: str | None) -> None:
+        """Drop running entries of a finished job whose trials' terminal events never came."""
+        for start in range(0, len(trials), 50):
+            chunk = trials[start : start + 50]
+            names = {f"#r{i}": name for i, name in enumerate(chunk)}
+            self._client.update_item(
+                TableName=self._table,
+                Key=_item({"pk": job_pk(job_key), "sk": "META"}),
+                UpdateExpression="REMOVE " + ", ".join(f"running.{n}" for n in names),
+                ExpressionAttributeNames=names,
+            )
+            if team:
+                team_names = {f"#r{i}": f"{RUNNING_PREFIX}{job_key}#{name}" for i, name in enumerate(chunk)}
+                self._client.update_item(
+                    TableName=self._table,
+                    Key=_item({"pk": team_pk(team), "sk": "RUNNING"}),
+                    UpdateExpression="REMOVE " + ", ".join(team_names),
+                    ExpressionAttributeNames=team_names,
+                )
+
+    def team_running(self, team: str) -> list[RunningTrial]:
+        """The team's running trials, over all its tuning jobs (one GetItem)."""
+        response = self._client.get_item(
+            TableName=self._table, Key=_item({"pk": team_pk(team), "sk": "RUNNING"}), ConsistentRead=True
+        )
+        return running_trials(_unitem(response["Item"]) if response.get("Item") else None)
+
+    def team_month(self, team: str, month: str) -> dict[str, Any]:
+        """The team's totals for ``month`` (``YYYY-MM``): finished_usd, trials, unpriced_trials, spot sums."""
+        response = self._client.get_item(
+            TableName=self._table, Key=_item({"pk": team_pk(team), "sk": f"MONTH#{month}"}), ConsistentRead=True
+        )
+        return _unitem(response["Item"]) if response.get("Item") else {}
+
+    def team_jobs_in_progress(self, team: str) -> list[dict[str, Any]]:
+        """The team's InProgress tuning jobs (one gsi1 Query, filtered by team; run per team breach only)."""
+        out: list[dict[str, Any]] = []
+        for page in self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            IndexName="gsi1",
+            KeyConditionExpression="gsi1pk = :p",
+            FilterExpression="team = :team",
+            ExpressionAttributeValues=_item({":p": "STATUS#InProgress", ":team": team}),
+        ):
+            out.extend(_unitem(item) for item in page.get("Items", []))
+        return out
+
+    def claim_team_decision(self, decision: Decision, month: str, mode: str, now: datetime) -> bool:
+        """Claim a team's decision for ``month`` once (``TEAM#<team>`` / ``DECISION#<rule>#<verdict>#<month>``).
+
+        True when this caller must act on it (new, or a retry of an unfinished one).
+        """
+        item = {
+            "pk": team_pk(decision.team or ""),
+            "sk": f"DECISION#{decision.rule}#{decision.verdict}#{month}",
+            "type": "team-decision",
+            "rule": decision.rule,
+            "verdict": decision.verdict,
+            "mode": mode,
+            "state": "pending",
+            "message": decision.message,
+            "numbers": decision.numbers,
+            "at": decision.at,
+            "claimed_at": now,
+            "team": decision.team,
+            "month": month,
+            "job_key": decision.job_key,
+        }
+        return self._conditional(
+            self._client.put_item,
+            TableName=self._table,
+            Item=_item(item),
+            ConditionExpression="attribute_not_exists(pk) OR #state = :pending",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=_item({":pending": "pending"}),
+        )
+
+    def finish_team_decision(self, decision: Decision, month: str, jobs: list[dict[str, Any]]) -> None:
+        self._client.update_item(
+            TableName=self._table,
+            Key=_item(
+                {"pk": team_pk(decision.team or ""), "sk": f"DECISION#{decision.rule}#{decision.verdict}#{month}"}
+            ),
+            UpdateExpression="SET #state = :done, jobs = :jobs",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=_item({":done": "done", ":jobs": jobs}),
+        )
+
+    def team_decisions(self, team: str) -> list[dict[str, Any]]:
+        """Every decision item of a team (for reports, the demo and tests)."""
+        out: list[dict[str, Any]] = []
+        for page in self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :d)",
+            ExpressionAttributeValues=_item({":pk": team_pk(team), ":d": "DECISION#"}),
+        ):
+            out.extend(_unitem(item) for item in page.get("Items", []))
+        return out
+
+    def _team_trial_writes(self, team: str, record: TrialRecord) -> list[Any]:
+        """The team-side writes of recording a trial: leave RUNNING, add to each month it ran in."""
+        writes: list[Any] = [
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": _item({"pk": team_pk(team), "sk": "RUNNING"}),
+                    "UpdateExpression": "REMOVE #run",
+                    "ExpressionAttributeNames": {
+                        "#run": f"{RUNNING_PREFIX}{record.job_key}#{record.training_job_name.lower()}"
+                    },
+                }
+            }
+        ]
+        end = record.end_time or record.event_time
+        if record.cost_usd is None:
+            months = {month_key(end): Decimal(0)}
+        else:
+            cost = record.cost_usd + (record.warm_pool_cost_usd or Decimal(0))
+            months = split_by_month(record.start_time, end, cost)
+        share_total = sum(months.values(), Decimal(0))
+        for month, share in sorted(months.items()):
+            adds: dict[str, Any] = {":one": 1 if month == month_key(end) else 0}
+            expr = ["trials :one"]
+            if record.cost_usd is None:
+                expr.append("unpriced_trials :one")
+            else:
+                adds[":f"] = share
+                expr.append("finished_usd :f")
+                if record.spot and share_total:
+                    fraction = share / share_total
+                    adds[":sb"] = usd(record.cost_usd * fraction)
+                    adds[":sod"] = usd((record.cost_usd + (record.spot_savings_usd or Decimal(0))) * fraction)
+                    expr += ["spot_billed_usd :sb", "spot_on_demand_usd :sod"]
+            writes.append(
+                {
+                    "Update": {
+                        "TableName": self._table,
+                        "Key": _item({"pk": team_pk(team), "sk": f"MONTH#{month}"}),
+                        "UpdateExpression": "SET team = :team, #month = :month ADD " + ", ".join(expr),
+                        "ExpressionAttributeNames": {"#month": "month"},
+                        "ExpressionAttributeValues": _item(adds | {":team": team, ":month": month}),
+                    }
+                }
+            )
+        return writes
+
     def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None:
         self._client.put_item(TableName=self._table, Item=_item({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot))
+
+    # -- price catalogs (written by the PriceRefreshFunction, read by every handler) ---------------
+    def put_price_catalog(self, catalog: RegionCatalog) -> None:
+        """Replace one region's refreshed price catalog (one item per region, well under 400 KB)."""
+        item = {
+            "pk": f"PRICES#{catalog.region}",
+            "sk": "CATALOG",
+            "gsi1pk": "PRICES",
+            "gsi1sk": catalog.region,
+            "type": "price-catalog",
+        } | catalog.model_dump(mode="python")
+        self._client.put_item(TableName=self._table, Item=_item(item))
+
+    def price_catalogs(self) -> list[RegionCatalog]:
+        """Every region's stored catalog; an item that no longer parses is skipped, not fatal."""
+        catalogs: list[RegionCatalog] = []
+        for item in self._by_gsi("PRICES"):
+            try:
+                catalogs.append(RegionCatalog.model_validate(item))
+            except ValidationError:
+                continue
+        return catalogs
+
+    # -- capacity ledger ---------------------------------------------------------------------------
+    # One item (pk CAPACITY, sk LEDGER) holds every admitted tuning job's reservation and a version.
+    # Admission reads it, judges, and writes back on the condition that the version is still the one
+    # it read (optimistic concurrency): simultaneous arrivals are serialized in ledger commit order.
+    # A reservation is ~300 bytes: the 400 KB item holds over a thousand running tuning jobs.
+    _LEDGER_KEY: ClassVar[dict[str, str]] = {"pk": "CAPACITY", "sk": "LEDGER"}
+
+    def read_ledger(self) -> Ledger:
+        """The ledger as last committed (version 0 and no reservations before the first admission)."""
+        response = self._client.get_item(TableName=self._table, Key=_item(self._LEDGER_KEY), ConsistentRead=True)
+        item = _unitem(response["Item"]) if response.get("Item") else {}
+        reservations = {
+            str(key): _reservation(str(key), value) for key, value in (item.get("reservations") or {}).items()
+        }
+        return Ledger(version=int(item.get("version") or 0), reservations=reservations)
+
+    def commit_admission(
+        self,
+        version: int,
+        job_key: str,
+        reservation: Reservation | None,
+        claim: tuple[Decision, str, datetime] | None = None,
+    ) -> str:
+        """Commit one arrival's judgement against ledger ``version``, atomically with its decision claim.
+
+        Returns "committed", "conflict" (the ledger moved on since it was read: judge again), or
+        "decided" (the decision was claimed already, by a retry racing this one). The ledger's version
+        moves on even when nothing is reserved, so every judgement takes a place in the commit order.
+        """
+        ledger_write = self._ledger_write(version, {job_key: reservation} if reservation else {}, [])
+        items: list[Any] = [ledger_write]
+        if claim is not None:
+            decision, mode, now = claim
+            items.append(
+                {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": _item(_decision_claim(decision, mode, now)),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                }
+            )
+        try:
+            self._client.transact_write_items(TransactItems=items)
+        except ClientError as exc:
+            reasons = exc.response.get("CancellationReasons", [])
+            codes = [r.get("Code") for r in reasons]
+            if codes[:1] == ["ConditionalCheckFailed"] or "TransactionConflict" in codes:
+                return "conflict"
+            if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+                return "decided"
+            if exc.response.get("Error", {}).get("Code") == "TransactionConflictException":
+                return "conflict"
+            raise self._translate(exc) from exc
+        return "committed"
+
+    def update_reservations(self, version: int, put: dict[str, Reservation], remove: list[str]) -> bool:
+        """Reconcile: set and remove reservations in one write, if the ledger is still at ``version``."""
+        if not put and not remove:
+            return True
+        items: list[Any] = [self._ledger_write(version, dict(put), list(remove))]
+        try:
+            self._client.transact_write_items(TransactItems=items)
+        except ClientError as exc:
+            codes = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+            if "ConditionalCheckFailed" in codes or "TransactionConflict" in codes:
+                return False
+            raise self._translate(exc) from exc
+        return True
+
+    def release_reservation(self, job_key: str) -> bool:
+        """Give a finished job's instances back. False when it held none (never admitted, or released).
+
+        The version moves on, so a judgement made before the release is made again after it.
+        """
+        return self._conditional(
+            self._client.update_item,
+            TableName=self._table,
+            Key=_item(self._LEDGER_KEY),
+            UpdateExpression="REMOVE reservations.#job SET version = version + :one",
+            ConditionExpression="attribute_exists(reservations.#job)",
+            ExpressionAttributeNames={"#job": job_key},
+            ExpressionAttributeValues=_item({":one": 1}),
+        )
+
+    def get_decision(self, job_key: str, rule: str, verdict: str) -> dict[str, Any] | None:
+        response = self._client.get_item(
+            TableName=self._table,
+            Key=_item({"pk": job_pk(job_key), "sk": f"DECISION#{rule}#{verdict}"}),
+            ConsistentRead=True,
+        )
+        item = response.get("Item")
+        return _unitem(item) if item else None
+
+    def _ledger_write(self, version: int, put: dict[str, Reservation], remove: list[str]) -> dict[str, Any]:
+        if version == 0:
+            # No ledger yet: create it whole, on the condition that nobody else just did.
+            return {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": _item(
+                        self._LEDGER_KEY
+                        | {
+                            "type": "capacity-ledger",
+                            "version": 1,
+                            "reservations": {k: _reservation_item(r) for k, r in put.items()},
+                        }
+                    ),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            }
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {":v": version, ":next": version + 1}
+        sets = ["version = :next"]
+        for i, (key, reservation) in enumerate(sorted(put.items())):
+            names[f"#p{i}"] = key
+            values[f":p{i}"] = _reservation_item(reservation)
+            sets.append(f"reservations.#p{i} = :p{i}")
+        removes = []
+        for i, key in enumerate(sorted(remove)):
+            names[f"#r{i}"] = key
+            removes.append(f"reservations.#r{i}")
+        update = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "Key": _item(self._LEDGER_KEY),
+            "UpdateExpression": update,
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": _item(values),
+        }
+        if names:
+            request["ExpressionAttributeNames"] = names
+        return {"Update": request}
 
     def _transact_if_first_holds(self, items: list[Any]) -> bool:
         """Write ``items`` atomically: False (nothing written) if the first item's condition does not hold."""
@@ -534,3 +1003,62 @@ class GovernorStore:
         if code in THROTTLED or code == "TransactionConflictException":
             return TransientError(f"DynamoDB {code}")
         return exc
+
+
+def _spot_training(job: TuningJob) -> bool | None:
+    flags = {definition.enable_managed_spot_training for definition in job.definitions()}
+    return flags.pop() if len(flags) == 1 else None
+
+
+# -- capacity ledger (helpers) -------------------------------------------------------------------------
+def _reservation_item(reservation: Reservation) -> dict[str, Any]:
+    return {
+        "team": reservation.team,
+        "on_demand": dict(reservation.on_demand),
+        "spot": dict(reservation.spot),
+        "plan": reservation.plan,
+        "slots": reservation.slots,
+        "per_trial_on_demand": dict(reservation.per_trial_on_demand),
+        "per_trial_spot": dict(reservation.per_trial_spot),
+        "created": reservation.created,
+        "over_limit": reservation.over_limit,
+        "version": reservation.version,
+    }
+
+
+def _reservation(job_key: str, value: dict[str, Any]) -> Reservation:
+    def counts(raw: Any) -> dict[str, int]:
+        return {str(k): int(v) for k, v in (raw or {}).items()}
+
+    return Reservation(
+        job_key=job_key,
+        team=str(value["team"]) if value.get("team") else None,
+        on_demand=counts(value.get("on_demand")),
+        spot=counts(value.get("spot")),
+        plan=str(value.get("plan") or ""),
+        slots=int(value.get("slots") or 1),
+        per_trial_on_demand=counts(value.get("per_trial_on_demand")),
+        per_trial_spot=counts(value.get("per_trial_spot")),
+        created=str(value.get("created") or ""),
+        over_limit=bool(value.get("over_limit")),
+        version=int(value.get("version") or 0),
+    )
+
+
+def _decision_claim(decision: Decision, mode: str, now: datetime) -> dict[str, Any]:
+    """A pending decision item, as ``claim_decision`` writes it (claimed here with the ledger commit)."""
+    return {
+        "pk": job_pk(decision.job_key),
+        "sk": f"DECISION#{decision.rule}#{decision.verdict}",
+        "type": "decision",
+        "rule": decision.rule,
+        "verdict": decision.verdict,
+        "mode": mode,
+        "state": "pending",
+        "message": decision.message,
+        "numbers": decision.numbers,
+        "at": decision.at,
+        "claimed_at": now,
+        "team": decision.team,
+        "job_name": decision.job_name,
+    }

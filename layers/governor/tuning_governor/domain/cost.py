@@ -7,6 +7,7 @@ ResourceRetainedBillableTimeInSeconds x instances. Money is Decimal, rounded to 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict
@@ -23,29 +24,87 @@ def usd(value: Decimal) -> Decimal:
 
 
 class ClusterRate(BaseModel):
-    """The hourly price of a whole cluster; ``hourly_usd`` is None if any type in it is unpriced."""
+    """The hourly price of a whole cluster; ``hourly_usd`` is None if any type in it is unpriced everywhere.
+
+    ``approximate_types`` were priced on the fallback (the type's highest price in any region), because
+    the catalog has no price for them in the job's region; ``approximate`` is also True when a price's
+    own quality is not AWS's list price (secondary, hosting-proxy).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     hourly_usd: Decimal | None
     unpriced_types: tuple[str, ...] = ()
     approximate: bool = False
+    approximate_types: tuple[str, ...] = ()
 
 
 def cluster_rate(instances: dict[str, int], region: str, catalog: PriceCatalog) -> ClusterRate:
     total = Decimal(0)
     unpriced: list[str] = []
+    fallback: list[str] = []
     approximate = False
     for itype, count in sorted(instances.items()):
-        entry = catalog.price(region, itype)
-        if entry is None:
+        quote = catalog.quote(region, itype)
+        if quote is None:
             unpriced.append(itype)
             continue
-        approximate = approximate or entry.quality in {"secondary", "hosting-proxy"}
-        total += entry.usd_per_hour * count
+        approximate = approximate or quote.approximate
+        if quote.basis != "exact":
+            fallback.append(itype)
+        total += quote.usd_per_hour * count
     if unpriced or not instances:
-        return ClusterRate(hourly_usd=None, unpriced_types=tuple(unpriced), approximate=approximate)
-    return ClusterRate(hourly_usd=total, approximate=approximate)
+        return ClusterRate(
+            hourly_usd=None,
+            unpriced_types=tuple(unpriced),
+            approximate=approximate,
+            approximate_types=tuple(fallback),
+        )
+    return ClusterRate(hourly_usd=total, approximate=approximate, approximate_types=tuple(fallback))
+
+
+class PricingFacts(BaseModel):
+    """How well a job's instance types are priced in its region (what the ``pricing`` rule reports)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    unpriced_types: tuple[str, ...] = ()
+    """Priced in no region and by no policy: cost unknown, never $0."""
+    approximate_types: tuple[str, ...] = ()
+    """Priced on the fallback: the highest price of the type in another region."""
+    notes: dict[str, str] = {}
+    """Per type, the price used and where it comes from."""
+
+
+def pricing_facts(
+    instance_types: Iterable[str],
+    region: str | None,
+    catalog: PriceCatalog,
+    *,
+    recorded_unpriced: Iterable[str] = (),
+    recorded_approximate: Iterable[str] = (),
+) -> PricingFacts:
+    """Judge ``instance_types`` (a job's demand) in ``region`` against the catalog, plus what its
+    recorded trials already found (a trial may use a type its demand did not list)."""
+    unpriced = set(recorded_unpriced) - {"unknown"}
+    approximate = set(recorded_approximate)
+    notes: dict[str, str] = {}
+    for itype in sorted(set(instance_types) | unpriced | approximate):
+        quote = catalog.quote(region, itype) if region else None
+        if quote is None:
+            if region or itype in unpriced:
+                unpriced.add(itype)
+                approximate.discard(itype)
+                notes[itype] = "no price in any region or in the policy"
+            continue
+        if quote.basis != "exact":
+            approximate.add(itype)
+            unpriced.discard(itype)
+        if itype in approximate:
+            notes[itype] = quote.describe()
+    return PricingFacts(
+        unpriced_types=tuple(sorted(unpriced)), approximate_types=tuple(sorted(approximate)), notes=notes
+    )
 
 
 class TrialCost(BaseModel):
@@ -65,6 +124,7 @@ class TrialCost(BaseModel):
     spot_savings_usd: Decimal | None
     unpriced_types: tuple[str, ...] = ()
     approximate_price: bool = False
+    approximate_types: tuple[str, ...] = ()
 
 
 def billable_seconds(job: TrainingJob) -> int:
@@ -115,4 +175,5 @@ def trial_cost(job: TrainingJob, region: str, catalog: PriceCatalog) -> TrialCos
         spot_savings_usd=savings,
         unpriced_types=rate.unpriced_types,
         approximate_price=rate.approximate,
+        approximate_types=rate.approximate_types,
     )

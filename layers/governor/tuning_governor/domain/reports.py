@@ -37,9 +37,21 @@ def _duration(seconds: int | Decimal | None) -> str:
     return f"{hours}h {rest // 60:02d}m" if hours else f"{rest // 60}m {rest % 60:02d}s"
 
 
+def _early_stopping_text(summary: JobSummary) -> str:
+    """The seed's terms: billable instance-minutes against the same trials without early stopping."""
+    es = summary.cost.early_stopping
+    text = f"{es.trials_stopped_early} trials stopped early"
+    if es.trials_cut_by_job_stop:
+        text += f", {es.trials_cut_by_job_stop} cut short by the job's stop (not counted)"
+    return (
+        f"{text}; {summary.cost.billable_instance_seconds / 60:,.1f} billable instance-min vs"
+        f" ~{es.billable_instance_seconds_without_early_stopping / 60:,.1f} without early stopping"
+        f" (saved ~{_money(es.saved_usd)})"
+    )
+
+
 def _lines(summary: JobSummary) -> list[tuple[str, str]]:
     cost = summary.cost
-    es = cost.early_stopping
     objective = summary.objective
     rows: list[tuple[str, str]] = [
         ("Status", summary.status),
@@ -61,19 +73,18 @@ def _lines(summary: JobSummary) -> list[tuple[str, str]]:
         cost_text = (
             f"partial: {_money(cost.priced_cost_usd)} priced, {', '.join(cost.unpriced_instance_types)} unpriced"
         )
+    if cost.approximate_instance_types:
+        cost_text += f" (approximate: {', '.join(cost.approximate_instance_types)} at the highest known price)"
     rows += [
         ("Cost", cost_text),
         ("Billable instance-hours", f"{cost.billable_instance_hours}"),
         ("Spot savings", _money(cost.spot_savings_usd) if cost.spot_trials else "no spot trials"),
+        ("Early stopping", _early_stopping_text(summary)),
         (
-            "Early stopping",
-            f"{es.trials_stopped_early} trials stopped early, saved ~{_duration(es.saved_billable_instance_seconds)}"
-            f" instance-time ({_money(es.saved_usd)}); without it ~{_duration(es.billable_instance_seconds_without_early_stopping)}",
-        ),
-        (
-            "Wall clock vs sequential",
-            f"{_duration(summary.timing.wall_clock_seconds)} vs {_duration(summary.timing.sequential_estimate_seconds)}"
-            f" (one at a time {_duration(summary.timing.one_at_a_time_seconds)})",
+            "Wall clock vs without early stopping",
+            f"{_duration(summary.timing.wall_clock_seconds)} vs"
+            f" ~{_duration(summary.timing.estimate_without_early_stopping_seconds)}"
+            f" (one at a time ~{_duration(summary.timing.one_at_a_time_seconds)})",
         ),
     ]
     if summary.failure_reason:

@@ -8,11 +8,24 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Trigger = Literal["arrival", "trial", "sweep"]
+from tuning_governor.governance.stagnation import StagnationState
+
+Trigger = Literal["arrival", "trial", "trial-progress", "sweep"]
+"""When rules run: a job arriving; a trial finishing; an event of a trial still running (spend accrues,
+nothing finished, so only the rules that read time or spend run); the scheduled sweep."""
 
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
+
+
+class AdmissionPlan(Frozen):
+    """One way a tuning job may run, as the concurrency rule charges it: MaxParallel x the instances a
+    trial uses, per type, split by market (managed spot counts against its own quotas)."""
+
+    label: str = "as configured"
+    on_demand: dict[str, int] = {}
+    spot: dict[str, int] = {}
 
 
 class JobFacts(Frozen):
@@ -34,8 +47,65 @@ class JobFacts(Frozen):
     trials_finished: int
     trials_failed: int
     objective_type: str | None
-    completed_objectives: list[float]
-    """Objective values of completed trials, in the order they finished."""
+    stagnation: StagnationState | None = None
+    """The best objective and what passed since it last improved (kept on the job item; None: no
+    completed trial with an objective yet)."""
+    spent_finished_usd: Decimal | None = None
+    """Billed cost of the finished trials (None when any is unpriced). Unset: ``spent_usd`` is all finished."""
+    running_trials: int = 0
+    """Trials billing now (from TrainingStartTime) and not finished."""
+    spent_accrued_usd: Decimal | None = Decimal(0)
+    """Cost accrued so far by the running trials (elapsed x instances x price); None when any is unpriced."""
+    running_accrued_usd: list[Decimal] = []
+    """What each running trial has accrued (for the projection)."""
+    burn_usd_per_hour: Decimal = Decimal(0)
+    """What the priced running trials add per hour now (spot at the observed discount)."""
+    unpriced_running_types: list[str] = []
+    """Instance types of running trials that have no price anywhere."""
+    spend_approximate: bool = False
+    """True when a running trial's accrual rests on a fallback price (or an approximate catalog figure)."""
+    team_month: TeamMonthFacts | None = None
+    """The job's team's spend in the current calendar month; None when its team has no monthly budget."""
+    admission: list[AdmissionPlan] = []
+    """The plans the job may run on, in AMT's priority order (empty: ``demand`` as on-demand)."""
+    # -- pricing (what the ``pricing`` rule reports; see domain.cost.pricing_facts) ------------------
+    region: str | None = None
+    unpriced_types: list[str] = []
+    """The job's instance types priced nowhere (no region, no policy): its spend is unknown, never $0."""
+    approximate_types: list[str] = []
+    """Types with no price in the job's region, judged at their highest price in any region."""
+    price_notes: dict[str, str] = {}
+    """Per unpriced or approximate type: the price used and where it comes from."""
+
+    def admission_plans(self) -> list[AdmissionPlan]:
+        return list(self.admission) or [AdmissionPlan(on_demand=dict(self.demand))]
+
+
+class TeamMonthFacts(Frozen):
+    """A team's spend over all its tuning jobs in one calendar month (UTC): finished + accrued."""
+
+    team: str
+    month: str
+    """``YYYY-MM``."""
+    month_start: datetime
+    month_end: datetime
+    finished_usd: Decimal
+    """Billed cost of the team's trials that finished in the month (a trial spanning two months is split
+    pro rata over its billed interval); excludes unpriced trials (see ``unpriced_trials``)."""
+    accrued_usd: Decimal
+    """Accrued by the team's running trials since the month began (or they started)."""
+    running_trials: int = 0
+    unpriced_trials: int = 0
+    """Trials of the month with no price: while any, the spend is a lower bound."""
+    unpriced_running_types: list[str] = []
+
+    @property
+    def spent_usd(self) -> Decimal:
+        return self.finished_usd + self.accrued_usd
+
+    @property
+    def lower_bound(self) -> bool:
+        return bool(self.unpriced_trials or self.unpriced_running_types)
 
 
 class LimitSource(Frozen):
@@ -47,8 +117,19 @@ class CapacityFacts(Frozen):
     """Concurrent training instances per instance type, excluding the job being decided on."""
 
     usage: dict[str, int]
+    """On-demand instances per type held by others."""
     team_usage: dict[str, int]
+    """Instances per type (on-demand and spot) held by the job's team."""
     account_limits: dict[str, LimitSource]
     """The effective account limit per type: the lower of the policy quota and the applied Service Quota."""
     team_limits: dict[str, int]
     unknown_limits: list[str] = []
+    # Managed spot is counted by AWS against its own quotas ("<type> for spot training job usage").
+    spot_usage: dict[str, int] = {}
+    spot_limits: dict[str, LimitSource] = {}
+    unknown_spot_limits: list[str] = []
+    # Account-wide instance counts ("Number of instances across all [spot] training jobs").
+    total_usage: int = 0
+    total_limit: LimitSource | None = None
+    spot_total_usage: int = 0
+    spot_total_limit: LimitSource | None = None

@@ -38,6 +38,8 @@ class TrialRecord(Record):
     spot_savings_usd: Decimal | None
     unpriced_types: list[str] = []
     approximate_price: bool = False
+    approximate_types: list[str] = []
+    """Types priced on the fallback (their highest price in another region): the cost is approximate."""
     objective_name: str | None = None
     objective_value: float | None = None
     hyperparameters: dict[str, str] = {}
@@ -54,8 +56,20 @@ class Objective(Record):
 
 
 class EarlyStopping(Record):
+    """What AMT's early stopping (Hyperband, or TrainingJobEarlyStoppingType Auto) saved.
+
+    Only trials early stopping ended count; trials cut short because the whole tuning job was stopped
+    (by its owner, the governor or ResourceLimits.MaxRuntimeInSeconds) are counted apart and save nothing.
+    """
+
     trials_stopped_early: int
-    reference_trial_seconds: int | None
+    trials_cut_by_job_stop: int = 0
+    job_stopped_at: datetime | None = None
+    """When the tuning job itself was stopped (None: it was not); separates the two kinds above."""
+    job_stop_source: str | None = None
+    """governor, stopping-transition, max-runtime, or end-time (approximate)."""
+    reference_billable_seconds: int | None = None
+    """BillableTimeInSeconds of a typical full-length trial (the median completed one)."""
     saved_billable_instance_seconds: int
     saved_usd: Decimal | None
     billable_instance_seconds_without_early_stopping: int
@@ -78,14 +92,23 @@ class CostSummary(Record):
     spot_trials: int
     unpriced_instance_types: list[str]
     approximate_prices: bool
+    approximate_instance_types: list[str] = []
+    """Types with no price in the job's region, priced at their highest price in any region."""
     early_stopping: EarlyStopping
 
 
 class Timing(Record):
+    """Wall clock against what the same trials would have taken without early stopping."""
+
     wall_clock_seconds: int | None
     mean_trial_seconds: Decimal | None
-    sequential_estimate_seconds: int | None
+    """Mean wall time of the finished trials, CreationTime to TrainingEndTime (start-up included)."""
+    full_trial_seconds: int | None = None
+    """Wall time of a typical full-length trial (the median completed one), CreationTime to TrainingEndTime."""
+    estimate_without_early_stopping_seconds: int | None = None
+    """ceil(trials / MaxParallelTrainingJobs) x full_trial_seconds."""
     one_at_a_time_seconds: int | None
+    """trials x full_trial_seconds."""
     method: str
 
 

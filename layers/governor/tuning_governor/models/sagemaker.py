@@ -3,11 +3,14 @@
 An event ``detail`` is essentially the Describe response plus ``Tags``, so one set of models serves
 both. They accept what AWS really sends: timestamps as epoch-millis int/float/string, ISO strings or
 datetimes (boto3); Tags as a flat map or a Key/Value list; absent, null or empty-object fields; and
-status strings outside the documented enums, which are kept verbatim.
+status strings outside the documented enums, which are kept verbatim. What they accept is bounded by
+``models/limits.py``: numbers DynamoDB cannot hold and names that cannot be keys are rejected, invalid
+tags and hyperparameters are dropped with a warning.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -15,10 +18,32 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_pascal
 
+from tuning_governor.governance.stagnation import DefinitionObjective
+from tuning_governor.models.limits import (
+    Arn,
+    Count,
+    FailureReason,
+    HyperParameters,
+    InstanceType,
+    Label,
+    MetricName,
+    MetricValue,
+    PositiveCount,
+    Seconds,
+    Status,
+    TrainingJobName,
+    TuningJobArn,
+    TuningJobName,
+    clean_tags,
+)
+
 TUNING_TERMINAL = frozenset({"Completed", "Stopped", "Failed"})
 TRAINING_TERMINAL = frozenset({"Completed", "Stopped", "Failed"})
 TRAINING_RUNNING = frozenset({"InProgress", "Stopping"})
 
+# Prioritized InstanceConfigs (1-6) per definition (1-10) could combine into millions of plans;
+# admission tries the first ones (all of them for a single definition).
+MAX_ADMISSION_PLANS = 36
 _NUMERIC = re.compile(r"^-?\d+(\.\d+)?$")
 # Training jobs launched by a tuning job are named <tuning-job-name>-NNN-xxxxxxxx.
 _TRIAL_NAME = re.compile(r"^(?P<tuning>.+)-\d{3}-[0-9a-f]{8}$")
@@ -36,28 +61,31 @@ def parse_aws_time(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("a timestamp cannot be a boolean")
     if isinstance(value, int | float):
-        return datetime.fromtimestamp(value / 1000, tz=UTC)
+        return _from_millis(value)
     if isinstance(value, str):
         text = value.strip()
         if _NUMERIC.match(text):
-            return datetime.fromtimestamp(float(text) / 1000, tz=UTC)
+            return _from_millis(float(text))
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     raise ValueError(f"unsupported timestamp {value!r}")
 
 
+def _from_millis(millis: float) -> datetime:
+    # Out-of-range values raise OverflowError or OSError, which pydantic would not turn into a
+    # validation error: make every impossible timestamp a ValueError (a rejection, not a crash).
+    try:
+        return datetime.fromtimestamp(millis / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError) as exc:
+        raise ValueError(f"timestamp {str(millis)[:40]} ms is out of range") from exc
+
+
 def parse_tags(value: Any) -> Any:
-    """Tags arrive as a flat map in events and as a Key/Value list from ListTags."""
-    if value is None:
-        return {}
-    if isinstance(value, list):
-        tags: dict[str, str] = {}
-        for item in value:
-            if not isinstance(item, dict) or "Key" not in item:
-                raise ValueError("a tag in a list must be an object with Key and Value")
-            tags[str(item["Key"])] = str(item.get("Value", ""))
-        return tags
-    return value
+    """Tags arrive as a flat map in events and as a Key/Value list from ListTags.
+
+    Tags that break AWS's tagging rules are dropped with a warning (see ``models/limits.py``).
+    """
+    return clean_tags(value)
 
 
 def empty_to_none(value: Any) -> Any:
@@ -75,7 +103,7 @@ def none_to_list(value: Any) -> Any:
 
 AwsTime = Annotated[datetime | None, BeforeValidator(parse_aws_time)]
 Tags = Annotated[dict[str, str], BeforeValidator(parse_tags)]
-StrMap = Annotated[dict[str, str], BeforeValidator(none_to_empty)]
+StrMap = HyperParameters
 
 
 class AwsShape(BaseModel):
@@ -87,19 +115,19 @@ class AwsShape(BaseModel):
 
 
 class InstanceGroup(AwsShape):
-    instance_type: str
-    instance_count: int = Field(ge=1)
+    instance_type: InstanceType
+    instance_count: PositiveCount
     instance_group_name: str | None = None
 
 
 class ResourceConfig(AwsShape):
-    instance_type: str | None = None
-    instance_count: int | None = Field(default=None, ge=0)
+    instance_type: InstanceType | None = None
+    instance_count: Count | None = None
     instance_groups: Annotated[list[InstanceGroup], BeforeValidator(none_to_list)] = []
-    keep_alive_period_in_seconds: int | None = None
+    keep_alive_period_in_seconds: Seconds | None = None
     # Read-only: "The job is billed for this instance type and count" when InstancePreferences is used.
-    selected_instance_type: str | None = None
-    selected_instance_count: int | None = None
+    selected_instance_type: InstanceType | None = None
+    selected_instance_count: Count | None = None
     training_plan_arn: str | None = None
 
     def instances(self) -> dict[str, int]:
@@ -117,26 +145,26 @@ class ResourceConfig(AwsShape):
 
 
 class InstanceConfig(AwsShape):
-    instance_type: str
-    instance_count: int = Field(ge=1)
+    instance_type: InstanceType
+    instance_count: PositiveCount
 
 
 class TuningResourceConfig(AwsShape):
     """HyperParameterTuningResourceConfig: one type, or several InstanceConfigs tried in priority order."""
 
-    instance_type: str | None = None
-    instance_count: int | None = None
-    allocation_strategy: str | None = None
+    instance_type: InstanceType | None = None
+    instance_count: Count | None = None
+    allocation_strategy: Label | None = None
     instance_configs: Annotated[list[InstanceConfig], BeforeValidator(none_to_list)] = []
 
 
 class StoppingCondition(AwsShape):
-    max_runtime_in_seconds: int | None = None
-    max_wait_time_in_seconds: int | None = None
+    max_runtime_in_seconds: Seconds | None = None
+    max_wait_time_in_seconds: Seconds | None = None
 
 
 class TrainingJobDefinition(AwsShape):
-    definition_name: str | None = None
+    definition_name: Label | None = None
     static_hyper_parameters: StrMap = {}
     resource_config: Annotated[ResourceConfig | None, BeforeValidator(empty_to_none)] = None
     hyper_parameter_tuning_resource_config: Annotated[TuningResourceConfig | None, BeforeValidator(empty_to_none)] = (
@@ -144,6 +172,8 @@ class TrainingJobDefinition(AwsShape):
     )
     enable_managed_spot_training: bool = False
     stopping_condition: StoppingCondition | None = None
+    # Per-definition objective (multi-definition jobs); when absent the job's top-level objective applies.
+    tuning_objective: Annotated[TuningObjective | None, BeforeValidator(empty_to_none)] = None
 
     def cluster_options(self) -> list[dict[str, int]]:
         """Every cluster shape a trial of this definition may get, as {instance type: count}."""
@@ -159,21 +189,32 @@ class TrainingJobDefinition(AwsShape):
                 options.append({trc.instance_type: trc.instance_count})
         return options
 
+    def alternatives(self) -> list[dict[str, int]]:
+        """The cluster shapes a trial of this definition gets, in priority order: the prioritized
+        InstanceConfigs (AMT launches a trial on the first with capacity), else the one configured."""
+        trc = self.hyper_parameter_tuning_resource_config
+        if trc is not None and trc.instance_configs:
+            return [{c.instance_type: c.instance_count} for c in trc.instance_configs]
+        if trc is not None and trc.instance_type and trc.instance_count:
+            return [{trc.instance_type: trc.instance_count}]
+        shape = self.resource_config.instances() if self.resource_config is not None else {}
+        return [shape] if shape else []
+
 
 class ResourceLimits(AwsShape):
-    max_number_of_training_jobs: int | None = None
-    max_parallel_training_jobs: int = Field(default=1, ge=1)
-    max_runtime_in_seconds: int | None = None
+    max_number_of_training_jobs: PositiveCount | None = None
+    max_parallel_training_jobs: PositiveCount = 1
+    max_runtime_in_seconds: Seconds | None = None
 
 
 class TuningObjective(AwsShape):
-    type: str = "Maximize"
-    metric_name: str
+    type: Label = "Maximize"
+    metric_name: MetricName
 
 
 class HyperbandStrategyConfig(AwsShape):
-    min_resource: int | None = None
-    max_resource: int | None = None
+    min_resource: Count | None = None
+    max_resource: Count | None = None
 
 
 class StrategyConfig(AwsShape):
@@ -181,46 +222,46 @@ class StrategyConfig(AwsShape):
 
 
 class TuningJobConfig(AwsShape):
-    strategy: str | None = None
+    strategy: Label | None = None
     strategy_config: Annotated[StrategyConfig | None, BeforeValidator(empty_to_none)] = None
     hyper_parameter_tuning_job_objective: TuningObjective | None = None
     resource_limits: ResourceLimits | None = None
-    training_job_early_stopping_type: str | None = None
+    training_job_early_stopping_type: Label | None = None
 
 
 class ObjectiveMetric(AwsShape):
-    type: str | None = None
-    metric_name: str
-    value: float
+    type: Label | None = None
+    metric_name: MetricName
+    value: MetricValue
 
 
 class TrialSummary(AwsShape):
     """HyperParameterTrainingJobSummary (BestTrainingJob and ListTrainingJobsForHyperParameterTuningJob)."""
 
-    training_job_name: str
-    training_job_arn: str | None = None
-    training_job_definition_name: str | None = None
-    tuning_job_name: str | None = None
+    training_job_name: TrainingJobName
+    training_job_arn: Arn | None = None
+    training_job_definition_name: Label | None = None
+    tuning_job_name: Label | None = None
     creation_time: AwsTime = None
     training_start_time: AwsTime = None
     training_end_time: AwsTime = None
-    training_job_status: str | None = None
+    training_job_status: Status | None = None
     tuned_hyper_parameters: StrMap = {}
-    failure_reason: str | None = None
+    failure_reason: FailureReason = None
     final_hyper_parameter_tuning_job_objective_metric: ObjectiveMetric | None = None
-    objective_status: str | None = None
+    objective_status: Label | None = None
 
 
 class ConsumedResources(AwsShape):
-    runtime_in_seconds: int | None = None
+    runtime_in_seconds: Seconds | None = None
 
 
 class TuningJob(AwsShape):
     """A tuning job as described by SageMaker (event detail or DescribeHyperParameterTuningJob)."""
 
-    name: str = Field(alias="HyperParameterTuningJobName", min_length=1)
-    arn: str | None = Field(default=None, alias="HyperParameterTuningJobArn")
-    status: str = Field(alias="HyperParameterTuningJobStatus", min_length=1)
+    name: TuningJobName = Field(alias="HyperParameterTuningJobName")
+    arn: Arn | None = Field(default=None, alias="HyperParameterTuningJobArn")
+    status: Status = Field(alias="HyperParameterTuningJobStatus")
     config: Annotated[TuningJobConfig | None, BeforeValidator(empty_to_none)] = Field(
         default=None, alias="HyperParameterTuningJobConfig"
     )
@@ -229,10 +270,10 @@ class TuningJob(AwsShape):
     creation_time: AwsTime = None
     end_time: AwsTime = Field(default=None, alias="HyperParameterTuningEndTime")
     last_modified_time: AwsTime = None
-    training_job_status_counters: Annotated[dict[str, int], BeforeValidator(none_to_empty)] = {}
-    objective_status_counters: Annotated[dict[str, int], BeforeValidator(none_to_empty)] = {}
+    training_job_status_counters: Annotated[dict[str, Count], BeforeValidator(none_to_empty)] = {}
+    objective_status_counters: Annotated[dict[str, Count], BeforeValidator(none_to_empty)] = {}
     best_training_job: Annotated[TrialSummary | None, BeforeValidator(empty_to_none)] = None
-    failure_reason: str | None = None
+    failure_reason: FailureReason = None
     consumed_resources: Annotated[ConsumedResources | None, BeforeValidator(empty_to_none)] = None
     tags: Tags = {}
 
@@ -261,6 +302,23 @@ class TuningJob(AwsShape):
     def objective(self) -> TuningObjective | None:
         return self.config.hyper_parameter_tuning_job_objective if self.config else None
 
+    def objectives(self) -> list[DefinitionObjective]:
+        """The objective of each definition: its own ``TuningObjective``, else the job's top-level one.
+
+        A job given only the top-level objective (or whose event carries no definitions) has one entry.
+        """
+        top = self.objective
+        out: list[DefinitionObjective] = []
+        for definition in self.definitions():
+            own = definition.tuning_objective or top
+            if own is not None:
+                out.append(
+                    DefinitionObjective(definition=definition.definition_name, metric=own.metric_name, type=own.type)
+                )
+        if not out and top is not None:
+            out.append(DefinitionObjective(metric=top.metric_name, type=top.type))
+        return out
+
     @property
     def early_stopping_enabled(self) -> bool:
         if self.config is None:
@@ -276,27 +334,71 @@ class TuningJob(AwsShape):
                     worst[itype] = max(worst.get(itype, 0), count)
         return {itype: count * self.max_parallel for itype, count in sorted(worst.items())}
 
+    def admission_options(self, limit: int = MAX_ADMISSION_PLANS) -> list[dict[str, Any]]:
+        """The plans the job may run on, in priority order, for admission: ``{"label", "on_demand",
+        "spot"}`` with MaxParallel x the largest count per type over the definitions, split by market.
+
+        A job with one definition has one plan per InstanceConfig; several definitions combine their
+        alternatives (all first choices first), at most ``limit`` plans. Empty when no shape is known.
+        """
+        per_definition = [
+            [(i, shape, d.enable_managed_spot_training) for i, shape in enumerate(d.alternatives(), start=1)]
+            for d in self.definitions()
+        ]
+        per_definition = [alts for alts in per_definition if alts]
+        if not per_definition:
+            return []
+        plans: list[dict[str, Any]] = []
+        # Lexicographic: every definition's first choice first, the last definition's choices varying fastest.
+        for combo in itertools.islice(itertools.product(*per_definition), limit):
+            on_demand: dict[str, int] = {}
+            spot: dict[str, int] = {}
+            for _, shape, is_spot in combo:
+                target = spot if is_spot else on_demand
+                for itype, count in shape.items():
+                    target[itype] = max(target.get(itype, 0), count)
+            label = " + ".join(
+                f"{'spot ' if is_spot else ''}{' + '.join(f'{c} x {t}' for t, c in sorted(shape.items()))}"
+                for _, shape, is_spot in combo
+            )
+            plans.append(
+                {
+                    "label": f"{label} per trial",
+                    "on_demand": {t: c * self.max_parallel for t, c in sorted(on_demand.items())},
+                    "spot": {t: c * self.max_parallel for t, c in sorted(spot.items())},
+                }
+            )
+        return plans
+
+    def lacks_arrival_facts(self) -> bool:
+        """True when the event lacks what arrival is judged on (MaxParallel, the instance shapes):
+        AWS's documented tuning-job event carries no HyperParameterTuningJobConfig."""
+        limits = self.config.resource_limits if self.config else None
+        return limits is None or not any(d.alternatives() for d in self.definitions())
+
 
 class MetricData(AwsShape):
-    metric_name: str
-    value: float
+    metric_name: MetricName
+    value: MetricValue
     timestamp: AwsTime = None
 
 
 class WarmPoolStatus(AwsShape):
-    status: str | None = None
-    resource_retained_billable_time_in_seconds: int | None = None
-    reused_by_job: str | None = None
+    status: Status | None = None
+    resource_retained_billable_time_in_seconds: Seconds | None = None
+    reused_by_job: Label | None = None
 
 
 class TrainingJob(AwsShape):
     """A training job as described by SageMaker (event detail or DescribeTrainingJob)."""
 
-    name: str = Field(alias="TrainingJobName", min_length=1)
-    arn: str | None = Field(default=None, alias="TrainingJobArn")
-    status: str = Field(alias="TrainingJobStatus", min_length=1)
-    secondary_status: str | None = None
-    tuning_job_arn: str | None = None
+    name: TrainingJobName = Field(alias="TrainingJobName")
+    arn: Arn | None = Field(default=None, alias="TrainingJobArn")
+    status: Status = Field(alias="TrainingJobStatus")
+    secondary_status: Status | None = None
+    tuning_job_arn: TuningJobArn | None = None
+    # In AMT's trial summaries; not in DescribeTrainingJob (botocore 1.44): read when a source carries it.
+    training_job_definition_name: Label | None = None
     hyper_parameters: StrMap = {}
     resource_config: Annotated[ResourceConfig | None, BeforeValidator(empty_to_none)] = None
     enable_managed_spot_training: bool = False
@@ -304,11 +406,12 @@ class TrainingJob(AwsShape):
     training_start_time: AwsTime = None
     training_end_time: AwsTime = None
     last_modified_time: AwsTime = None
-    training_time_in_seconds: int | None = None
-    billable_time_in_seconds: int | None = None
+    training_time_in_seconds: Seconds | None = None
+    billable_time_in_seconds: Seconds | None = None
     final_metric_data_list: Annotated[list[MetricData], BeforeValidator(none_to_list)] = []
     warm_pool_status: Annotated[WarmPoolStatus | None, BeforeValidator(empty_to_none)] = None
-    failure_reason: str | None = None
+    failure_reason: FailureReason = None
+    stopping_condition: Annotated[StoppingCondition | None, BeforeValidator(empty_to_none)] = None
     tags: Tags = {}
 
     @property

@@ -1,0 +1,18 @@
+"""Lambda handler: a one-time budget check, invoked by EventBridge Scheduler at a job's projected crossing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from tuning_governor.observability import logger, metrics, tracer
+from tuning_governor.service import Services, default_services
+from tuning_governor.sweep import run_budget_check
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics(capture_cold_start_metric=True)
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext, services: Services | None = None) -> dict[str, Any]:
+    return run_budget_check(event, services or default_services())

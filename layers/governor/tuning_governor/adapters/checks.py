@@ -1,0 +1,122 @@
+"""One-time budget checks: judge a job again at the moment its running trials' burn reaches its budget.
+
+Between a job's events (hours apart while its trials train) only the sweep judges it, so a budget is
+crossed up to one sweep interval before anyone looks. The governor knows, at each judgement, what
+the job spends per hour and how much budget is left, so it asks for one more judgement at the
+crossing: a one-time EventBridge Scheduler schedule (``at(...)``, deleted after it fires) that invokes
+the sweep function with ``{"budget_check": {"job": name}}``. One schedule per job (its name is
+derived from the job's), so a later estimate replaces the earlier one.
+
+``CheckScheduler`` is the port; ``SchedulerChecks`` the EventBridge Scheduler adapter; ``PendingChecks``
+the in-memory one for replays, the simulator and benchmarks, whose loops run the due checks on
+their own clock.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Protocol
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from tuning_governor.errors import TransientError
+
+CHECK_KEY = "budget_check"
+"""The key of the scheduled check's input: ``{"budget_check": {"job": <name>, "at": <iso time>}}``."""
+
+_TRANSIENT = frozenset({"ThrottlingException", "InternalServerException", "ServiceQuotaExceededException"})
+
+
+def schedule_name(job_key: str) -> str:
+    """The job's one check schedule. Tuning job names are <= 32 of [a-zA-Z0-9-]; schedule names allow
+    64 of [0-9a-zA-Z-_.], so the name is the key itself behind a fixed prefix."""
+    return f"budget-{job_key}"
+
+
+def check_input(job_name: str, at: datetime) -> dict[str, Any]:
+    return {CHECK_KEY: {"job": job_name, "at": at.astimezone(UTC).isoformat()}}
+
+
+class CheckScheduler(Protocol):
+    """Where a job's next budget check is asked for (the latest request per job wins)."""
+
+    def schedule(self, job_key: str, job_name: str, at: datetime) -> None: ...
+
+
+class SchedulerChecks:
+    """EventBridge Scheduler: one one-time schedule per job in the stack's schedule group.
+
+    The schedule is created, or updated when it exists (a job's crossing moves as its trials start and
+    end); ``ActionAfterCompletion=DELETE`` removes it once it has fired, so nothing accumulates.
+    Throttling and service errors raise ``TransientError``; the caller logs them and goes on, since
+    the sweep still judges the job and the next judgement asks again.
+    """
+
+    permissions: ClassVar[frozenset[str]] = frozenset(
+        {"scheduler:CreateSchedule", "scheduler:UpdateSchedule", "iam:PassRole"}
+    )
+
+    def __init__(self, client: Any, *, group: str, target_arn: str, role_arn: str) -> None:
+        """``client`` is a boto3 ``scheduler`` client, or a function that makes one on first use (most
+        invocations schedule nothing, so a cold start need not build it)."""
+        self._client = client
+        self._group = group
+        self._target = {"Arn": target_arn, "RoleArn": role_arn}
+
+    def schedule(self, job_key: str, job_name: str, at: datetime) -> None:
+        when = at.astimezone(UTC).replace(tzinfo=None)
+        request: dict[str, Any] = {
+            "Name": schedule_name(job_key),
+            "GroupName": self._group,
+            "ScheduleExpression": f"at({when:%Y-%m-%dT%H:%M:%S})",
+            "ScheduleExpressionTimezone": "UTC",
+            "FlexibleTimeWindow": {"Mode": "OFF"},
+            "ActionAfterCompletion": "DELETE",
+            "Target": {
+                **self._target,
+                "Input": json.dumps(check_input(job_name, at)),
+                # A missed check costs at most one sweep interval: do not let retries pile up behind it.
+                "RetryPolicy": {"MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 300},
+            },
+        }
+        if callable(self._client):
+            self._client = self._client()
+        try:
+            try:
+                self._client.create_schedule(**request)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "ConflictException":
+                    raise
+                self._client.update_schedule(**request)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code in _TRANSIENT or exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500:
+                raise TransientError(f"budget check for {job_key}: {code}") from exc
+            raise
+        except BotoCoreError as exc:
+            raise TransientError(f"budget check for {job_key}: {type(exc).__name__}") from exc
+
+
+@dataclass
+class PendingChecks:
+    """In memory: the latest requested check per job, handed out in time order by ``due``."""
+
+    pending: dict[str, tuple[datetime, str]] = field(default_factory=dict)
+    requested: int = 0
+
+    def schedule(self, job_key: str, job_name: str, at: datetime) -> None:
+        self.pending[job_key] = (at, job_name)
+        self.requested += 1
+
+    def next_due(self) -> datetime | None:
+        return min((at for at, _ in self.pending.values()), default=None)
+
+    def due(self, until: datetime) -> list[tuple[datetime, str]]:
+        """The checks due at or before ``until`` as (time, job key), earliest first; they are removed,
+        as a one-time schedule is once it has fired."""
+        ready = sorted((at, key) for key, (at, _) in self.pending.items() if at <= until)
+        for _, key in ready:
+            del self.pending[key]
+        return ready

@@ -1,0 +1,151 @@
+"""One-time budget checks at a job's projected crossing: the EventBridge Scheduler adapter on moto, and the
+check itself through the real handlers on the AMT stand-in."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import boto3
+import pytest
+
+import budget_check
+from governor_sim.runner import FakeLambdaContext
+from tests.integration.conftest import World
+from tests.integration.test_accrued_budgets import HOURLY, LongTrials, big_job, deliver, spent
+from tests.integration.test_governance import decisions, record_stop_calls, status, use_policy
+from tuning_governor.adapters.checks import CHECK_KEY, PendingChecks, SchedulerChecks, schedule_name
+
+REGION = "us-east-1"
+FAKE_FUNCTION = "arn:aws:lambda:us-east-1:123456789012:function:governor-budget-check"
+FAKE_ROLE = "arn:aws:iam::123456789012:role/governor-scheduler"
+P3_8X = "ml.p3.8xlarge"
+
+
+# -- the EventBridge Scheduler adapter --------------------------------------------------------------------
+def test_a_jobs_check_is_one_schedule_created_then_moved(mocked_aws: None) -> None:
+    client = boto3.client("scheduler", region_name=REGION)
+    client.create_schedule_group(Name="governor-budget-checks")
+    checks = SchedulerChecks(
+        lambda: boto3.client("scheduler", region_name=REGION),
+        group="governor-budget-checks",
+        target_arn=FAKE_FUNCTION,
+        role_arn=FAKE_ROLE,
+    )
+    first = datetime(2026, 11, 30, 9, 17, tzinfo=UTC)
+    checks.schedule("big-job", "Big-Job", first)
+    # A later estimate replaces the schedule (ConflictException on create -> update), never adds one
+    checks.schedule("big-job", "Big-Job", first + timedelta(minutes=3))
+    [listed] = client.list_schedules(GroupName="governor-budget-checks")["Schedules"]
+    assert listed["Name"] == schedule_name("big-job") == "budget-big-job"
+    schedule = client.get_schedule(GroupName="governor-budget-checks", Name="budget-big-job")
+    assert schedule["ScheduleExpression"] == "at(2026-11-30T09:20:00)"
+    assert schedule["ScheduleExpressionTimezone"] == "UTC"
+    assert schedule["ActionAfterCompletion"] == "DELETE"
+    assert schedule["FlexibleTimeWindow"] == {"Mode": "OFF"}
+    target = schedule["Target"]
+    assert (target["Arn"], target["RoleArn"]) == (FAKE_FUNCTION, FAKE_ROLE)
+    assert json.loads(target["Input"]) == {CHECK_KEY: {"job": "Big-Job", "at": "2026-11-30T09:20:00+00:00"}}
+
+
+def test_the_pending_checks_keep_the_latest_per_job_and_hand_them_out_in_time_order() -> None:
+    checks = PendingChecks()
+    t0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+    checks.schedule("a", "A", t0 + timedelta(minutes=9))
+    checks.schedule("b", "B", t0 + timedelta(minutes=4))
+    checks.schedule("a", "A", t0 + timedelta(minutes=2))  # moved earlier: a trial started
+    assert checks.next_due() == t0 + timedelta(minutes=2)
+    assert checks.due(t0 + timedelta(minutes=1)) == []
+    assert checks.due(t0 + timedelta(minutes=5)) == [(t0 + timedelta(minutes=2), "a"), (t0 + timedelta(minutes=4), "b")]
+    assert checks.next_due() is None
+
+
+# -- the check, end to end ----------------------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def roomy_quota(request: pytest.FixtureRequest) -> None:
+    if "world" in request.fixturenames:
+        request.getfixturevalue("world").amt.set_applied_quota(P3_8X, 1000)
+
+
+def check(world: World, job: str) -> dict[str, Any]:
+    result: dict[str, Any] = budget_check.handler(
+        {CHECK_KEY: {"job": job}}, FakeLambdaContext("budget-check"), services=world.env.services
+    )
+    return result
+
+
+def test_the_check_at_the_projected_crossing_stops_the_job_with_no_sweep_and_no_event(world: World) -> None:
+    # Given the issue's job ($50 budget, 4 parallel trials of 8 x ml.p3.8xlarge, 3 h) and no sweep at all
+    world.amt.engine.behaviour = LongTrials()
+    use_policy(world, "mode: enforce\n")
+    stops = record_stop_calls(world)
+    checks = PendingChecks()
+    world.env.services.checks = checks
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**big_job("big-job", tags={"governance:budget-usd": "50"}))
+    store = world.env.services.store
+    # When its trials start, each running-trial event moves the job's one check to the new crossing
+    while len((store.get_job("big-job") or {}).get("running") or {}) < 4:
+        world.amt.advance(5)
+        for event in world.amt.drain_events():
+            deliver(world, event)
+    due = checks.next_due()
+    assert due is not None and due.second == 0
+    assert (store.get_job("big-job") or {})["budget_check_at"] == due.isoformat(timespec="milliseconds")
+    # and no decision yet: the spend so far, plus what a stop bills, is under the budget
+    assert stops == []
+    # When the clock reaches the check (the trials' progress events move it no further: the burn is the
+    # same) and it fires
+    while (due := checks.next_due()) is not None and world.amt.clock.now() < due:
+        world.amt.advance(min(5.0, (due - world.amt.clock.now()).total_seconds()))
+        for event in world.amt.drain_events():
+            deliver(world, event)
+    assert due is not None and stops == []
+    assert checks.due(world.amt.clock.now()) == [(due, "big-job")]
+    result = check(world, "big-job")
+    # Then the job is stopped by the check, with the bill at the stop's end near the budget, not a sweep later
+    assert [(d["rule"], d["verdict"], d["action"]) for d in result["decisions"]] == [("budget", "breach", "stopped")]
+    assert stops == ["big-job"]
+    total, _, _ = spent(world, "big-job", due)
+    burn = 4 * 8 * HOURLY
+    at_stop = total + burn * 120 / 3600
+    assert Decimal(50) <= at_stop <= Decimal(50) + burn / 60  # the check comes within the minute it rounds up to
+    [breach] = [d for d in decisions(world, "big-job") if d["sk"] == "DECISION#budget#breach"]
+    assert Decimal(str(breach["numbers"]["at_stop_usd"])) >= 50
+    world.amt.advance(180)
+    world.amt.drain_events()
+    assert status(world, "big-job") in {"Stopping", "Stopped"}
+
+
+def test_a_check_after_the_job_ended_or_under_its_budget_decides_nothing(world: World) -> None:
+    world.amt.engine.behaviour = LongTrials(hours=1)
+    use_policy(world, "mode: enforce\n")
+    stops = record_stop_calls(world)
+    world.env.sagemaker.create_hyper_parameter_tuning_job(
+        **big_job("small-job", max_parallel=1, max_jobs=1, tags={"governance:budget-usd": "100000"})
+    )
+    world.pump(600)
+    assert check(world, "small-job") == {"outcome": "checked", "job": "small-job", "decisions": []}
+    for _ in range(90):
+        world.pump(60)
+    assert status(world, "small-job") == "Completed"
+    assert check(world, "small-job")["decisions"] == []
+    assert stops == []
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {},
+        {CHECK_KEY: None},
+        {CHECK_KEY: {"job": ""}},
+        {CHECK_KEY: {"job": "not a job name!"}},
+        {CHECK_KEY: {"job": "x" * 33}},
+        {"source": "aws.scheduler"},
+    ],
+)
+def test_a_malformed_check_is_rejected_with_a_reason_never_retried(world: World, event: dict[str, Any]) -> None:
+    result = budget_check.handler(event, FakeLambdaContext("budget-check"), services=world.env.services)
+    assert result["outcome"] == "rejected"
+    assert result["reason"].startswith("not a budget check")

@@ -1,0 +1,61 @@
+"""A cold start imports only what the configured channels need: no slack_sdk while Slack is off."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# A fresh interpreter, so nothing another test imported counts: the handlers' own import, then the
+# adapters Lambda builds on first use (clients are created, no call is made).
+COLD_START = """
+import json, sys
+import price_refresh, sweep, training_events, tuning_events
+from tuning_governor.service import default_services
+services = default_services()
+print(json.dumps({"channels": [n.channel for n in services.notifiers],
+                  "slack_sdk": sorted(m for m in sys.modules if m.split(".")[0] == "slack_sdk")}))
+"""
+ENVIRONMENT = {
+    "TABLE_NAME": "governor-test",
+    "TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:governor-reports",
+    # Lambda sets both; boto3 reads the second.
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_CONFIG_FILE": "/nonexistent",
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+}
+
+
+def _cold_start(slack_secret_arn: str) -> dict[str, list[str]]:
+    result = subprocess.run(  # noqa: S603 - this interpreter, our own snippet
+        [sys.executable, "-c", COLD_START],
+        env={**ENVIRONMENT, "SLACK_SECRET_ARN": slack_secret_arn},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report: dict[str, list[str]] = json.loads(result.stdout.splitlines()[-1])
+    return report
+
+
+@pytest.mark.parametrize(
+    ("slack_secret_arn", "channels"),
+    [
+        ("", ["sns"]),
+        # Configured but not yet used: the webhook client is built when a report goes to Slack.
+        ("arn:aws:secretsmanager:us-east-1:123456789012:secret:governor/slack-AbC123", ["sns", "slack"]),
+    ],
+)
+def test_cold_start_does_not_import_slack_sdk(slack_secret_arn: str, channels: list[str]) -> None:
+    report = _cold_start(slack_secret_arn)
+
+    assert report["channels"] == channels
+    assert report["slack_sdk"] == []

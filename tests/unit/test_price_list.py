@@ -1,0 +1,145 @@
+"""Reading the AWS Price List: GetProducts rows in AWS's format, paging, spot rows, bad rows, billing codes."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from tests.price_list import answer, product, row
+from tuning_governor.adapters.pricing import PriceListGateway, PriceListUnavailable
+from tuning_governor.domain.pricing import (
+    BILLING_CODES,
+    RowRejected,
+    billing_codes,
+    parse_price_list_row,
+    region_catalog,
+)
+
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def pricing() -> Any:
+    # Fake keys: the Stubber answers every call, nothing reaches AWS.
+    return boto3.client(
+        "pricing", region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+    )
+
+
+def test_a_training_row_is_read_with_its_provenance() -> None:
+    parsed = parse_price_list_row(row("EUN1-Train:ml.m5.xlarge", "0.2180000000", region="eu-north-1"), "eu-north-1")
+
+    assert parsed.instance_type == "ml.m5.xlarge"
+    assert parsed.usd_per_hour == Decimal("0.218")
+    assert parsed.usage_type == "EUN1-Train:ml.m5.xlarge"
+    assert parsed.sku.startswith("SKU")
+    assert parsed.effective_date == "2026-11-01T00:00:00Z"
+    assert parsed.publication_date == "2026-11-20T18:02:11Z"
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        # Managed spot: no on-demand list price.
+        (row("EUN1-TrSpt:ml.m5.xlarge", "0.0700000000", region="eu-north-1"), "managed spot"),
+        # Other components of SageMaker (hosting, processing).
+        (row("EUN1-Host:ml.m5.xlarge", "0.2300000000", region="eu-north-1", component="Hosting"), "not <CODE>-Train"),
+        # Another region's row, and a row whose billing code is not the region's.
+        (row("USE1-Train:ml.m5.xlarge", "0.2300000000", region="us-east-1"), "region 'us-east-1'"),
+        (row("EUW3-Train:ml.m5.xlarge", "0.2300000000", region="eu-north-1"), "billing code EUW3"),
+        # A $0 price is never a price.
+        (row("EUN1-Train:ml.m5.xlarge", "0.0000000000", region="eu-north-1"), "not positive"),
+        (row("EUN1-Train:ml.m5.xlarge", "n/a", region="eu-north-1"), "not a number"),
+        ("{not json", "not JSON"),
+        (json.dumps(["a list"]), "not a JSON object"),
+    ],
+)
+def test_rows_that_are_not_an_on_demand_training_price_of_the_region_are_rejected(entry: str, reason: str) -> None:
+    with pytest.raises(RowRejected, match=reason):
+        parse_price_list_row(entry, "eu-north-1")
+
+
+def test_a_row_with_two_different_hourly_prices_is_rejected() -> None:
+    data = product("EUN1-Train:ml.m5.xlarge", "0.218", region="eu-north-1")
+    (term,) = data["terms"]["OnDemand"].values()
+    (dimension,) = term["priceDimensions"].values()
+    term["priceDimensions"]["second"] = dimension | {"pricePerUnit": {"USD": "0.3"}}
+
+    with pytest.raises(RowRejected, match="several hourly prices"):
+        parse_price_list_row(json.dumps(data), "eu-north-1")
+
+
+def test_a_malformed_row_is_left_out_without_losing_the_others() -> None:
+    # Given a page with a good row, a spot row, a row without terms and another good row
+    broken = product("EUN1-Train:ml.g5.xlarge", "1.6", region="eu-north-1")
+    del broken["terms"]
+    rows = [
+        row("EUN1-Train:ml.m5.xlarge", "0.218", region="eu-north-1"),
+        row("EUN1-TrSpt:ml.m5.xlarge", "0.07", region="eu-north-1"),
+        json.dumps(broken),
+        row("EUN1-Train:ml.c5.xlarge", "0.194", region="eu-north-1"),
+    ]
+
+    catalog = region_catalog("eu-north-1", rows, NOW)
+
+    # Then the good rows are kept and the others counted, with their reasons
+    assert {t: r.usd_per_hour for t, r in catalog.prices.items()} == {
+        "ml.c5.xlarge": Decimal("0.194"),
+        "ml.m5.xlarge": Decimal("0.218"),
+    }
+    assert catalog.rejected_rows == 2
+    assert any("managed spot" in reason for reason in catalog.rejected)
+    assert any("no terms.OnDemand" in reason for reason in catalog.rejected)
+    entry = catalog.entries()["ml.m5.xlarge"]
+    assert entry.quality == "price-list"
+    assert entry.fetched_at == NOW.isoformat()
+    assert "AWS Price List Query API" in entry.source
+    assert entry.sku and entry.sku in entry.source
+
+
+def test_every_commercial_region_has_one_billing_code() -> None:
+    assert len(BILLING_CODES) >= 30
+    assert len(set(BILLING_CODES.values())) == len(BILLING_CODES), "two regions share a billing code"
+    assert BILLING_CODES["us-east-1"] == "USE1"
+    assert BILLING_CODES["ap-south-1"] == "APS3"  # not APS1, which is ap-southeast-1
+    assert BILLING_CODES["eu-north-1"] == "EUN1"
+    assert billing_codes("eu-west-1") == {"EU", "EUW1"}
+    assert billing_codes("xx-nowhere-1") == frozenset()
+
+
+def test_the_gateway_pages_with_next_token_and_filters_per_region(pricing: Any) -> None:
+    stubber = Stubber(pricing)
+    answer(
+        stubber,
+        "eu-north-1",
+        [
+            [row("EUN1-Train:ml.m5.xlarge", "0.218", region="eu-north-1")],
+            [row("EUN1-Train:ml.c5.xlarge", "0.194", region="eu-north-1")],
+            [row("EUN1-Train:ml.g5.xlarge", "1.6", region="eu-north-1")],
+        ],
+    )
+
+    with stubber:
+        rows = list(PriceListGateway(pricing).training_rows("eu-north-1"))
+
+    # Three pages, each request carrying the previous page's NextToken (the Stubber checks the params)
+    stubber.assert_no_pending_responses()
+    assert [json.loads(r)["product"]["attributes"]["instanceName"] for r in rows] == [
+        "ml.m5.xlarge",
+        "ml.c5.xlarge",
+        "ml.g5.xlarge",
+    ]
+
+
+def test_a_throttled_region_is_a_transient_error(pricing: Any) -> None:
+    stubber = Stubber(pricing)
+    stubber.add_client_error("get_products", service_error_code="ThrottlingException", http_status_code=400)
+
+    with stubber, pytest.raises(PriceListUnavailable):
+        list(PriceListGateway(pricing).training_rows("eu-north-1"))
