@@ -10,6 +10,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 import budget_check
 from governor_sim.runner import FakeLambdaContext
@@ -149,3 +150,33 @@ def test_a_malformed_check_is_rejected_with_a_reason_never_retried(world: World,
     result = budget_check.handler(event, FakeLambdaContext("budget-check"), services=world.env.services)
     assert result["outcome"] == "rejected"
     assert result["reason"].startswith("not a budget check")
+
+
+def test_a_check_that_cannot_be_scheduled_never_fails_the_event_that_asked_for_it(world: World) -> None:
+    # Given a scheduler that refuses every schedule (as AWS does for a group deleted by hand)
+    world.amt.engine.behaviour = LongTrials()
+    use_policy(world, "mode: enforce\n")
+    client = boto3.client("scheduler", region_name=REGION)
+    refused: list[str] = []
+
+    def refuse(params: dict[str, Any], **_: Any) -> None:
+        refused.append(params["Name"])
+        error = {
+            "Error": {"Code": "ResourceNotFoundException", "Message": "Schedule group no-such-group does not exist."}
+        }
+        raise ClientError(error, "CreateSchedule")  # type: ignore[arg-type]
+
+    client.meta.events.register("provide-client-params.scheduler.CreateSchedule", refuse)
+    world.env.services.checks = SchedulerChecks(
+        client, group="no-such-group", target_arn=FAKE_FUNCTION, role_arn=FAKE_ROLE
+    )
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**big_job("big-job", tags={"governance:budget-usd": "50"}))
+    store = world.env.services.store
+    # When the trials start, each judgement asks for a check and is refused
+    while len((store.get_job("big-job") or {}).get("running") or {}) < 4:
+        world.amt.advance(5)
+        for event in world.amt.drain_events():
+            deliver(world, event)  # asserts no event failed
+    # Then no check is remembered as scheduled, so each judgement asks again (the sweep still judges)
+    assert len(refused) >= 4
+    assert "budget_check_at" not in (store.get_job("big-job") or {})

@@ -26,8 +26,6 @@ from tuning_governor.errors import TransientError
 CHECK_KEY = "budget_check"
 """The key of the scheduled check's input: ``{"budget_check": {"job": <name>, "at": <iso time>}}``."""
 
-_TRANSIENT = frozenset({"ThrottlingException", "InternalServerException", "ServiceQuotaExceededException"})
-
 
 def schedule_name(job_key: str) -> str:
     """The job's one check schedule. Tuning job names are <= 32 of [a-zA-Z0-9-]; schedule names allow
@@ -50,8 +48,8 @@ class SchedulerChecks:
 
     The schedule is created, or updated when it exists (a job's crossing moves as its trials start and
     end); ``ActionAfterCompletion=DELETE`` removes it once it has fired, so nothing accumulates.
-    Throttling and service errors raise ``TransientError``; the caller logs them and goes on, since
-    the sweep still judges the job and the next judgement asks again.
+    Any error raises ``TransientError``; the caller logs it and goes on, since the sweep still judges
+    the job and the next judgement asks again.
     """
 
     permissions: ClassVar[frozenset[str]] = frozenset(
@@ -91,10 +89,11 @@ class SchedulerChecks:
                     raise
                 self._client.update_schedule(**request)
         except ClientError as exc:
+            # Whatever the cause (throttling, or a time already past when the request arrived), a check
+            # not scheduled must not fail the event that asked for it: the caller logs it and the sweep
+            # judges the job.
             code = exc.response.get("Error", {}).get("Code", "")
-            if code in _TRANSIENT or exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500:
-                raise TransientError(f"budget check for {job_key}: {code}") from exc
-            raise
+            raise TransientError(f"budget check for {job_key}: {code}") from exc
         except BotoCoreError as exc:
             raise TransientError(f"budget check for {job_key}: {type(exc).__name__}") from exc
 
