@@ -4,7 +4,7 @@ PY := .venv/bin/python
 PY313_DIR = $(dir $(shell [ -x .venv/bin/python ] && readlink -f .venv/bin/python))
 SAM := .venv-tools/bin/sam
 
-.PHONY: setup setup-sdk demo test lint typecheck unit integration template build deploy bench bench-overspend clean
+.PHONY: setup setup-sdk demo test lint typecheck unit integration template build deploy bench bench-full bench-overspend clean
 
 setup:
 	@WITH_SAM=0 scripts/bootstrap.sh
@@ -44,7 +44,16 @@ build:
 deploy: build
 	$(SAM) deploy --guided
 
+## The quick set (about 10 minutes on 2 cores): cold init and AWS work per event (benchmarks/lean.py),
+## 5,000 trial events through simulator + handlers, the overspend table. Writes benchmarks/RESULTS.md.
 bench: setup
+	$(PY) benchmarks/lean.py --write
+	$(PY) benchmarks/run.py --sizes 5000 --extra-repeats 0
+	$(PY) benchmarks/overspend.py --write
+
+## Everything (about an hour): adds N = 750 trials and 500 jobs, 50,000 trial events, stock moto and INFO logs.
+bench-full: setup
+	$(PY) benchmarks/lean.py --write --full
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/overspend.py --write
 

@@ -39,11 +39,13 @@ import warnings
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, TextIO
 
 from moto import mock_aws
 
 from governor_sim.amt import DefaultTrialBehaviour
+from governor_sim.report import write_report
 from governor_sim.scenarios import SeedWorkload, seed_tuning_request
 from governor_sim.simulation import CreateTuningJob, Progress, Scenario, Simulation, SimulationResult
 from governor_sim.slack_server import SlackWebhookServer
@@ -110,6 +112,8 @@ class ActResult:
     decisions: dict[str, list[dict[str, Any]]]
     sns: list[dict[str, Any]]
     items: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    report: Path | None = None
+    """The act's HTML report (``tuning-governor report`` of the act's account), when one was asked for."""
 
 
 def _money(value: Decimal | None) -> str:
@@ -159,7 +163,16 @@ def _timeline(result: SimulationResult) -> list[str]:
     return lines
 
 
-def _run_act(title: str, scenario: Scenario, policy_text: str, *, slack_url: str, seed: int, out: TextIO) -> ActResult:
+def _run_act(
+    title: str,
+    scenario: Scenario,
+    policy_text: str,
+    *,
+    slack_url: str,
+    seed: int,
+    out: TextIO,
+    report_dir: Path | None = None,
+) -> ActResult:
     policy = parse_policy(policy_text, f"demo {title}")
     print(f"\n=== {title} (policy mode: {policy.mode}) ===", file=out)
     with (
@@ -190,10 +203,15 @@ def _run_act(title: str, scenario: Scenario, policy_text: str, *, slack_url: str
             decisions[name] = store.decisions(name)
             items[name] = store.items(name)
         sns = sim.env.sns_messages()
+        page = (
+            write_report(store, report_dir, title=f"Tuning Governor demo: {title} (policy mode {policy.mode})")
+            if report_dir is not None
+            else None
+        )
     print("\n  Timeline (virtual minutes since 09:00 UTC):", file=out)
     for line in _timeline(result):
         print(line, file=out)
-    return ActResult(title, policy.mode, result, summaries, decisions, sns, items)
+    return ActResult(title, policy.mode, result, summaries, decisions, sns, items, page)
 
 
 def _seed_table(seed: JobSummary) -> list[str]:
@@ -276,34 +294,59 @@ def _print_results(acts: list[ActResult], slack: SlackWebhookServer, out: TextIO
         print("\n".join("    " + line for line in json.dumps(stopped, indent=2).splitlines()), file=out)
 
 
-def run(out: TextIO = sys.stdout, seed: int = 7) -> dict[str, Any]:
-    """Run both acts; print the timeline and results to ``out``; return what was printed, as data."""
+def run(out: TextIO = sys.stdout, seed: int = 7, report_dir: Path | None = None) -> dict[str, Any]:
+    """Run both acts; print the timeline and results to ``out``; return what was printed, as data.
+    With ``report_dir``, each act's account is also written as an HTML report (one folder per act)."""
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     print("Tuning Governor offline demo: a governed SageMaker account on a virtual clock", file=out)
     with SlackWebhookServer() as slack:
         # The seed job's trials are timed as the seed reported them; the other jobs keep the stand-in's.
         act_one = replace(ACT_ONE, behaviour=SeedWorkload(DefaultTrialBehaviour(seed=seed)))
         acts = [
-            _run_act("Act 1: enforce", act_one, ENFORCE, slack_url=slack.url, seed=seed, out=out),
             _run_act(
-                "Act 2: the same guard in monitor mode", ACT_TWO, MONITOR, slack_url=slack.url, seed=seed, out=out
+                "Act 1: enforce",
+                act_one,
+                ENFORCE,
+                slack_url=slack.url,
+                seed=seed,
+                out=out,
+                report_dir=report_dir / "act-1-enforce" if report_dir else None,
+            ),
+            _run_act(
+                "Act 2: the same guard in monitor mode",
+                ACT_TWO,
+                MONITOR,
+                slack_url=slack.url,
+                seed=seed,
+                out=out,
+                report_dir=report_dir / "act-2-monitor" if report_dir else None,
             ),
         ]
         _print_results(acts, slack, out)
+        for act in acts:
+            if act.report is not None:
+                print(f"\nHTML report of {act.title}: {act.report}", file=out)
         return {
             "summaries": {name: s for act in acts for name, s in act.summaries.items()},
             "decisions": {name: d for act in acts for name, d in act.decisions.items()},
             "sns": [m for act in acts for m in act.sns],
             "slack": list(slack.messages),
             "errors": sum(act.result.errors for act in acts),
+            "reports": [act.report for act in acts if act.report is not None],
         }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m governor_sim.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=7, help="seed of the simulated trials (default 7)")
+    parser.add_argument(
+        "--report-dir",
+        type=Path,
+        default=Path("demo-report"),
+        help="where the HTML report of each act's account is written (default demo-report/)",
+    )
     args = parser.parse_args(argv)
-    data = run(seed=args.seed)
+    data = run(seed=args.seed, report_dir=args.report_dir.resolve())
     return 1 if data["errors"] else 0
 
 

@@ -67,6 +67,8 @@ class OfflineEnvironment:
     dynamodb: Any
     sqs: Any
     sns_messages_seen: list[dict[str, Any]] = field(default_factory=list)
+    secrets: Any = None
+    """The Secrets Manager client the Slack notifier reads its webhook through (fault tests hook it)."""
 
     def sns_messages(self) -> list[dict[str, Any]]:
         """Drain the queue subscribed to the report topic: SNS envelopes, oldest first."""
@@ -142,4 +144,5 @@ def build_environment(
         sagemaker=sagemaker,
         dynamodb=dynamodb,
         sqs=sqs,
+        secrets=secrets,
     )

@@ -33,6 +33,7 @@ import json
 import logging
 import re
 import sys
+import tempfile
 import uuid
 import warnings
 from collections import Counter
@@ -46,6 +47,7 @@ from typing import Any, BinaryIO, Literal, TextIO
 import boto3
 from moto import mock_aws
 
+from governor_sim.capture import CaptureError, download, folder_lines, is_s3_uri
 from governor_sim.offline import create_table
 from governor_sim.replay_model import (
     SAVINGS_METHOD,
@@ -815,6 +817,36 @@ def replay_file(
         return replay_lines(read(handle), policy, policy_source=policy_source, sweep_every=sweep_every)
 
 
+def replay_events(
+    source: str | Path,
+    policy: Policy,
+    *,
+    policy_source: str = "<policy>",
+    sweep_every: timedelta | None = DEFAULT_SWEEP_EVERY,
+    s3: Any = None,
+) -> ReplayResult:
+    """``replay_lines`` over a JSONL file (``-`` = stdin), a capture folder or an ``s3://bucket/prefix``.
+
+    A folder or prefix is read as the template's capture path writes it (``governor_sim.capture``:
+    objects in key order, gzip or not). An ``s3://`` prefix is downloaded first, with ``s3`` or a boto3
+    S3 client of the caller's credentials, to a temporary folder removed afterwards. ``ReplayInputError``
+    with one line when the source cannot be read.
+    """
+    text = str(source)
+    try:
+        if is_s3_uri(text):
+            with tempfile.TemporaryDirectory(prefix="tuning-governor-capture-") as folder:
+                download(text, Path(folder), s3 if s3 is not None else boto3.client("s3"))
+                return replay_lines(
+                    folder_lines(Path(folder)), policy, policy_source=policy_source, sweep_every=sweep_every
+                )
+        if text != "-" and Path(text).is_dir():
+            return replay_lines(folder_lines(Path(text)), policy, policy_source=policy_source, sweep_every=sweep_every)
+    except CaptureError as exc:
+        raise ReplayInputError(str(exc)) from None
+    return replay_file(source, policy, policy_source=policy_source, sweep_every=sweep_every)
+
+
 def load_policy(path: str | Path) -> Policy:
     """Read and validate a policy file; ``ReplayInputError`` with a one-line message if it cannot be used."""
     try:
@@ -907,7 +939,14 @@ def render_summary(result: ReplayResult, *, events_source: str, out: str | None 
 # -- the command -------------------------------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``replay`` subcommand's arguments."""
-    parser.add_argument("events", metavar="EVENTS.jsonl", help="captured EventBridge events, one per line (- = stdin)")
+    parser.add_argument(
+        "events",
+        metavar="EVENTS",
+        help=(
+            "captured EventBridge events: a JSONL file (- = stdin), a folder of capture objects or an"
+            " s3://bucket/prefix as the template's CaptureEvents path writes them (gzip too)"
+        ),
+    )
     parser.add_argument(
         "--policy", required=True, metavar="POLICY.yaml", help="the governance policy to replay under (YAML or JSON)"
     )
@@ -949,7 +988,7 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
             policy = policy.model_copy(update={"mode": args.mode})
         if args.out and args.out != "-" and not Path(args.out).resolve().parent.is_dir():
             raise ReplayInputError(f"cannot write {args.out}: its directory does not exist")
-        result = replay_file(args.events, policy, policy_source=str(args.policy), sweep_every=args.sweep_every)
+        result = replay_events(args.events, policy, policy_source=str(args.policy), sweep_every=args.sweep_every)
         text = result.model_dump_json(indent=2) + "\n"
         if args.out and args.out != "-":
             try:

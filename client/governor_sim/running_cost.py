@@ -44,6 +44,9 @@ PRICES: dict[str, Price] = {
     "logs_ingest": Price(Decimal("0.50"), "GB ingested", "aws.amazon.com/cloudwatch/pricing"),
     "alarm": Price(Decimal("0.10"), "standard alarm-month", "aws.amazon.com/cloudwatch/pricing"),
     "custom_metric": Price(Decimal("0.30"), "metric-month (EMF)", "aws.amazon.com/cloudwatch/pricing"),
+    "dashboard": Price(
+        Decimal("3.00"), "dashboard-month (beyond the account's first 3)", "aws.amazon.com/cloudwatch/pricing"
+    ),
 }
 
 
@@ -79,8 +82,9 @@ class Usage:
     price_refresh_seconds: Decimal = Decimal("60")
     alarms: int = 14
     """The Operations section's alarms in template.yaml."""
-    custom_metrics: int = 25
-    """Distinct EMF metric/dimension pairs the handlers emit."""
+    custom_metrics: int = 35
+    """Distinct EMF metric/dimension pairs the handlers emit (about 25, plus one per team and two per rule)."""
+    dashboards: int = 1
 
 
 def monthly_cost(trials: int, usage: Usage = Usage()) -> dict[str, Decimal]:
@@ -107,10 +111,11 @@ def monthly_cost(trials: int, usage: Usage = Usage()) -> dict[str, Decimal]:
         "X-Ray (one trace per invocation)": invocations * p["xray_trace"],
         "EventBridge Scheduler (budget checks)": check_invocations * p["scheduler_invocation"],
         "SNS (reports)": jobs * usage.reports_per_job * p["sns_publish"],
-        "CloudWatch (logs, alarms, metrics)": (
+        "CloudWatch (logs, alarms, metrics, dashboard)": (
             invocations * usage.log_kb_per_invocation / Decimal(1024 * 1024) * p["logs_ingest"]
             + usage.alarms * p["alarm"]
             + usage.custom_metrics * p["custom_metric"]
+            + usage.dashboards * p["dashboard"]
         ),
     }
 

@@ -7,6 +7,7 @@ tests can exercise the Slack client's retry handlers and the governor's failure 
 from __future__ import annotations
 
 import json
+import random
 import threading
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +23,8 @@ class SlackWebhookServer:
         self.requests = 0
         self._failures: deque[int] = deque()
         self._lock = threading.Lock()
+        self._random_failures: tuple[float, random.Random, tuple[int, ...]] | None = None
+        self.failed: list[int] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -30,7 +33,9 @@ class SlackWebhookServer:
                 body = self.rfile.read(length)
                 with server._lock:
                     server.requests += 1
-                    status = server._failures.popleft() if server._failures else 200
+                    status = server._failures.popleft() if server._failures else server._random_status()
+                    if status != 200:
+                        server.failed.append(status)
                     if status == 200:
                         server.messages.append(json.loads(body or b"{}"))
                 payload = b"ok" if status == 200 else b"error"
@@ -57,6 +62,19 @@ class SlackWebhookServer:
         """Answer the next requests with these HTTP statuses (e.g. 500, 429), then 200 again."""
         with self._lock:
             self._failures.extend(statuses)
+
+    def fail_at_rate(self, rate: float, *, seed: int = 0, statuses: tuple[int, ...] = (500, 503, 429)) -> None:
+        """From now on, answer each request with one of ``statuses`` with probability ``rate`` (seeded);
+        ``rate`` 0 switches this off. Statuses queued by :meth:`fail_next` come first."""
+        with self._lock:
+            self._random_failures = (rate, random.Random(f"slack|{seed}"), statuses) if rate > 0 else None
+
+    def _random_status(self) -> int:
+        if self._random_failures is None:
+            return 200
+        rate, rng, statuses = self._random_failures
+        draw, pick = rng.random(), rng.randrange(len(statuses))
+        return statuses[pick] if draw < rate else 200
 
     def start(self) -> Self:
         self._thread.start()

@@ -5,9 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import boto3
+import pytest
+from botocore.exceptions import ClientError
 
 from tests.integration.conftest import World
 from tuning_governor.adapters.quotas import QuotaGateway
+from tuning_governor.errors import TransientError
 
 
 def test_quota_is_found_by_name_and_read_once_per_ttl(world: World) -> None:
@@ -61,3 +64,29 @@ def test_a_quota_without_an_applied_value_falls_back_to_the_aws_default_and_says
     spot_total = gateway.total_spot_training_quota()
     assert total is not None and total.code == "L-00C91CB5"
     assert spot_total is not None and spot_total.code == "L-93958082"
+
+
+def test_applied_quotas_that_cannot_be_read_are_never_replaced_by_aws_defaults(world: World) -> None:
+    # Given an account whose applied quota is above AWS's default, and Service Quotas failing for a while
+    world.amt.set_applied_quota("ml.g5.xlarge", 40)
+    client = boto3.client("service-quotas", region_name="us-east-1")
+    failing = [True]
+
+    def throttle(**_: object) -> None:
+        if failing[0]:
+            raise ClientError(
+                {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, "ListServiceQuotas"
+            )
+
+    client.meta.events.register("before-call.service-quotas.ListServiceQuotas", throttle)
+    gateway = QuotaGateway(client, clock=world.amt.clock.now, ttl=timedelta(minutes=15))
+    # When nothing was ever read, the caller is told to retry (the event is redelivered), not given defaults
+    with pytest.raises(TransientError):
+        gateway.training_quota("ml.g5.xlarge")
+    # Once read, a later failure keeps the values last read
+    failing[0] = False
+    assert gateway.training_quota("ml.g5.xlarge").value == 40  # type: ignore[union-attr]
+    failing[0] = True
+    world.amt.clock.advance(16 * 60)
+    quota = gateway.training_quota("ml.g5.xlarge")
+    assert quota is not None and (quota.value, quota.applied) == (40, True)

@@ -94,6 +94,7 @@ def test_what_uninstalling_keeps_is_what_the_template_keeps(cfn_template: dict[s
     retained = {
         name for name, resource in cfn_template["Resources"].items() if resource.get("DeletionPolicy") == "Retain"
     }
-    assert retained == {"GovernorTable"}
+    assert retained == {"GovernorTable", "CaptureBucket"}
     assert "keeps the DynamoDB table (`DeletionPolicy: Retain`" in README
+    assert "it also keeps the capture bucket (`DeletionPolicy: Retain`" in README
     assert resources_of_type(cfn_template, "AWS::Scheduler::ScheduleGroup"), "pending checks go with their group"

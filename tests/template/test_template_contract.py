@@ -23,6 +23,8 @@ OUTPUTS = {
     "BudgetCheckFunctionName": {"Ref": "BudgetCheckFunction"},
     "BudgetCheckScheduleGroupName": {"Ref": "BudgetCheckScheduleGroup"},
     "GovernorLayerArn": {"Ref": "GovernorLayer"},
+    "CaptureBucketName": {"Ref": "CaptureBucket"},
+    "DashboardName": {"Ref": "GovernorDashboard"},
 }
 CLOUDWATCH_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192,
                              2557, 2922, 3288, 3653]  # fmt: skip

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
+from tuning_governor.breakdowns import rule_decided, rule_stopped
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.reports import Report, decision_report
 from tuning_governor.errors import GovernorError, StaleState, TransientError
@@ -34,7 +35,7 @@ from tuning_governor.models.sagemaker import TUNING_TERMINAL, TrainingJob
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 from tuning_governor.price_catalogs import with_pricing_facts
-from tuning_governor.reporting import deliver
+from tuning_governor.reporting import all_delivered, deliver
 
 if TYPE_CHECKING:
     from tuning_governor.service import Services
@@ -377,7 +378,9 @@ def _minute_ceiling(at: datetime) -> datetime:
 
 
 def enforce(decision: Decision, tags: dict[str, str], policy: Policy, services: Services) -> tuple[str, str]:
-    """What a claimed decision does to its job: stop it (enforce), or only say so. (action, detail)."""
+    """What a claimed decision does to its job: stop it (enforce), or only say so. (action, detail).
+
+    Makes the stop call only; the caller records the step (``record_stop``)."""
     if decision.verdict != "breach":
         return "warned", "reported only"
     if policy.is_exempt(tags):
@@ -386,46 +389,118 @@ def enforce(decision: Decision, tags: dict[str, str], policy: Policy, services: 
         return "would-stop", "monitor mode: no stop call made"
     result = services.sagemaker.stop_tuning_job(decision.job_name)
     stopping = result in {"stop-requested", "already-stopping"}
-    if stopping:
-        # Only a stop that took effect marks the job: it separates our stop from early stopping.
-        services.store.mark_stop_requested(decision.job_key, decision.at)
     metrics.add_metric(name="JobsStopped", unit=MetricUnit.Count, value=1)
+    rule_stopped(decision.rule)
     return ("stopped" if stopping else result), result
 
 
+def stop_step(
+    decision: Decision, stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: Services
+) -> tuple[str, str]:
+    """The decision's stop step, once: the action a failed attempt already recorded, or enforce and
+    record it now. Only a stop that took effect marks the job (``stop_requested_at``): it separates
+    our stop from early stopping."""
+    if stored.get("action") is not None:
+        return str(stored["action"]), str(stored.get("action_detail") or "")
+    action, detail = enforce(decision, tags, policy, services)
+    services.store.record_decision_action(
+        decision, action, detail, stop_requested_at=decision.at if action == "stopped" else None
+    )
+    return action, detail
+
+
+def resume_decision(stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: Services) -> dict[str, Any]:
+    """Carry out a claimed decision's steps from its stored row, each once: the stop, then its report
+    on every channel (built from the stored action, detail and figures, so a retry sends what the
+    first attempt would have). The decision is done only when every step is; a channel that fails
+    raises ``DeliveryFailed`` (the event is retried) and one still in flight leaves it pending for
+    the sweep (``resume_stale``)."""
+    decision = Decision.model_validate(stored | {"job_key": str(stored["pk"]).removeprefix("JOB#")})
+    mode = str(stored.get("mode") or policy.mode)
+    fresh = stored.get("action") is None
+    action, detail = stop_step(decision, stored, tags, policy, services)
+    if fresh:
+        metrics.add_metric(name="Decisions", unit=MetricUnit.Count, value=1)
+        rule_decided(decision.rule)
+        logger.info(
+            "governance decision",
+            extra={
+                "rule": decision.rule,
+                "verdict": decision.verdict,
+                "mode": mode,
+                "action": action,
+                "job": decision.job_name,
+            },
+        )
+    delivered = True
+    if stored.get("own_report", True):
+        report = decision_report(
+            rule=decision.rule,
+            verdict=decision.verdict,
+            job_key=decision.job_key,
+            job_name=decision.job_name,
+            team=decision.team,
+            message=decision.message,
+            numbers=decision.numbers,
+            at=decision.at.isoformat(),
+            mode=mode,
+            action=action,
+            detail=detail,
+        )
+        delivered = all_delivered(deliver(report, services.store, services.notifiers, services.clock))
+    if delivered:
+        services.store.finish_decision(decision, action, detail)
+    outcome = {"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "action": action, "at": decision.at}
+    return outcome if delivered else outcome | {"pending": True}
+
+
 def act(decision: Decision, job: JobFacts, policy: Policy, services: Services) -> dict[str, Any]:
-    """Record the decision once, stop the job when the policy says so, report it once."""
-    mode = policy.mode
-    if not services.store.claim_decision(decision, mode, services.clock()):
+    """Claim the decision once, then carry out its steps (stop, reports); a retry resumes them."""
+    stored = services.store.open_decision(decision, policy.mode, services.clock())
+    if stored is None:
         return {
             "rule": decision.rule,
             "verdict": decision.verdict,
-            "mode": mode,
+            "mode": policy.mode,
             "action": "already-decided",
             "at": decision.at,
         }
-    action, detail = enforce(decision, job.tags, policy, services)
-    services.store.finish_decision(decision, action, detail)
-    metrics.add_metric(name="Decisions", unit=MetricUnit.Count, value=1)
-    logger.info(
-        "governance decision",
-        extra={"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "action": action, "job": job.job_name},
-    )
-    report = decision_report(
-        rule=decision.rule,
-        verdict=decision.verdict,
-        job_key=decision.job_key,
-        job_name=decision.job_name,
-        team=decision.team,
-        message=decision.message,
-        numbers=decision.numbers,
-        at=decision.at.isoformat(),
-        mode=mode,
-        action=action,
-        detail=detail,
-    )
-    deliver(report, services.store, services.notifiers, services.clock)
-    return {"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "action": action, "at": decision.at}
+    return resume_decision(stored, job.tags, policy, services)
+
+
+def resume_job(job_key: str, meta: dict[str, Any] | None, services: Services) -> list[dict[str, Any]]:
+    """Finish the steps a failed attempt left pending on one job's decisions (a redelivered event's
+    first move: whatever it then judges, what was started is finished first)."""
+    pending = services.store.pending_decisions(job_key)
+    if not pending:
+        return []
+    policy = services.policy()
+    tags = {str(k): str(v) for k, v in ((meta or {}).get("tags") or {}).items()}
+    return [resume_decision(stored, tags, policy, services) for stored in pending]
+
+
+# A step pending this long was left by an attempt that failed and was not retried (or whose claim on
+# a channel lapsed): one sweep interval, and the delivery claim timeout.
+STEP_TIMEOUT = timedelta(minutes=5)
+
+
+def resume_stale(services: Services, now: datetime) -> list[dict[str, Any]]:
+    """The sweep's pass over decisions left pending longer than ``STEP_TIMEOUT`` (one gsi1 Query, one
+    GetItem per job for its tags). A failure on one is logged and counted; the others still resume."""
+    outcomes: list[dict[str, Any]] = []
+    policy = services.policy()
+    for stored in services.store.stale_pending_decisions(now - STEP_TIMEOUT):
+        job_key = str(stored["pk"]).removeprefix("JOB#")
+        try:
+            meta = services.store.get_job(job_key) or {}
+            tags = {str(k): str(v) for k, v in (meta.get("tags") or {}).items()}
+            outcome = resume_decision(stored, tags, policy, services)
+        except GovernorError as exc:
+            metrics.add_metric(name="StepResumeFailures", unit=MetricUnit.Count, value=1)
+            logger.warning("pending decision not finished", extra={"job": job_key, "error": type(exc).__name__})
+            continue
+        outcomes.append(outcome | {"job": job_key})
+    return outcomes
 
 
 # -- team budgets (a team's month over all its tuning jobs) -------------------------------------------
@@ -483,18 +558,26 @@ def act_on_team(decision: Decision, job: JobFacts, policy: Policy, services: Ser
         for key, item in sorted(jobs.items()):
             tags = {str(k): str(v) for k, v in (item.get("tags") or {}).items()}
             per_job = decision.model_copy(update={"job_key": key, "job_name": str(item.get("job_name") or key)})
-            if not services.store.claim_decision(per_job, mode, services.clock()):
+            stored = services.store.open_decision(per_job, mode, services.clock(), own_report=False)
+            if stored is None:
+                # Done by an earlier attempt at this team decision (its report failed): still named in it.
+                done = services.store.get_decision(key, per_job.rule, per_job.verdict) or {}
+                if done.get("own_report") is False and done.get("action") is not None:
+                    results.append({"job": per_job.job_name, "action": done["action"], "detail": done["action_detail"]})
                 continue
-            action, detail = enforce(per_job, tags, policy, services)
+            action, detail = stop_step(per_job, stored, tags, policy, services)
             services.store.finish_decision(per_job, action, detail)
             results.append({"job": per_job.job_name, "action": action, "detail": detail})
-    services.store.finish_team_decision(decision, month, results)
     metrics.add_metric(name="TeamDecisions", unit=MetricUnit.Count, value=1)
     logger.info(
         "team governance decision",
         extra={"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "team": job.team, "jobs": results},
     )
-    deliver(team_report(decision, month, mode, results), services.store, services.notifiers, services.clock)
+    # The team decision is done only once its report is out on every channel: until then it stays
+    # pending, and the next judgement of the team (event or sweep) re-claims it and sends the report.
+    channels = deliver(team_report(decision, month, mode, results), services.store, services.notifiers, services.clock)
+    if all_delivered(channels):
+        services.store.finish_team_decision(decision, month, results)
     return [
         {
             "rule": decision.rule,

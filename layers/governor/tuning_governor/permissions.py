@@ -59,15 +59,17 @@ _ALL_STORE = ("read", "query", "put", "update", "delete")
 
 FUNCTIONS: dict[str, FunctionNeeds] = {
     "TuningEventsFunction": FunctionNeeds(
-        # list_tags: an arrival whose event carries no Tags is judged on ListTags.
-        sagemaker=("describe_tuning_job", "list_trials", "list_tags", "stop_tuning_job"),
+        # list_tags: an arrival whose event carries no Tags is judged on ListTags. describe_training_job:
+        # the finaliser records trials listed as finished whose own event has not come (or was lost).
+        sagemaker=("describe_tuning_job", "list_trials", "list_tags", "stop_tuning_job", "describe_training_job"),
         store=_ALL_STORE,
         trigger="arrival",
         quotas=True,
         checks=True,
     ),
     "TrainingEventsFunction": FunctionNeeds(
-        sagemaker=("describe_training_job", "describe_tuning_job", "stop_tuning_job"),
+        # list_trials: a trial recorded after its job ended re-finalises the job's summary.
+        sagemaker=("describe_training_job", "describe_tuning_job", "stop_tuning_job", "list_trials"),
         store=_ALL_STORE,
         trigger="trial",
         checks=True,

@@ -17,13 +17,18 @@ from tuning_governor.observability import metrics
 def deliver(
     report: Report, store: GovernorStore, notifiers: Sequence[Notifier], clock: Callable[[], datetime]
 ) -> dict[str, str]:
-    """Send a report on every channel, each at most once; raise DeliveryFailed after trying them all."""
+    """Send a report on every channel, each at most once; raise DeliveryFailed after trying them all.
+
+    Per channel: "sent", "already-sent", or "in-flight" (another attempt holds the claim: it may be
+    re-claimed once ``CLAIM_TIMEOUT`` has passed; see ``all_delivered``)."""
     results: dict[str, str] = {}
     failures: list[str] = []
     for notifier in notifiers:
         channel = notifier.channel
         if not store.claim_delivery(report.job_key, report.kind, channel, clock()):
-            results[channel] = "already-sent"
+            # "in-flight": claimed by an attempt that has not finished (or crashed): not yet delivered.
+            sent = store.delivery_sent(report.job_key, report.kind, channel)
+            results[channel] = "already-sent" if sent else "in-flight"
             continue
         try:
             notifier.send(report)
@@ -39,3 +44,8 @@ def deliver(
     if failures:
         raise DeliveryFailed("; ".join(failures))
     return results
+
+
+def all_delivered(results: dict[str, str]) -> bool:
+    """Whether ``deliver``'s results mean the report is out on every channel."""
+    return all(result in {"sent", "already-sent"} for result in results.values())

@@ -7,9 +7,10 @@ small dict the handler returns; errors whose disposition is RETRY propagate so E
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
@@ -25,13 +26,21 @@ from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotif
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.breakdowns import team_spent
 from tuning_governor.domain.cost import trial_cost
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
-from tuning_governor.domain.reports import summary_report
+from tuning_governor.domain.reports import corrected_report, decision_report, summary_report
 from tuning_governor.domain.summary import summarise
 from tuning_governor.errors import Disposition, GovernorError, RejectedEvent, TransientError
+from tuning_governor.governance.rules import registry
 from tuning_governor.governance.spend import RunningTrial, running_trials
-from tuning_governor.guard import govern, record_trial, trial_objective
+from tuning_governor.governance.stagnation import (
+    DefinitionObjective,
+    StagnationState,
+    objectives_from_item,
+    resolve_objective,
+)
+from tuning_governor.guard import govern, job_facts, record_trial, resume_job, trial_objective, with_stagnation_spend
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.models.sagemaker import (
@@ -39,11 +48,12 @@ from tuning_governor.models.sagemaker import (
     TRAINING_TERMINAL,
     TUNING_TERMINAL,
     TrainingJob,
+    TrialSummary,
     TuningJob,
 )
 from tuning_governor.observability import logger, metrics, tracer
 from tuning_governor.policy import Policy, PolicySource, policy_source
-from tuning_governor.price_catalogs import StoredPrices
+from tuning_governor.price_catalogs import StoredPrices, with_pricing_facts
 from tuning_governor.reporting import deliver
 from tuning_governor.settings import Settings, get_settings
 
@@ -133,7 +143,11 @@ def default_services() -> Services:
         ssm=ssm,
         max_age_seconds=settings.policy_max_age_seconds,
     )
-    store = GovernorStore(boto3.client("dynamodb", config=retrying), settings.table_name)
+    store = GovernorStore(
+        boto3.client("dynamodb", config=retrying),
+        settings.table_name,
+        trial_retention_days=settings.trial_retention_days,
+    )
     return Services(
         settings=settings,
         sagemaker=SageMakerGateway(boto3.client("sagemaker", config=retrying)),
@@ -352,7 +366,11 @@ def process_training_event(event: Any, services: Services) -> Outcome:
             # Seen before; but a warm pool that ended since bills retention the record lacks.
             if not services.store.update_trial_warm_pool(record):
                 metrics.add_metric(name="DuplicateEvents", unit=MetricUnit.Count, value=1)
-                return {"outcome": "duplicate", "job": job_key, "trial": detail.name}
+                # Maybe a retry of an attempt that failed after recording the trial: finish the steps it
+                # left pending, then judge again (claimed decisions make that idempotent).
+                resumed = resume_job(job_key, meta, services) + govern("trial", job_key, parsed.time, services)
+                duplicate: Outcome = {"outcome": "duplicate", "job": job_key, "trial": detail.name}
+                return duplicate | ({"decisions": resumed} if resumed else {})
             if finalised:
                 refinalise(job_key, meta, region=parsed.region, services=services)
             return {
@@ -367,8 +385,9 @@ def process_training_event(event: Any, services: Services) -> Outcome:
             logger.warning("trial has unpriced instance types", extra={"types": record.unpriced_types})
         if finalised:
             # The trial's event came after its job was finalised (EventBridge does not keep order):
-            # refresh the summary so it counts this trial too. The report already went out once.
-            refinalise(job_key, meta, region=parsed.region, services=services)
+            # refresh the summary so it counts this trial too, judge the trial rules on the ended job
+            # (decisions recorded as already-ended), and report or correct the summary (report_summary).
+            refinalise(job_key, meta, region=parsed.region, services=services, judge=True)
             return {
                 "outcome": "recorded",
                 "job": job_key,
@@ -389,8 +408,155 @@ def process_training_event(event: Any, services: Services) -> Outcome:
 
 
 # -- tuning jobs -------------------------------------------------------------------------------------
-def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services: Services) -> JobSummary:
-    """Summarise a finished job with 1 Describe + ceil(trials / 100) List calls, store it, report it."""
+#: How long after its tuning job ended a summary report waits for trials SageMaker lists as finished
+#: but the governor could not record yet (judged by the sweep); then it goes out naming them.
+REPORT_GRACE = timedelta(minutes=30)
+#: A summary whose cost moves by more than this after its report went out is reported again, once.
+CORRECTION_THRESHOLD = Decimal("0.01")
+#: How long after its job ended the sweep keeps trying to record a summary's missing trials.
+GAPS_GIVE_UP = timedelta(days=1)
+#: The trial rules judged on a job that had already ended when a trial of it was recorded: those that
+#: depend on the trials (runtime is the running job's clock; a team's month is judged on its next trial).
+LATE_TRIAL_RULES = ("budget", "stagnation", "failed-trials", "pricing")
+LATE_DETAIL = "the job had ended when this trial was recorded: no stop call"
+
+
+def record_missing_trials(
+    job: TuningJob, trials: list[TrialSummary], records: list[TrialRecord], *, region: str, services: Services
+) -> list[str]:
+    """Record the trials SageMaker lists as finished that have no trial record (their event was lost or
+    is still on its way): one DescribeTrainingJob each, through the same conditional write as a trial
+    event, so a late real event of the same trial is a duplicate. In order of their end, as events would
+    have come. Returns the trials recorded; a trial Describe does not show finished yet is left out."""
+    recorded = {r.training_job_name.lower() for r in records}
+    latest = datetime.max.replace(tzinfo=UTC)
+    missing = sorted(
+        (
+            t
+            for t in trials
+            if t.training_job_status in TRAINING_TERMINAL and t.training_job_name.lower() not in recorded
+        ),
+        key=lambda t: (t.training_end_time or latest, t.training_job_name),
+    )
+    if not missing:
+        return []
+    policy = services.policy()
+    catalog = services.price_catalog(policy)
+    added: list[str] = []
+    for trial in missing:
+        described = services.sagemaker.describe_training_job(trial.training_job_name)
+        if described.status not in TRAINING_TERMINAL or described.tuning_job_key != job.key:
+            continue
+        meta = services.store.get_job(job.key)
+        team = (meta or {}).get("team") or policy.team_of(job.tags)
+        services.store.set_warm_pool(described, team=team)
+        objective = trial_objective(meta, described)
+        record = build_trial_record(
+            described,
+            job_key=job.key,
+            region=region,
+            objective_name=objective.metric if objective else (meta or {}).get("objective_name"),
+            catalog=catalog,
+            event_id=f"finaliser:{described.name}",
+            event_time=described.training_end_time or services.clock(),
+        )
+        if record_trial(record, described, meta, team=team, services=services):
+            added.append(described.name)
+            metrics.add_metric(name="TrialsRecoveredAtFinalise", unit=MetricUnit.Count, value=1)
+    return added
+
+
+def replayed_stagnation(meta: dict[str, Any], records: list[TrialRecord]) -> Iterator[tuple[StagnationState, datetime]]:
+    """The job's stagnation state after each completed trial with an objective value, in order of the
+    trials' end (the order their events come in when none is lost), with that trial's end time."""
+    objectives = objectives_from_item(meta.get("objectives"))
+    if not objectives and meta.get("objective_name") and meta.get("objective_type"):
+        objectives = [DefinitionObjective(metric=str(meta["objective_name"]), type=str(meta["objective_type"]))]
+    state = StagnationState()
+    completed = [r for r in records if r.status == "Completed" and r.objective_value is not None]
+    for record in sorted(completed, key=lambda r: (r.end_time or r.event_time, r.training_job_name)):
+        objective = resolve_objective(
+            objectives,
+            hyperparameters=record.hyperparameters,
+            reported_metrics={record.objective_name} if record.objective_name else (),
+        )
+        if objective is None or record.objective_value is None:
+            continue
+        ended = record.end_time or record.event_time
+        state = state.advance(record.objective_value, objective, ended)
+        yield state, ended
+
+
+def judge_ended(job_key: str, at: datetime, services: Services) -> list[dict[str, Any]]:
+    """Run the trial rules on a job that had ended when a trial of it was recorded, as of ``at`` (its
+    end). A decision is recorded once with action ``already-ended`` (no stop call) and reported once;
+    one already made while the job ran is not made again. So decisions do not depend on delivery order."""
+    meta = services.store.get_job(job_key)
+    if meta is None:
+        return []
+    policy = services.policy()
+    catalog = services.price_catalog(policy)
+    facts = with_pricing_facts(
+        with_stagnation_spend(job_facts(meta, now=at, policy=policy, catalog=catalog), services), meta, catalog
+    )
+    outcomes: list[dict[str, Any]] = []
+    for name in LATE_TRIAL_RULES:
+        rule = registry.get(name)
+        if "trial" not in rule.triggers:
+            continue
+        if name == "stagnation":
+            # The stored state was advanced in the order trials were recorded; judge it as the trials'
+            # events would have come (by end time), at each trial, as the live path would have.
+            decision = None
+            for state, ended in replayed_stagnation(meta, services.store.trial_records(job_key)):
+                decision = rule.evaluate(policy, facts.model_copy(update={"stagnation": state, "now": ended}), None)
+                if decision is not None:
+                    break
+        else:
+            decision = rule.evaluate(policy, facts, None)
+        if decision is None or not services.store.claim_decision(decision, policy.mode, services.clock()):
+            continue
+        # Reported before the claim is finished: a failed delivery leaves it pending, and the retry
+        # (or the next finalisation) sends what is missing.
+        report = decision_report(
+            rule=decision.rule,
+            verdict=decision.verdict,
+            job_key=decision.job_key,
+            job_name=decision.job_name,
+            team=decision.team,
+            message=decision.message,
+            numbers=decision.numbers,
+            at=decision.at.isoformat(),
+            mode=policy.mode,
+            action="already-ended",
+            detail=LATE_DETAIL,
+        )
+        deliver(report, services.store, services.notifiers, services.clock)
+        services.store.finish_decision(decision, "already-ended", LATE_DETAIL)
+        metrics.add_metric(name="LateDecisions", unit=MetricUnit.Count, value=1)
+        outcomes.append(
+            {"rule": decision.rule, "verdict": decision.verdict, "mode": policy.mode, "action": "already-ended"}
+        )
+    return outcomes
+
+
+@dataclass(frozen=True)
+class Finalised:
+    """A finalisation: the summary stored, the job as described, and the trials it recorded itself."""
+
+    summary: JobSummary
+    job: TuningJob
+    recovered: list[str]
+    late_decisions: list[dict[str, Any]]
+
+
+def finalise_job(
+    job_name: str, *, region: str, event_tags: dict[str, str], services: Services, judge: bool = False
+) -> Finalised:
+    """Summarise a finished job and store it: 1 Describe + ceil(trials / 100) List calls, plus one
+    DescribeTrainingJob per trial listed as finished but not recorded (recorded now, see
+    :func:`record_missing_trials`). Trials recorded here, or ``judge``, or a late decision left pending
+    make the trial rules judge the ended job (:func:`judge_ended`). Idempotent."""
     described = services.sagemaker.describe_tuning_job(job_name)
     if described.status not in TUNING_TERMINAL:
         raise TransientError(f"DescribeHyperParameterTuningJob still says {described.status}")
@@ -399,6 +565,10 @@ def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services
     job = described.model_copy(update={"tags": tags})
     trials = services.sagemaker.list_trials(job.name)
     records = services.store.trial_records(job.key)
+    recovered = record_missing_trials(job, trials, records, region=region, services=services)
+    if recovered:
+        records = services.store.trial_records(job.key)
+        meta = services.store.get_job(job.key) or meta
     stop_requested = meta.get("stop_requested_at")
     stopping = meta.get("stopping_at")
     summary = summarise(
@@ -418,24 +588,88 @@ def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services
         # Trials whose terminal event never came: the job has ended, so they accrue no more.
         team = meta.get("team") or services.policy().team_of(tags)
         services.store.forget_running(job.key, leftover, team=team)
-    return summary
+    late: list[dict[str, Any]] = []
+    pending = recovered or judge or any(d.get("state") == "pending" for d in services.store.decisions(job.key))
+    if pending:
+        late = judge_ended(job.key, job.end_time or services.clock(), services)
+    return Finalised(summary=summary, job=job, recovered=recovered, late_decisions=late)
 
 
-def refinalise(job_key: str, meta: dict[str, Any] | None, *, region: str, services: Services) -> JobSummary:
-    """Recompute a finalised job's summary after late trial data; its report is not sent again."""
-    meta = meta or {}
-    return finalise(
-        str(meta.get("job_name") or job_key), region=region, event_tags=dict(meta.get("tags") or {}), services=services
+def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services: Services) -> JobSummary:
+    """Summarise a finished job and store it (see :func:`finalise_job`); nothing is reported."""
+    return finalise_job(job_name, region=region, event_tags=event_tags, services=services).summary
+
+
+def decision_lines(job_key: str, services: Services) -> list[tuple[str, str, str]]:
+    """The job's finished decisions as a summary report lists them: (rule, verdict, action)."""
+    return sorted(
+        (str(d.get("rule")), str(d.get("verdict")), str(d.get("action")))
+        for d in services.store.decisions(job_key)
+        if d.get("state") == "done"
     )
+
+
+def report_summary(done: Finalised, services: Services) -> dict[str, str]:
+    """Report a finalised job's summary, once per channel, when it is complete; or, when trials listed
+    as finished are still unrecorded, once :data:`REPORT_GRACE` after the job ended (the sweep judges
+    that), naming them. A summary whose cost has moved by more than :data:`CORRECTION_THRESHOLD` since
+    its report went out gets one ``summary-corrected`` report (once per channel).
+
+    Returns the delivery result per channel (``waiting-for-trials`` while the report is held back).
+    Jobs with unrecorded trials keep a ``GAPS`` item until complete, for the sweep.
+    """
+    summary, store, now = done.summary, services.store, services.clock()
+    ended = done.job.end_time or now
+    gaps = summary.unaccounted_trials
+    if gaps and now - ended < GAPS_GIVE_UP:
+        store.mark_gaps(summary.job_key, job_name=summary.job_name, region=summary.region, ended_at=ended, missing=gaps)
+    else:
+        store.clear_gaps(summary.job_key)
+    meta = store.get_job(summary.job_key) or {}
+    reported_at = meta.get("summary_reported_at")
+    if reported_at is None and gaps and now - ended < REPORT_GRACE:
+        metrics.add_metric(name="SummariesWaitingForTrials", unit=MetricUnit.Count, value=1)
+        return {notifier.channel: "waiting-for-trials" for notifier in services.notifiers}
+    decisions = decision_lines(summary.job_key, services)
+    channels = deliver(summary_report(summary, decisions), store, services.notifiers, services.clock)
+    if reported_at is None:
+        store.set_summary_reported(summary.job_key, summary.cost.priced_cost_usd, now)
+        team_spent(summary.team, summary.cost.priced_cost_usd)  # once per job: the dashboard's spend by team
+        return channels
+    reported = Decimal(str(meta.get("summary_reported_usd") or 0))
+    if abs(summary.cost.priced_cost_usd - reported) > CORRECTION_THRESHOLD:
+        corrected = deliver(corrected_report(summary, reported, decisions), store, services.notifiers, services.clock)
+        channels |= {f"{channel}-corrected": result for channel, result in corrected.items()}
+        metrics.add_metric(name="SummariesCorrected", unit=MetricUnit.Count, value=1)
+    return channels
+
+
+def refinalise(
+    job_key: str, meta: dict[str, Any] | None, *, region: str, services: Services, judge: bool = False
+) -> JobSummary:
+    """Recompute a finalised job's summary after late trial data (``judge``: a trial was recorded, so
+    the trial rules judge the ended job), then report it if it was waiting for this trial, or correct
+    its report once if the cost moved."""
+    meta = meta or {}
+    done = finalise_job(
+        str(meta.get("job_name") or job_key),
+        region=region,
+        event_tags=dict(meta.get("tags") or {}),
+        services=services,
+        judge=judge,
+    )
+    report_summary(done, services)
+    return done.summary
 
 
 def finalise_and_report(
     job_name: str, *, region: str, tags: dict[str, str], services: Services
 ) -> tuple[JobSummary, dict[str, str]]:
-    """Finalise, then report the summary once per channel (the tuning handler and the sweep share this)."""
-    summary = finalise(job_name, region=region, event_tags=tags, services=services)
+    """Finalise, then report the summary once per channel (the tuning handler and the sweep share this);
+    see :func:`report_summary` for when it is held back or corrected."""
+    done = finalise_job(job_name, region=region, event_tags=tags, services=services)
     metrics.add_metric(name="JobsFinalised", unit=MetricUnit.Count, value=1)
-    return summary, deliver(summary_report(summary), services.store, services.notifiers, services.clock)
+    return done.summary, report_summary(done, services)
 
 
 def complete_arrival_facts(job: TuningJob, services: Services) -> TuningJob:

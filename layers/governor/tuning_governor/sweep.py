@@ -3,13 +3,19 @@
 Each run (rate set in template.yaml, default 5 minutes):
 1. lists InProgress and Stopping tuning jobs in SageMaker (ceil(jobs / 100) calls each);
 2. finalises jobs the table still thinks are running but SageMaker no longer lists (their terminal
-   event was lost): one Describe + ceil(trials / 100) List calls per such job;
+   event was lost): one Describe + ceil(trials / 100) List calls per such job, plus one
+   DescribeTrainingJob per trial listed as finished that has no record (its own event was lost);
+   then does the same for finalised jobs whose summary still misses trials (``GAPS`` items, one
+   Query), reporting them when complete or 30 minutes after the job ended, or correcting the report;
 3. records jobs SageMaker lists that the table does not know (their InProgress event was lost):
    one Describe + one ListTags each; their arrival is not judged for concurrency, since jobs that
    arrived after them were judged without them and stopping a running job late would be unfair;
 4. evaluates the sweep rules (runtime, stagnation, the job and team budgets on finished + accrued
    spend) on every running job, from the table only: a running trial's accrued cost comes from its
    entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call;
+4b. finishes the decisions a failed, never-retried invocation left pending (stop or a report not yet
+   done) for longer than a sweep interval: one Query on gsi1 (``STEP#pending``) and no SageMaker call
+   beyond a stop still to be made (guard.resume_stale);
 5. refreshes warm pools (ceil(pools / 100) list calls + one Describe per new pool) and writes the
    capacity snapshot (usage per instance type, and the limits that apply).
 SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, never with trials.
@@ -28,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tuning_governor.adapters.checks import CHECK_KEY
 from tuning_governor.errors import Disposition, GovernorError, RejectedEvent
 from tuning_governor.governance.capacity import total
-from tuning_governor.guard import govern, reconcile_ledger
+from tuning_governor.guard import govern, reconcile_ledger, resume_stale
 from tuning_governor.models.limits import TuningJobName
 from tuning_governor.observability import logger, metrics
 from tuning_governor.service import Services, finalise_and_report, handle_errors
@@ -72,6 +78,21 @@ def run_sweep(services: Services) -> dict[str, Any]:
 
         attempt(key, "finalise", finish)
 
+    # Finalised jobs whose summary still lacks trials SageMaker lists as finished (one Query on the
+    # GAPS index entries, never a scan): record what Describe now shows, then report (complete, or
+    # after the grace period naming the missing trials) or correct the report once.
+    report["gaps"] = []
+    for item in store.jobs_with_gaps():
+        key = str(item["pk"]).removeprefix("JOB#")
+        if key in report["finalised"] or key in known:
+            continue
+
+        def fill(name: str = str(item.get("job_name") or key), region: str = str(item.get("region") or region)) -> None:
+            summary, channels = finalise_and_report(name, region=region, tags={}, services=services)
+            report["gaps"].append({"job": summary.job_name, "missing": summary.unaccounted_trials, "reports": channels})
+
+        attempt(key, "finalise-gaps", fill)
+
     for key, summary in live.items():
         if key in known:
             continue
@@ -107,6 +128,11 @@ def run_sweep(services: Services) -> dict[str, Any]:
             report["decisions"].extend(govern("sweep", key, now, services))
 
         attempt(key, "govern", judge)
+
+    # Decisions whose steps (stop, a report on some channel) a failed, never-retried attempt left
+    # pending for longer than a sweep interval: finished from their stored rows (one gsi1 Query).
+    report["resumed"] = []
+    attempt("pending-steps", "resume", lambda: report["resumed"].extend(resume_stale(services, now)))
 
     attempt("warm-pools", "refresh", lambda: _refresh_warm_pools(services, policy.team_of))
     holders = store.holders()

@@ -119,11 +119,14 @@ def test_a_missing_events_file_exits_2_with_one_line(
     assert not (tmp_path / "r.json").exists()
 
 
-def test_a_directory_as_events_file_exits_2(
+def test_a_directory_without_capture_files_exits_2(
     enforce_policy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["replay", str(tmp_path), "--policy", str(enforce_policy)]) == 2
-    assert "cannot read events file" in one_line(capsys.readouterr().err)
+    # A directory is read as a capture folder (test_capture.py); one with no file in it is unusable.
+    empty = tmp_path / "empty"
+    (empty / ".hidden").mkdir(parents=True)
+    assert main(["replay", str(empty), "--policy", str(enforce_policy)]) == 2
+    assert "no capture files in folder" in one_line(capsys.readouterr().err)
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,16 @@
 
 Each channel raises ``DeliveryFailed`` when it gives up; the caller still tries the other channels.
 The Slack webhook URL is a secret: it is read lazily, never logged, never put in an error message.
+slack_sdk logs the URL it posts to (DEBUG, and INFO when it retries a connection error) and botocore
+logs every response body at DEBUG (GetSecretValue's SecretString included), so a Slack notifier pins
+slack_sdk to its own WARNING logger and filters both: see ``guard_secret_logging``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
@@ -50,6 +55,80 @@ class SnsNotifier:
             raise DeliveryFailed(f"sns publish failed: {type(exc).__name__}") from exc
 
 
+# slack_sdk logs through this logger (WebhookClient(logger=...)), pinned at WARNING: below that it
+# builds messages with the URL in them (it tests ``logger.level <= DEBUG``, and NOTSET is 0).
+SLACK_SDK_LOGGER = "tuning_governor.slack_sdk"
+# botocore loggers that write request parameters and response bodies at DEBUG.
+_BOTOCORE_PAYLOAD_LOGGERS = ("botocore.parsers", "botocore.endpoint")
+_SECRET_FIELDS = ("SecretString", "SecretBinary")
+_REDACTED = "<redacted secret>"
+
+
+class SecretRedactor(logging.Filter):
+    """Rewrites a record that holds a known secret (or a Secrets Manager payload) before any handler sees it.
+
+    Attached to the loggers that create such records (filters on a logger apply to the records it
+    creates, whatever the handlers): the record's message becomes the formatted text with every known
+    secret (and its URL path, which alone authorises posting) replaced, and a payload with a
+    ``SecretString`` or ``SecretBinary`` is replaced whole.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._secrets: set[str] = set()
+        self._lock = threading.Lock()
+
+    def add(self, secret: str) -> None:
+        """Redact ``secret`` from now on; for a URL also its path (``/services/T…/B…/token``)."""
+        parts = {secret}
+        path = secret.split("://", 1)[-1].partition("/")[2]
+        if len(path) >= 8:
+            parts.add("/" + path)
+        with self._lock:
+            self._secrets |= {part for part in parts if part}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:  # a malformed record: its arguments may hold anything
+            text = str(record.msg)
+        if any(field in text for field in _SECRET_FIELDS):
+            text = text.split(":", 1)[0] + f": {_REDACTED} (a Secrets Manager payload)"
+        with self._lock:
+            secrets = sorted(self._secrets, key=len, reverse=True)
+        for secret in secrets:
+            text = text.replace(secret, _REDACTED)
+        record.msg, record.args = text, None
+        if record.exc_info is not None or record.exc_text:
+            # Tracebacks of HTTP errors quote the URL; keep the type only.
+            kind = record.exc_info[0].__name__ if record.exc_info and record.exc_info[0] else "exception"
+            record.msg, record.exc_info, record.exc_text = f"{text} ({kind}; traceback withheld)", None, None
+        return True
+
+
+_redactor = SecretRedactor()
+_guard_lock = threading.Lock()
+
+
+def guard_secret_logging(*secrets: str) -> logging.Logger:
+    """Keep ``secrets`` (and any Secrets Manager payload) out of every log line; return slack_sdk's logger.
+
+    Idempotent: installs the redactor once on the botocore payload loggers and on ``SLACK_SDK_LOGGER``
+    (pinned at WARNING, so slack_sdk's DEBUG request lines and INFO retry lines are never built), then
+    adds ``secrets`` to it.
+    """
+    for secret in secrets:
+        _redactor.add(secret)
+    slack_logger = logging.getLogger(SLACK_SDK_LOGGER)
+    with _guard_lock:
+        for name in (*_BOTOCORE_PAYLOAD_LOGGERS, SLACK_SDK_LOGGER):
+            target = logging.getLogger(name)
+            if _redactor not in target.filters:
+                target.addFilter(_redactor)
+        slack_logger.setLevel(logging.WARNING)
+    return slack_logger
+
+
 def webhook_url_from_secret(secret: str) -> str:
     """The secret holds the URL itself or JSON ``{"webhook_url": ...}``."""
     text = secret.strip()
@@ -74,6 +153,8 @@ class SlackNotifier:
         self._webhook_url = webhook_url
         self._max_retries = max_retries
         self._timeout = timeout
+        # Before the secret is first read: botocore logs GetSecretValue's response at DEBUG.
+        guard_secret_logging()
 
     def _client(self) -> WebhookClient:
         # Imported on first use: a cold start without Slack (or before its first report) skips slack_sdk.
@@ -84,9 +165,11 @@ class SlackNotifier:
         )
         from slack_sdk.webhook import WebhookClient  # noqa: PLC0415
 
+        url = self._webhook_url()
         return WebhookClient(
-            url=self._webhook_url(),
+            url=url,
             timeout=self._timeout,
+            logger=guard_secret_logging(url),
             retry_handlers=[
                 ConnectionErrorRetryHandler(max_retry_count=self._max_retries),
                 RateLimitErrorRetryHandler(max_retry_count=self._max_retries),

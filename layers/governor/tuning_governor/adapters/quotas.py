@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from tuning_governor.errors import TransientError
 from tuning_governor.governance.capacity import Quota
 from tuning_governor.observability import logger
 
@@ -37,8 +38,10 @@ class QuotaGateway:
 
     ListServiceQuotas omits quotas that have no applied value; for those the AWS default value is
     used (one paginated ListAWSDefaultServiceQuotas, read only when a quota is missing, once per
-    ``ttl``) and the answer says so (``Quota.applied`` is False). A failure to read quotas is logged
-    and answered as "unknown" (None): the policy's own quotas still apply.
+    ``ttl``) and the answer says so (``Quota.applied`` is False). A failure to read the applied
+    quotas keeps the values last read; with none read yet it raises ``TransientError`` (the event is
+    retried), since AWS's defaults are no stand-in for applied values. A failure to read the defaults
+    answers "unknown" (None): the policy's own quotas still apply.
     """
 
     permissions: ClassVar[dict[str, str]] = {
@@ -82,7 +85,11 @@ class QuotaGateway:
                 self._load()
             except (ClientError, BotoCoreError) as exc:
                 logger.warning("service quotas unavailable", extra={"error": type(exc).__name__})
-                self._loaded_at = now  # do not hammer the API on every event; try again after the TTL
+                if self._loaded_at is None:
+                    # Never judge on AWS's defaults in place of applied values we could not read: they
+                    # are often lower, and a job within the account's quota would be stopped. Retry.
+                    raise TransientError(f"service quotas unavailable: {type(exc).__name__}") from exc
+                # else keep the values last read (stale but real) and try again on the next call
         found = self._by_name.get(name)
         if found is not None:
             return found

@@ -7,8 +7,9 @@ Key design (``pk`` / ``sk``, GSI ``gsi1`` on ``gsi1pk`` / ``gsi1sk``):
 | tuning job      | ``JOB#<key>``  | ``META``                   | ``STATUS#<status>`` / created   |
 | finished trial  | ``JOB#<key>``  | ``TRIAL#<training job>``   | -                               |
 | final summary   | ``JOB#<key>``  | ``SUMMARY``                | -                               |
+| summary gaps    | ``JOB#<key>``  | ``GAPS``                   | ``GAPS`` / job end time         |
 | report delivery | ``JOB#<key>``  | ``DELIVERY#<kind>#<chan>`` | -                               |
-| decision        | ``JOB#<key>``  | ``DECISION#<rule>#<verdict>`` | -                            |
+| decision        | ``JOB#<key>``  | ``DECISION#<rule>#<verdict>`` | ``STEP#pending`` / claimed (while pending) |
 | standalone job  | ``TRAINING#<name>`` | ``META``              | ``TRAINING#<Active|Ended>`` / - |
 | warm pool       | ``WARMPOOL#<name>`` | ``META``              | ``WARMPOOL#Available`` / -      |
 | capacity view   | ``CAPACITY``   | ``SNAPSHOT``               | -                               |
@@ -21,7 +22,9 @@ Key design (``pk`` / ``sk``, GSI ``gsi1`` on ``gsi1pk`` / ``gsi1sk``):
 Access patterns: a job with its trials, decisions and summary is one Query on ``pk``; what holds
 training instances (tuning jobs InProgress or Stopping, active standalone training jobs, available
 warm pools) is four Queries on ``gsi1``; every region's refreshed price catalog is one Query on ``gsi1``
-(``PRICES``). ``<key>`` is the lower-cased tuning job name, because
+(``PRICES``); decisions with a step still to do (stop, or a report on some channel) are one Query on
+``gsi1`` (``STEP#pending``, older than a claim time: the sweep's backlog). ``<key>`` is the lower-cased
+tuning job name, because
 SageMaker ARNs lower-case names and trials link to their job by ARN.
 
 Counting is exactly-once: a trial record and the job's running totals are written in one
@@ -31,6 +34,10 @@ trial out of the running trials (job ``running`` map, team ``RUNNING`` item) and
 team's month; a running trial is added only while its trial record does not exist (so a late
 InProgress event never makes a finished trial run again). A job's or team's spend is therefore read
 from one or two items, never by a scan or a per-trial read.
+
+Expiry (the table's TTL attribute ``expires_at``, epoch seconds): report deliveries and decisions (job
+and team) expire 90 days after they were claimed; finished trials ``trial_retention_days`` after they
+ended when the stack sets ``TrialRetentionDays`` (0, the default: kept); every other item is kept.
 """
 
 from __future__ import annotations
@@ -73,6 +80,23 @@ THROTTLED = frozenset(
 )
 # A delivery claim older than this is presumed abandoned by a crashed invocation.
 CLAIM_TIMEOUT = timedelta(minutes=5)
+# The sparse gsi1 partition of decisions with a step still to do (see ``_decision_claim``).
+PENDING_STEPS = "STEP#pending"
+# The table's TTL attribute (template.yaml TimeToLiveSpecification): epoch seconds, a DynamoDB Number.
+EXPIRY_ATTRIBUTE = "expires_at"
+# Delivery and decision rows only stop a report or a decision being made twice; a tuning job cannot run
+# longer than 182.5 days, but its reports and decisions are made within days of the event that claims
+# them, so after 90 days they have done their work. A monitor-mode decision on a job still running after
+# that is reported once more (a reminder), never acted on twice (stops are requested once per job).
+CLAIM_RETENTION = timedelta(days=90)
+# A trial row makes its counting exactly-once for as long as events about it can arrive: while its job
+# runs (ResourceLimits.MaxRuntimeInSeconds <= 15,768,000 s = 182.5 days), so a shorter retention is refused.
+MIN_TRIAL_RETENTION_DAYS = 200
+
+
+def expires_at(start: datetime, retention: timedelta) -> int:
+    """The TTL value for a row that may go ``retention`` after ``start``: whole epoch seconds."""
+    return int((start + retention).timestamp())
 
 
 def iso(value: datetime) -> str:
@@ -118,9 +142,16 @@ class GovernorStore:
         "delete": "dynamodb:DeleteItem",
     }
 
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str, *, trial_retention_days: int = 0) -> None:
+        """``trial_retention_days``: trial rows expire that many days after the trial ended (0: kept; else
+        at least ``MIN_TRIAL_RETENTION_DAYS``, or ValueError)."""
+        if trial_retention_days != 0 and trial_retention_days < MIN_TRIAL_RETENTION_DAYS:
+            raise ValueError(
+                f"trial retention must be 0 (keep) or at least {MIN_TRIAL_RETENTION_DAYS} days, got {trial_retention_days}"
+            )
         self._client = client
         self._table = table_name
+        self._trial_retention = timedelta(days=trial_retention_days) if trial_retention_days else None
 
     # -- tuning jobs -----------------------------------------------------------------------------
     def upsert_job(
@@ -229,10 +260,15 @@ class GovernorStore:
             # Priced on the fallback (highest price in another region): the pricing rule reports it.
             adds[":approx"] = set(record.approximate_types)
             expr.append("approximate_types :approx")
-        trial_item = _item(
-            {"pk": job_pk(record.job_key), "sk": f"TRIAL#{record.training_job_name.lower()}", "type": "trial"}
-            | record.model_dump(mode="python")
-        )
+        trial_values = {
+            "pk": job_pk(record.job_key),
+            "sk": f"TRIAL#{record.training_job_name.lower()}",
+            "type": "trial",
+        } | record.model_dump(mode="python")
+        if self._trial_retention is not None:
+            ended = record.end_time or datetime.now(UTC)
+            trial_values[EXPIRY_ATTRIBUTE] = expires_at(ended, self._trial_retention)
+        trial_item = _item(trial_values)
         if record.spot and record.cost_usd is not None:
             # The discount running spot trials of this job accrue at: billed / on-demand equivalent.
             adds[":sbill"] = record.cost_usd
@@ -376,6 +412,48 @@ class GovernorStore:
         item = response.get("Item")
         return JobSummary.model_validate(_unitem(item)) if item else None
 
+    # -- summaries still waiting for trials ------------------------------------------------------
+    # A finalised job whose summary lacks trials SageMaker lists as finished has a ``GAPS`` item
+    # (gsi1pk ``GAPS``, gsi1sk its end time): the sweep finds every such job with one Query, never a
+    # scan, and the item goes when the summary is complete (or the sweep gives up on the trials).
+    def mark_gaps(self, job_key: str, *, job_name: str, region: str, ended_at: datetime, missing: list[str]) -> None:
+        """Note that ``job_key``'s summary is missing ``missing`` (idempotent: a re-run overwrites it)."""
+        self._client.put_item(
+            TableName=self._table,
+            Item=_item(
+                {
+                    "pk": job_pk(job_key),
+                    "sk": "GAPS",
+                    "type": "summary-gaps",
+                    "gsi1pk": "GAPS",
+                    "gsi1sk": iso(ended_at),
+                    "job_name": job_name,
+                    "region": region,
+                    "ended_at": ended_at,
+                    "missing": sorted(missing),
+                }
+            ),
+        )
+
+    def jobs_with_gaps(self) -> list[dict[str, Any]]:
+        """The ``GAPS`` items of every finalised job still missing trials, oldest end first."""
+        return sorted(self._by_gsi("GAPS"), key=lambda item: str(item.get("gsi1sk", "")))
+
+    def clear_gaps(self, job_key: str) -> None:
+        self._client.delete_item(TableName=self._table, Key=_item({"pk": job_pk(job_key), "sk": "GAPS"}))
+
+    def set_summary_reported(self, job_key: str, cost_usd: Decimal, at: datetime) -> bool:
+        """Keep the figures the summary report first went out with (``summary_reported_usd`` on the job
+        item), once: a later summary is compared with them to decide on a correction. False if set."""
+        return self._conditional(
+            self._client.update_item,
+            TableName=self._table,
+            Key=_item({"pk": job_pk(job_key), "sk": "META"}),
+            UpdateExpression="SET summary_reported_usd = :usd, summary_reported_at = :at",
+            ConditionExpression="attribute_not_exists(summary_reported_at)",
+            ExpressionAttributeValues=_item({":usd": cost_usd, ":at": at}),
+        )
+
     # -- report deliveries -----------------------------------------------------------------------
     def claim_delivery(self, job_key: str, kind: str, channel: str, now: datetime) -> bool:
         """Claim the right to send one report on one channel. False if sent, or being sent, already."""
@@ -383,7 +461,9 @@ class GovernorStore:
         return self._conditional(
             self._client.put_item,
             TableName=self._table,
-            Item=_item(key | {"state": "sending", "claimed_at": now}),
+            Item=_item(
+                key | {"state": "sending", "claimed_at": now, EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION)}
+            ),
             ConditionExpression="attribute_not_exists(pk) OR (#state = :sending AND claimed_at < :stale)",
             ExpressionAttributeNames={"#state": "state"},
             ExpressionAttributeValues=_item({":sending": "sending", ":stale": now - CLAIM_TIMEOUT}),
@@ -400,11 +480,21 @@ class GovernorStore:
                         "sk": f"DELIVERY#{kind}#{channel}",
                         "state": "sent",
                         "sent_at": now,
+                        EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION),
                     }
                 ),
             )
         else:
             self._client.delete_item(TableName=self._table, Key=key)
+
+    def delivery_sent(self, job_key: str, kind: str, channel: str) -> bool:
+        """Whether the report went out on the channel (False while a claim is still ``sending``)."""
+        response = self._client.get_item(
+            TableName=self._table,
+            Key=_item({"pk": job_pk(job_key), "sk": f"DELIVERY#{kind}#{channel}"}),
+            ConsistentRead=True,
+        )
+        return _unitem(response.get("Item") or {}).get("state") == "sent"
 
     def items(self, job_key: str) -> list[dict[str, Any]]:
         """Every item of a job (for reports, the demo and tests)."""
@@ -459,39 +549,104 @@ class GovernorStore:
             ExpressionAttributeValues=_item({":at": at}),
         )
 
-    def claim_decision(self, decision: Decision, mode: str, now: datetime) -> bool:
-        """Record a decision once. True when this caller must act on it (new, or a retry of an unfinished one)."""
-        key = {"pk": job_pk(decision.job_key), "sk": f"DECISION#{decision.rule}#{decision.verdict}"}
-        item = key | {
-            "type": "decision",
-            "rule": decision.rule,
-            "verdict": decision.verdict,
-            "mode": mode,
-            "state": "pending",
-            "message": decision.message,
-            "numbers": decision.numbers,
-            "at": decision.at,
-            "claimed_at": now,
-            "team": decision.team,
-            "job_name": decision.job_name,
-        }
-        return self._conditional(
-            self._client.put_item,
-            TableName=self._table,
-            Item=_item(item),
-            ConditionExpression="attribute_not_exists(pk) OR #state = :pending",
-            ExpressionAttributeNames={"#state": "state"},
-            ExpressionAttributeValues=_item({":pending": "pending"}),
-        )
+    def open_decision(
+        self, decision: Decision, mode: str, now: datetime, *, own_report: bool = True
+    ) -> dict[str, Any] | None:
+        """Claim a decision once. The stored row when this caller must carry out its steps (a new
+        claim, or one a failed attempt left pending: its stored action and figures win over the
+        caller's); None when the decision is done."""
+        item = _decision_claim(decision, mode, now, own_report=own_report)
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item=_item(item),
+                ConditionExpression="attribute_not_exists(pk)",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise self._translate(exc) from exc
+            old: dict[str, Any] | None = exc.response.get("Item")  # type: ignore[assignment]
+            stored = _unitem(old) if old else self.get_decision(decision.job_key, decision.rule, decision.verdict)
+            return stored if stored is not None and stored.get("state") == "pending" else None
+        return _unitem(_item(item))
+
+    def claim_decision(self, decision: Decision, mode: str, now: datetime, *, own_report: bool = True) -> bool:
+        """Record a decision once. True when this caller must act on it: new, or left pending before
+        its action was recorded. A pending decision whose action is recorded is left to the step
+        ledger (``guard.resume_decision``), which sends its reports with that action."""
+        stored = self.open_decision(decision, mode, now, own_report=own_report)
+        return stored is not None and stored.get("action") is None
+
+    def record_decision_action(
+        self, decision: Decision, action: str, detail: str, *, stop_requested_at: datetime | None = None
+    ) -> None:
+        """The decision's stop step is done: its action is stored (a retry never stops again) and, for
+        a stop that took effect, the job item's ``stop_requested_at`` is set (once) in the same write."""
+        items: list[Any] = [
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": _item(
+                        {"pk": job_pk(decision.job_key), "sk": f"DECISION#{decision.rule}#{decision.verdict}"}
+                    ),
+                    "UpdateExpression": "SET #action = :action, action_detail = :detail",
+                    "ConditionExpression": "attribute_exists(pk)",
+                    "ExpressionAttributeNames": {"#action": "action"},
+                    "ExpressionAttributeValues": _item({":action": action, ":detail": detail}),
+                }
+            }
+        ]
+        if stop_requested_at is not None:
+            items.append(
+                {
+                    "Update": {
+                        "TableName": self._table,
+                        "Key": _item({"pk": job_pk(decision.job_key), "sk": "META"}),
+                        "UpdateExpression": "SET stop_requested_at = if_not_exists(stop_requested_at, :at)",
+                        "ConditionExpression": "attribute_exists(pk)",
+                        "ExpressionAttributeValues": _item({":at": stop_requested_at}),
+                    }
+                }
+            )
+        if not self._transact_if_first_holds(items):
+            raise StaleState(f"decision {decision.rule}#{decision.verdict} of {decision.job_key} is not claimed")
 
     def finish_decision(self, decision: Decision, action: str, detail: str) -> None:
+        """Every step of the decision is done: it leaves the pending steps (``gsi1``)."""
         self._client.update_item(
             TableName=self._table,
             Key=_item({"pk": job_pk(decision.job_key), "sk": f"DECISION#{decision.rule}#{decision.verdict}"}),
-            UpdateExpression="SET #state = :done, #action = :action, action_detail = :detail",
+            UpdateExpression="SET #state = :done, #action = :action, action_detail = :detail REMOVE gsi1pk, gsi1sk",
             ExpressionAttributeNames={"#state": "state", "#action": "action"},
             ExpressionAttributeValues=_item({":done": "done", ":action": action, ":detail": detail}),
         )
+
+    def pending_decisions(self, job_key: str) -> list[dict[str, Any]]:
+        """A job's decisions with a step still to do (one Query on the job's partition)."""
+        out: list[dict[str, Any]] = []
+        for page in self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :d)",
+            FilterExpression="#state = :pending",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=_item({":pk": job_pk(job_key), ":d": "DECISION#", ":pending": "pending"}),
+        ):
+            out.extend(_unitem(item) for item in page.get("Items", []))
+        return out
+
+    def stale_pending_decisions(self, claimed_before: datetime) -> list[dict[str, Any]]:
+        """Decisions of any job claimed before ``claimed_before`` and still pending (one Query on ``gsi1``,
+        which lists only pending decisions)."""
+        out: list[dict[str, Any]] = []
+        for page in self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            IndexName="gsi1",
+            KeyConditionExpression="gsi1pk = :p AND gsi1sk < :before",
+            ExpressionAttributeValues=_item({":p": PENDING_STEPS, ":before": iso(claimed_before)}),
+        ):
+            out.extend(_unitem(item) for item in page.get("Items", []))
+        return out
 
     def decisions(self, job_key: str) -> list[dict[str, Any]]:
         return [item for item in self.items(job_key) if str(item.get("sk", "")).startswith("DECISION#")]
@@ -736,6 +891,7 @@ class GovernorStore:
             "team": decision.team,
             "month": month,
             "job_key": decision.job_key,
+            EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION),
         }
         return self._conditional(
             self._client.put_item,
@@ -1045,11 +1201,14 @@ def _reservation(job_key: str, value: dict[str, Any]) -> Reservation:
     )
 
 
-def _decision_claim(decision: Decision, mode: str, now: datetime) -> dict[str, Any]:
-    """A pending decision item, as ``claim_decision`` writes it (claimed here with the ledger commit)."""
-    return {
-        "pk": job_pk(decision.job_key),
-        "sk": f"DECISION#{decision.rule}#{decision.verdict}",
+def _decision_claim(decision: Decision, mode: str, now: datetime, *, own_report: bool = True) -> dict[str, Any]:
+    """A pending decision item, as ``open_decision`` writes it (claimed here with the ledger commit).
+
+    While pending it is listed under ``gsi1pk = STEP#pending`` (sorted by claim time), so the sweep
+    finds the steps a failed invocation left unfinished without a scan; ``finish_decision`` removes it.
+    """
+    key = {"pk": job_pk(decision.job_key), "sk": f"DECISION#{decision.rule}#{decision.verdict}"}
+    return key | {
         "type": "decision",
         "rule": decision.rule,
         "verdict": decision.verdict,
@@ -1061,4 +1220,9 @@ def _decision_claim(decision: Decision, mode: str, now: datetime) -> dict[str, A
         "claimed_at": now,
         "team": decision.team,
         "job_name": decision.job_name,
+        # False for a job's part of a team decision: the team's one report covers it.
+        "own_report": own_report,
+        "gsi1pk": PENDING_STEPS,
+        "gsi1sk": f"{iso(now)}#{key['pk']}#{key['sk']}",
+        EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -10,6 +11,8 @@ from pydantic import BaseModel, ConfigDict
 from tuning_governor.models.records import JobSummary
 
 OUTCOMES = {"Completed": "completed", "Stopped": "stopped", "Failed": "failed"}
+#: One governance decision as a summary report lists it: (rule, verdict, action).
+DecisionLine = tuple[str, str, str]
 
 
 class Report(BaseModel):
@@ -92,11 +95,14 @@ def _lines(summary: JobSummary) -> list[tuple[str, str]]:
     return rows
 
 
-def summary_report(summary: JobSummary) -> Report:
-    """The report sent once when a tuning job finishes."""
+def summary_report(summary: JobSummary, decisions: Sequence[DecisionLine] = ()) -> Report:
+    """The report sent once when a tuning job finishes. ``decisions``: the governance decisions made
+    on the job (rule, verdict, action), including those judged after it ended (``already-ended``)."""
     outcome = OUTCOMES.get(summary.status, summary.status.lower())
     subject = f"[tuning-governor] {summary.job_name} {outcome}: {_money(summary.cost.cost_usd)}"[:100]
     rows = _lines(summary)
+    if decisions:
+        rows.append(("Decisions", "; ".join(f"{rule} {verdict} ({action})" for rule, verdict, action in decisions)))
     text_lines = [f"Tuning job {summary.job_name} ({summary.region}) {outcome}.", ""]
     text_lines += [f"{label}: {value}" for label, value in rows]
     for warning in summary.warnings:
@@ -133,6 +139,23 @@ def summary_report(summary: JobSummary) -> Report:
         text="\n".join(text_lines),
         attributes={"status": summary.status, "team": summary.team or "unknown", "outcome": outcome},
         blocks=blocks,
+    )
+
+
+def corrected_report(summary: JobSummary, reported_usd: Decimal, decisions: Sequence[DecisionLine] = ()) -> Report:
+    """The one correction of a summary report whose figures changed after it went out (trials recorded
+    late, or warm-pool retention billed after the job ended); ``reported_usd``: what the report said."""
+    base = summary_report(summary, decisions)
+    now = _money(summary.cost.priced_cost_usd)
+    headline = f"Corrected summary of {summary.job_name}: {now} (reported {_money(reported_usd)})"
+    return base.model_copy(
+        update={
+            "kind": "summary-corrected",
+            "subject": f"[tuning-governor] {summary.job_name} corrected: {now} (was {_money(reported_usd)})"[:100],
+            "text": f"{headline}.\n\n{base.text}",
+            "attributes": base.attributes | {"outcome": "corrected"},
+            "blocks": [{"type": "header", "text": {"type": "plain_text", "text": headline[:150]}}, *base.blocks[1:]],
+        }
     )
 
 

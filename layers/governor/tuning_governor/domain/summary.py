@@ -274,7 +274,8 @@ def summarise(
     if costs.approximate_prices:
         warnings.append("Some prices are approximate (not from the AWS Price List); refresh the catalog.")
     if unaccounted:
-        warnings.append(f"{len(unaccounted)} finished trial(s) have no trial record yet; cost excludes them.")
+        named = ", ".join(unaccounted[:20]) + (f" and {len(unaccounted) - 20} more" if len(unaccounted) > 20 else "")
+        warnings.append(f"{len(unaccounted)} finished trial(s) have no trial record yet; cost excludes them: {named}.")
     return JobSummary(
         job_key=job.key,
         job_name=job.name,

@@ -1,0 +1,162 @@
+"""``tuning-governor validate``: exit 0 good, 1 warnings, 2 broken; text for people, JSON for CI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped,unused-ignore]
+import pytest
+
+from governor_sim import validate
+from governor_sim.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "docs" / "validate-result.schema.json"
+
+GOOD = """\
+mode: enforce
+quotas: {ml.p3.2xlarge: 8}
+teams:
+  vision:
+    instances: {ml.p3.2xlarge: 4}
+    job_budget_usd: 500
+    monthly_budget_usd: 20000
+defaults: {job_budget_usd: 1000, max_runtime_hours: 48}
+"""
+
+WARNED = """\
+quotas: {ml.p3.2xlarge: 8, ml.g5.xlarg: 4}
+teams:
+  vision:
+    instances: {ml.p3.2xlarge: 12}
+    job_budget_usd: 10
+    monthly_budget_usd: 5
+  nlp:
+    budget_usd: 300
+defaults: {job_budget_usd: 2}
+"""
+
+BROKEN = """\
+mode: enforce
+teams:
+  vision:
+    instance: {ml.p3.2xlarge: 4}
+defaults: {job_budget_usd: -5}
+"""
+
+
+def _run(tmp_path: Path, text: str, *extra: str, name: str = "policy.yaml") -> int:
+    path = tmp_path / name
+    path.write_text(text)
+    return main(["validate", str(path), *extra])
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    return dict(json.loads(capsys.readouterr().out))
+
+
+def _codes(result: dict[str, Any]) -> list[tuple[str, str, str | None]]:
+    return [(f["severity"], f["code"], f["path"]) for f in result["findings"]]
+
+
+def test_a_good_policy_exits_0_with_only_a_note_that_quotas_were_not_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(tmp_path, GOOD) == 0
+    out = capsys.readouterr().out
+    assert "[quotas-not-checked]" in out
+    assert out.rstrip().endswith("ok (0 errors, 0 warnings, 1 notes)")
+
+
+def test_a_warned_policy_exits_1_and_names_each_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(tmp_path, WARNED, "--format", "json") == 1
+    result = _json(capsys)
+    assert result["status"] == "warnings" and result["exit_code"] == 1
+    assert _codes(result) == [
+        ("warning", "deprecated-key", "teams.nlp.budget_usd"),
+        ("warning", "monitor-mode-stops-nothing", "mode"),
+        # 12 x $3.825/h = $45.90 > $10: the team's job budget is gone in 13 minutes at its limit
+        ("warning", "budget-below-one-hour", "teams.vision.job_budget_usd"),
+        ("warning", "monthly-below-job-budget", "teams.vision.monthly_budget_usd"),
+        # $2 < one hour of one ml.p3.2xlarge ($3.825)
+        ("warning", "budget-below-one-hour", "defaults.job_budget_usd"),
+        ("warning", "team-limit-above-quota", 'teams.vision.instances["ml.p3.2xlarge"]'),
+        ("warning", "unpriced-instance-type", 'quotas["ml.g5.xlarg"]'),
+        ("note", "quotas-not-checked", "quotas"),
+    ]
+    messages = {f["code"]: f["message"] for f in reversed(result["findings"])}  # the first of each code
+    assert "no job will be stopped" in messages["monitor-mode-stops-nothing"]
+    assert "(the default: mode is not set)" in messages["monitor-mode-stops-nothing"]
+    assert "12 x $3.825/h = $45.90 in us-east-1" in messages["budget-below-one-hour"]
+    assert "13 minutes" in messages["budget-below-one-hour"]
+    assert "did you mean ml.g5.xlarge?" in messages["unpriced-instance-type"]
+    assert "rename it to teams.nlp.job_budget_usd" in messages["deprecated-key"]
+
+
+def test_a_broken_policy_exits_2_with_the_path_and_the_nearest_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(tmp_path, BROKEN, "--format", "json") == 2
+    result = _json(capsys)
+    assert result["status"] == "broken"
+    paths = {f["path"]: f["message"] for f in result["findings"]}
+    assert set(paths) == {"teams.vision.instance", "defaults.job_budget_usd"}
+    assert 'did you mean "instances"?' in paths["teams.vision.instance"]
+    assert "expected a number >= 0, got -5" in paths["defaults.job_budget_usd"]
+    assert all(f["severity"] == "error" for f in result["findings"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["mode: enforce\n  teams: [\n", "", "- a list\n", '{"mode": "enforce", "mode": "monitor"}'],
+    ids=["syntax", "empty", "not-a-mapping", "duplicate-json-key"],
+)
+def test_unparseable_policies_are_broken(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    assert _run(tmp_path, text) == 2
+    assert "broken (" in capsys.readouterr().out
+
+
+def test_an_unreadable_file_exits_2_with_one_line_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(tmp_path / "missing.yaml")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+
+
+def test_policy_prices_fill_the_catalog_gaps_before_judging_budgets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A type the catalog lacks, priced by the policy: judged at the policy's price, not reported unpriced.
+    text = "mode: enforce\nprices: {ml.zz9.huge: 100}\nteams: {a: {instances: {ml.zz9.huge: 1}, job_budget_usd: 50}}\n"
+    assert _run(tmp_path, text, "--format", "json") == 1
+    assert [f[1] for f in _codes(_json(capsys))] == ["budget-below-one-hour", "quotas-not-checked"]
+
+
+def test_the_region_changes_the_price_used(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = "mode: enforce\nteams: {a: {instances: {ml.g6.xlarge: 1}, job_budget_usd: 1.5}}\n"
+    assert _run(tmp_path, text, "--format", "json") == 0  # $1.127/h in us-east-1 (bundled catalog)
+    assert _json(capsys)["region"] == "us-east-1"
+    assert _run(tmp_path, text, "--format", "json", "--region", "ap-northeast-1") == 1  # $1.634/h there
+    assert _codes(_json(capsys))[0] == ("warning", "budget-below-one-hour", "teams.a.job_budget_usd")
+
+
+def test_the_json_output_follows_the_published_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = json.loads(SCHEMA.read_text())
+    assert schema == json.loads(json.dumps(validate.json_schema(), sort_keys=True)), (
+        "docs/validate-result.schema.json is stale: run"
+        " `.venv/bin/python -m governor_sim.validate > docs/validate-result.schema.json`"
+    )
+    for text in (GOOD, WARNED, BROKEN):
+        _run(tmp_path, text, "--format", "json")
+        result = _json(capsys)
+        jsonschema.validate(result, schema)
+        assert result["schema_id"] == "tuning-governor/validate-result/v1"
+        assert set(result) == {"schema_id", "policy", "status", "exit_code", "region", "account_checked", "findings"}
+
+
+def test_the_bundled_and_example_policies_are_valid(capsys: pytest.CaptureFixture[str]) -> None:
+    bundled = ROOT / "layers" / "governor" / "tuning_governor" / "data" / "default-policy.yaml"
+    assert main(["validate", str(bundled)]) == 0
+    assert main(["validate", str(ROOT / "policy.example.yaml")]) in (0, 1)
+    assert "broken" not in capsys.readouterr().out
