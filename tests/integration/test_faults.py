@@ -190,9 +190,11 @@ def test_the_baseline_decides_and_reports_for_every_job(fresh: None) -> None:
 
 ROOT_CAUSE_2 = pytest.mark.xfail(
     strict=True,
-    reason="issue 8 root cause 2: a report claimed (DELIVERY item 'sending') but not sent, or its claim lost, "
-    "is never sent by the retry ('already-sent'); at 30 % a retry also redoes every step, so the finaliser "
-    "of one job is dead-lettered after 185 retries. Needs the step ledger (engineer A).",
+    reason="issue 8, open after the step ledger: after the call, a DELIVERY claim written but reported as failed "
+    "stays 'sending' until CLAIM_TIMEOUT, and this test's retries come at once (the virtual clock stands "
+    "still), so the report waits for a re-claim they never reach; before the call, at 30 % the finaliser's "
+    "many DynamoDB calls per attempt (it redoes its steps on each retry) rarely all succeed, and one "
+    "finaliser is dead-lettered after 185 retries.",
 )
 KNOWN: dict[tuple[str, str, float], pytest.MarkDecorator] = {
     ("dynamodb", "before", 0.3): ROOT_CAUSE_2,
