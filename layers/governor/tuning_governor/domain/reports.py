@@ -114,7 +114,10 @@ def summary_report(summary: JobSummary, decisions: Sequence[DecisionLine] = ()) 
         },
         {
             "type": "section",
-            "fields": [{"type": "mrkdwn", "text": f"*{label}*\n{value}"[:2000]} for label, value in rows[:10]],
+            "fields": [
+                {"type": "mrkdwn", "text": _mrkdwn("*{label}*\n{value}", 2000, label=label, value=value)}
+                for label, value in rows[:10]
+            ],
         },
     ]
     extra = rows[10:]
@@ -122,14 +125,19 @@ def summary_report(summary: JobSummary, decisions: Sequence[DecisionLine] = ()) 
         blocks.append(
             {
                 "type": "section",
-                "text": {"type": "mrkdwn", "text": "\n".join(f"*{k}*: {v}" for k, v in extra)[:3000]},
+                "text": {
+                    "type": "mrkdwn",
+                    "text": "\n".join(_mrkdwn("*{k}*: {v}", 2990 // len(extra), k=k, v=v) for k, v in extra),
+                },
             }
         )
     if summary.warnings:
         blocks.append(
             {
                 "type": "context",
-                "elements": [{"type": "mrkdwn", "text": f":warning: {w}"[:3000]} for w in summary.warnings[:10]],
+                "elements": [
+                    {"type": "mrkdwn", "text": _mrkdwn(":warning: {w}", 3000, w=w)} for w in summary.warnings[:10]
+                ],
             }
         )
     return Report(
@@ -166,6 +174,24 @@ DECISION_OUTCOMES = {
     "warned": "warning",
     "already-ended": "already-ended",
 }
+
+
+def escape_mrkdwn(text: str) -> str:
+    """Free text (hyperparameter values, tag values, FailureReason, messages quoting them) made inert in
+    Slack mrkdwn: Slack's control characters ``&``, ``<`` and ``>`` become entities, so a value like
+    ``<!channel>`` or ``<https://x|click>`` is shown, never acted on (Slack API, "Formatting text")."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _mrkdwn(template: str, limit: int, **free: Any) -> str:
+    """``template`` (our own markup) filled with the escaped ``free`` values, cut at ``limit`` without
+    leaving half an entity."""
+    text = template.format(**{name: escape_mrkdwn(str(value)) for name, value in free.items()})
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    amp = cut.rfind("&")
+    return cut[:amp] if amp != -1 and ";" not in cut[amp:] else cut
 
 
 def _numbers_text(numbers: dict[str, Any]) -> list[str]:
@@ -220,17 +246,28 @@ def decision_report(
     ]
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": headline[:150]}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": f"*{rule}* ({verdict}): {message}"[:3000]}},
+        {
+            "type": "section",
+            "text": {
+                "type": "mrkdwn",
+                "text": _mrkdwn("*{rule}* ({verdict}): {message}", 3000, rule=rule, verdict=verdict, message=message),
+            },
+        },
         {
             "type": "section",
             "fields": [
                 {"type": "mrkdwn", "text": f"*Mode*\n{mode}"},
                 {"type": "mrkdwn", "text": f"*Action*\n{action}"},
-                {"type": "mrkdwn", "text": f"*Team*\n{team or '-'}"},
+                {"type": "mrkdwn", "text": _mrkdwn("*Team*\n{team}", 2000, team=team or "-")},
                 {"type": "mrkdwn", "text": f"*Decided at*\n{at}"},
             ],
         },
-        {"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(_numbers_text(numbers))[:3000] or "-"}]},
+        {
+            "type": "context",
+            "elements": [
+                {"type": "mrkdwn", "text": _mrkdwn("{numbers}", 3000, numbers="\n".join(_numbers_text(numbers)) or "-")}
+            ],
+        },
     ]
     return Report(
         kind=f"decision-{rule}-{verdict}",
