@@ -51,10 +51,16 @@ class DecisionResult(_Out):
     """One governance decision the rules made on the job (at most one per rule and verdict)."""
 
     rule: str = Field(description="concurrency, budget, runtime, stagnation or failed-trials")
-    verdict: str = Field(description="breach (the rule wants the job stopped) or warning (report only)")
+    verdict: str = Field(
+        description=(
+            "breach (the rule wants the job stopped), warning (report only) or grace (a breach noticed first:"
+            " numbers.stop_at says when the job is stopped if the breach still holds)"
+        )
+    )
     mode: str = Field(description="the policy mode in force: enforce or monitor")
     action: str = Field(
-        description="stopped, would-stop (monitor mode), exempt (exemption tag), warned, or pending (unfinished)"
+        description="stopped, would-stop (monitor mode), exempt (exemption tag), warned, grace (a notice),"
+        " already-ended, or pending (unfinished)"
     )
     at: datetime = Field(description="time of the event that decided (its EventBridge envelope time)")
     message: str

@@ -131,6 +131,29 @@ def _monitor_mode(policy: Policy) -> list[Finding]:
     ]
 
 
+def _grace(policy: Policy) -> list[Finding]:
+    # A budget can always come from a job's tag, so its grace period always means something.
+    d = policy.defaults
+    rule_on = {
+        "runtime": bool(d.max_runtime_hours),
+        "stagnation": bool(d.stagnation_trials or d.stagnation_minutes or d.stagnation_usd),
+        "failed-trials": bool(d.max_failed_trials),
+    }
+    return [
+        Finding(
+            severity="warning",
+            code="grace-for-a-rule-that-is-off",
+            path=render_path(("defaults", "grace_minutes", rule)),
+            message=(
+                f"{render_path(('defaults', 'grace_minutes', rule))} is {minutes:g} but the {rule} rule is off:"
+                " the grace period delays nothing"
+            ),
+        )
+        for rule, minutes in sorted(d.grace_minutes.items())
+        if minutes and not rule_on.get(rule, True)
+    ]
+
+
 def _hourly(catalog: PriceCatalog, region: str, instance_type: str) -> Decimal | None:
     quote = catalog.quote(region, instance_type)
     return quote.usd_per_hour if quote is not None else None
@@ -304,6 +327,7 @@ def check_policy(
     return [
         *_deprecated(policy),
         *_monitor_mode(policy),
+        *_grace(policy),
         *_budgets(policy, prices, region),
         *_team_limits(policy),
         *_unpriced(policy, prices, region),

@@ -119,6 +119,7 @@ def test_json_and_yaml_give_the_same_policy() -> None:
                 "max_runtime_hours": 48,
                 "stagnation_trials": 0,
                 "max_failed_trials": 0,
+                "grace_minutes": {"budget": 0},
             },
             "prices": {"ml.p3.2xlarge": 3.825},
         },
@@ -208,7 +209,7 @@ def test_every_type_of_the_bundled_price_catalog_is_a_valid_policy_key() -> None
         (
             "defaults: {max_runtime: 48}",
             'defaults.max_runtime: unknown key; did you mean "max_runtime_hours"? expected one of: budget_stop_lead_seconds, '
-            "job_budget_usd, max_failed_trials, max_runtime_hours, stagnation_minutes, stagnation_trials, stagnation_usd",
+            "grace_minutes, job_budget_usd, max_failed_trials, max_runtime_hours, stagnation_minutes, stagnation_trials, stagnation_usd",
         ),
         ("defaults: 48", "defaults: expected a mapping, got 48"),
         ("prices: {ml.p3.2xlarge: 0}", 'prices["ml.p3.2xlarge"]: expected a number > 0, got 0'),

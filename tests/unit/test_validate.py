@@ -160,3 +160,20 @@ def test_the_bundled_and_example_policies_are_valid(capsys: pytest.CaptureFixtur
     assert main(["validate", str(bundled)]) == 0
     assert main(["validate", str(ROOT / "policy.example.yaml")]) in (0, 1)
     assert "broken" not in capsys.readouterr().out
+
+
+def test_a_grace_period_for_a_rule_that_is_off_is_warned_and_a_concurrency_grace_is_broken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graced = (
+        "mode: enforce\ndefaults: {max_failed_trials: 3, grace_minutes: {budget: 30, runtime: 15, failed-trials: 5}}\n"
+    )
+    assert _run(tmp_path, graced, "--format", "json") == 1
+    result = _json(capsys)
+    # budget: a tag can always set one; failed-trials is on; runtime is off
+    assert _codes(result) == [("warning", "grace-for-a-rule-that-is-off", "defaults.grace_minutes.runtime")]
+    assert _run(tmp_path, "defaults: {grace_minutes: {concurrency: 5}}\n", "--format", "json") == 2
+    broken = _json(capsys)
+    [finding] = broken["findings"]
+    assert finding["path"] == "defaults.grace_minutes"
+    assert finding["message"].startswith("concurrency: concurrency is judged once, when the job arrives")

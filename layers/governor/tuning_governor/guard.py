@@ -19,7 +19,7 @@ from tuning_governor.breakdowns import rule_decided, rule_stopped
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.reports import Report, decision_report
 from tuning_governor.errors import GovernorError, StaleState, TransientError
-from tuning_governor.governance import spend
+from tuning_governor.governance import grace, spend
 from tuning_governor.governance.capacity import Ledger, Quota, Reservation, capacity_facts, first_fit
 from tuning_governor.governance.facts import AdmissionPlan, CapacityFacts, JobFacts, TeamMonthFacts, Trigger
 from tuning_governor.governance.rules import BudgetRule, Decision, TeamBudgetRule, registry
@@ -333,31 +333,58 @@ def govern(trigger: Trigger, job_key: str, now: datetime, services: Services) ->
     facts = facts.model_copy(update={"team_month": team_month_facts(facts.team, now, policy, catalog, services)})
     facts = with_pricing_facts(facts, meta, catalog)
     outcomes = admit(facts, policy, services) if trigger == "arrival" else []
+    check_times: list[datetime] = []
+    budget_breached = False
     for rule in registry.for_trigger(trigger):
         if rule.name == "concurrency":
             continue  # judged through the capacity ledger (admit)
         decision = rule.evaluate(policy, facts, None)
-        if decision is not None and decision.rule == TeamBudgetRule.name:
+        if decision is None:
+            continue
+        if decision.rule == TeamBudgetRule.name:
             outcomes.extend(act_on_team(decision, facts, policy, services))
-        elif decision is not None:
-            outcomes.append(act(decision, facts, policy, services))
-    if not any(o.get("rule") == BudgetRule.name and o.get("verdict") == "breach" for o in outcomes):
-        schedule_budget_check(facts, meta, policy, services)
+            continue
+        budget_breached |= decision.rule == BudgetRule.name and decision.wants_stop
+        step = grace_step(decision, facts, policy, services)
+        if step.decision is not None:
+            outcomes.append(act(step.decision, facts, policy, services))
+        if step.check_at is not None:
+            check_times.append(step.check_at)
+    if not budget_breached:
+        check_times.extend(budget_check_time(facts, policy, services))
+    schedule_check(facts, meta, min(check_times, default=None), services)
     return outcomes
 
 
-def schedule_budget_check(facts: JobFacts, meta: dict[str, Any], policy: Policy, services: Services) -> None:
-    """Ask for one more judgement of the job at the moment its burn brings it to a budget breach.
+def grace_step(decision: Decision, job: JobFacts, policy: Policy, services: Services) -> grace.GraceStep:
+    """A breach of a rule with a grace period (``defaults.grace_minutes``): the first one becomes the
+    rule's notice (acted on: recorded and reported once), one before the notice's time waits, one at
+    or after it is acted on. One GetItem (the notice), only for a breach of such a rule; exempt jobs get
+    no notice (their breach is recorded as exempt at once)."""
+    period = policy.grace_for(decision.rule)
+    if period is None or not decision.wants_stop or policy.is_exempt(job.tags):
+        return grace.GraceStep(decision)
+    return grace.step(decision, period, services.store.get_decision(job.job_key, decision.rule, grace.GRACE), policy)
 
-    Only for a crossing within the horizon (a later one is re-estimated by the sweeps, since the burn
-    changes as trials start and end), rounded up to the whole minute (a check never comes before the
-    crossing it is for), and only when that time differs from the one already asked for, so an
-    unchanged estimate costs no call. A failure is logged and counted: the sweep still judges the job.
-    """
-    if services.checks is None:
-        return
+
+def budget_check_time(facts: JobFacts, policy: Policy, services: Services) -> list[datetime]:
+    """When the job's burn brings it to a budget breach, if within the horizon (a later crossing is
+    re-estimated by the sweeps, since the burn changes as trials start and end)."""
     at = BudgetRule.check_at(policy, facts)
     if at is None or at - facts.now > timedelta(seconds=services.settings.budget_check_horizon_seconds):
+        return []
+    return [at]
+
+
+def schedule_check(facts: JobFacts, meta: dict[str, Any], at: datetime | None, services: Services) -> None:
+    """Ask for one more judgement of the job at ``at``: a projected budget crossing, or the end of a
+    breach's grace period (one schedule per job: the earliest wins; that judgement asks for the next).
+
+    Rounded up to the whole minute (a check never comes before the moment it is for), and only when
+    that time differs from the one already asked for, so an unchanged estimate costs no call. A failure
+    is logged and counted: the sweep still judges the job.
+    """
+    if services.checks is None or at is None:
         return
     at = _minute_ceiling(max(at, facts.now + timedelta(seconds=1)))
     if meta.get("budget_check_at") == iso_time(at):
@@ -381,6 +408,11 @@ def enforce(decision: Decision, tags: dict[str, str], policy: Policy, services: 
     """What a claimed decision does to its job: stop it (enforce), or only say so. (action, detail).
 
     Makes the stop call only; the caller records the step (``record_stop``)."""
+    if decision.verdict == grace.GRACE:
+        stop_at = decision.numbers.get("stop_at")
+        if policy.mode != "enforce":
+            return grace.GRACE, f"monitor mode: would stop at {stop_at} if the breach still holds"
+        return grace.GRACE, f"will stop at {stop_at} if the breach still holds"
     if decision.verdict != "breach":
         return "warned", "reported only"
     if policy.is_exempt(tags):

@@ -9,7 +9,8 @@ The document (every key optional; see ``policy.example.yaml`` and ``docs/policy.
     quotas: {ml.p3.2xlarge: 8}        # account limit of concurrent instances per type
     teams: {vision: {instances: {ml.p3.2xlarge: 4}, job_budget_usd: 500, monthly_budget_usd: 20000}}
     defaults: {job_budget_usd: 1000, max_runtime_hours: 48, stagnation_trials: 0, stagnation_minutes: 0,
-               stagnation_usd: 0, max_failed_trials: 0}
+               stagnation_usd: 0, max_failed_trials: 0,
+               grace_minutes: {budget: 30}}  # per rule: notice first, stop at the breach + 30 min
     prices: {ml.p3.2xlarge: 3.825, eu-north-1: {ml.g5.xlarge: 1.6}}  # USD per instance-hour, all regions or
                                       # one region; they fill gaps (refreshed and bundled catalogs win)
 
@@ -28,6 +29,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from importlib import resources
@@ -136,6 +138,37 @@ Money = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
 Price = Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
 TagKey = Annotated[str, Field(min_length=1, max_length=128)]
 
+# -- grace periods: <rule>: <minutes> ----------------------------------------------------------------
+#: The rules a grace period may delay: those that stop one job on what it has done so far.
+GraceRule = Literal["budget", "runtime", "stagnation", "failed-trials"]
+_NO_GRACE = {
+    "concurrency": (
+        "concurrency is judged once, when the job arrives: a grace period would let it hold instances that"
+        " the jobs arriving after it are refused, so it stays 0"
+    ),
+    "team-budget": (
+        "team-budget stops every running job of the team at once and has its own projected warning before"
+        " the breach; a grace period is not supported for it"
+    ),
+}
+# A month: longer than any sensible notice, and keeps stop times far inside datetime's range.
+_MAX_GRACE_MINUTES = 43_200
+
+
+def _grace_rules(value: Any) -> Any:
+    value = _none_to_empty(value)
+    if isinstance(value, dict):
+        for key in value:
+            if key in _NO_GRACE:
+                raise PydanticCustomError("no_grace", "{rule}: {why}", {"rule": key, "why": _NO_GRACE[key]})
+    return value
+
+
+GraceMinutes = Annotated[
+    dict[GraceRule, Annotated[float, Field(ge=0, le=_MAX_GRACE_MINUTES, strict=True, allow_inf_nan=False)]],
+    BeforeValidator(_grace_rules),
+]
+
 
 # -- prices: <instance type>: <price> (every region) or <region>: {<instance type>: <price>} -------------
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
@@ -222,6 +255,11 @@ class Defaults(_PolicyModel):
     """A job's budget is breached when spent + this many seconds of its running trials' burn reaches it:
     billing goes on until the stopped trials are ``Stopped`` (StopTrainingJob's 120 s SIGTERM grace at
     most), so asking then ends the job's bill at its budget rather than past it (0 = at the budget)."""
+    grace_minutes: GraceMinutes = {}
+    """Per rule (budget, runtime, stagnation, failed-trials): minutes between a job's first breach and its
+    stop. The first breach reports "will stop at T unless ..."; the job is stopped at the first judgement
+    at or after T (the one-time check asked for T, an event, or a sweep) at which the breach still holds.
+    Absent or 0 = stop at the breach. Exempt jobs get no notice (they are never stopped)."""
 
     @model_validator(mode="after")
     def _one_name_per_budget(self) -> Defaults:
@@ -373,6 +411,11 @@ class Policy(_PolicyModel):
             )
         out += _near_misses(tags, self.exempt_tag)
         return out
+
+    def grace_for(self, rule: str) -> timedelta | None:
+        """The grace period between ``rule``'s first breach on a job and its stop; None = stop at once."""
+        minutes = self.defaults.grace_minutes.get(rule)  # type: ignore[call-overload]
+        return timedelta(minutes=minutes) if minutes else None
 
     def team_monthly_budget(self, team: str | None) -> Decimal | None:
         """The team's budget for a calendar month over all its jobs; None when it has none (0 = none)."""
@@ -599,9 +642,14 @@ def _model_at(parent: tuple[int | str, ...]) -> type[BaseModel] | None:
 def _describe(err: ErrorDetails) -> str:
     loc = tuple(err["loc"])
     if loc and loc[-1] == "[key]":
-        return f"{render_path(loc[:-1])}: bad key: {_expected(err)}"
+        hint = ""
+        if err["type"] == "literal_error":
+            allowed = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
+            near = difflib.get_close_matches(str(err.get("input")), allowed, n=1)
+            hint = f'did you mean "{near[0]}"? ' if near else ""
+        return f"{render_path(loc[:-1])}: bad key: {hint}{_expected(err)}"
     path = render_path(loc)
-    if err["type"] == "deprecated_duplicate":
+    if err["type"] in {"deprecated_duplicate", "no_grace"}:
         return f"{path}: {err['msg']}"
     if err["type"] == "extra_forbidden":
         model = _model_at(loc[:-1])

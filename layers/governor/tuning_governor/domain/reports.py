@@ -173,6 +173,7 @@ DECISION_OUTCOMES = {
     "exempt": "exempt",
     "warned": "warning",
     "already-ended": "already-ended",
+    "grace": "grace",
 }
 
 
@@ -225,7 +226,13 @@ def decision_report(
 ) -> Report:
     """The report of one governance decision, sent once however often the deciding event arrives."""
     outcome = DECISION_OUTCOMES.get(action, action)
+    stop_at = numbers.get("stop_at")
     headline = {
+        "grace": (
+            f"{job_name} will be stopped at {stop_at}"
+            if mode == "enforce"
+            else f"{job_name} would be stopped at {stop_at} (monitor mode)"
+        ),
         "stopped": f"STOPPED {job_name}",
         "would-stop": f"WOULD STOP {job_name} (monitor mode)",
         "exempt": f"{job_name} breaches {rule} but is exempt",

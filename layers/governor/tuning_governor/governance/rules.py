@@ -24,7 +24,9 @@ from tuning_governor.policy import Policy
 
 STOP_PERMISSION = "sagemaker:StopHyperParameterTuningJob"
 
-Verdict = Literal["breach", "warning"]
+#: breach: the rule wants the job stopped; warning: report only; grace: a breach whose stop waits for
+#: the rule's grace period (governance/grace.py).
+Verdict = Literal["breach", "warning", "grace"]
 
 
 class Decision(BaseModel):
@@ -453,11 +455,12 @@ class TagsRule(Rule):
 
 @registry.register
 class FailedTrialsRule(Rule):
-    """Stop after N failed trials (0 = off)."""
+    """Stop after N failed trials (0 = off). Judged on trial events, and by the sweep (a breach waiting
+    for its grace period is stopped at its time even when no trial ends then)."""
 
     name = "failed-trials"
     description = "Failed trials per tuning job"
-    triggers = frozenset({"trial"})
+    triggers = frozenset({"trial", "sweep"})
     permissions = frozenset({STOP_PERMISSION})
     policy_keys = ("defaults.max_failed_trials",)
 
