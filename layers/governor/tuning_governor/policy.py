@@ -642,12 +642,12 @@ def _model_at(parent: tuple[int | str, ...]) -> type[BaseModel] | None:
 def _describe(err: ErrorDetails) -> str:
     loc = tuple(err["loc"])
     if loc and loc[-1] == "[key]":
-        hint = ""
+        near: list[str] = []
         if err["type"] == "literal_error":
-            allowed = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
-            near = difflib.get_close_matches(str(err.get("input")), allowed, n=1)
-            hint = f'did you mean "{near[0]}"? ' if near else ""
-        return f"{render_path(loc[:-1])}: bad key: {hint}{_expected(err)}"
+            keys = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
+            near = difflib.get_close_matches(str(err.get("input")), keys, n=1)
+        nearest = f'did you mean "{near[0]}"? ' if near else ""
+        return f"{render_path(loc[:-1])}: bad key: {nearest}{_expected(err)}"
     path = render_path(loc)
     if err["type"] in {"deprecated_duplicate", "no_grace"}:
         return f"{path}: {err['msg']}"
