@@ -16,6 +16,7 @@ under a minute; ``derandomize`` makes the examples the same on every run, so a f
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 from decimal import Decimal
 from typing import Any
@@ -78,12 +79,50 @@ def _copies(result: SimulationResult) -> Counter[str]:
     return Counter(same_id=stats.same_id_duplicates, new_id=stats.new_id_duplicates, overtaken=stats.overtaken)
 
 
+#: The one difference delivery order may make, by the issue's own rule ("a decision on an ended job is
+#: recorded as already-ended"): a breach decided on a trial whose event came after its job's terminal
+#: event is recorded and reported as ``already-ended`` where in-order delivery stopped the running job
+#: (or, in monitor mode, said it would). The rule, the verdict and that one report per channel must
+#: still be the same; nothing else may differ.
+LATE = "already-ended"
+ACTED = frozenset({"stopped", "would-stop", "exempt"})
+_ACTED_SUBJECT = re.compile(r"^\[tuning-governor\] (?:STOPPED|WOULD STOP) (\S+) .*: (\S+)$")
+_LATE_SUBJECT = re.compile(r"^\[tuning-governor\] (\S+) breached (\S+) \(already ended\): \S+$")
+
+
+def _late_as_in_order(seen: dict[str, Any], expected: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """``seen`` with each late decision (and its reports) read as the in-order action it stands for,
+    where in-order delivery acted on the same rule and verdict; and how many were."""
+    decisions = {job: list(found) for job, found in seen["decisions"].items()}
+    reports = {job: set(found) for job, found in seen["reports"].items()}
+    late = 0
+    for job, found in decisions.items():
+        in_order = {(rule, verdict): action for rule, verdict, action in expected["decisions"][job]}
+        for index, (rule, verdict, action) in enumerate(found):
+            if action != LATE or in_order.get((rule, verdict)) not in ACTED:
+                continue
+            late += 1
+            found[index] = (rule, verdict, in_order[(rule, verdict)])
+            subjects = {
+                subject
+                for _, subject in expected["reports"][job]
+                if (m := _ACTED_SUBJECT.match(subject)) and m.groups() == (job, rule)
+            }
+            for channel, subject in sorted(reports[job]):
+                if (m := _LATE_SUBJECT.match(subject)) and m.groups() == (job, rule) and len(subjects) == 1:
+                    reports[job].remove((channel, subject))
+                    reports[job].add((channel, next(iter(subjects))))
+        found.sort()
+    return seen | {"decisions": decisions, "reports": reports}, late
+
+
 def _compare(faults: DeliveryFaults) -> None:
     expected, clean = _run(None)
     seen, result = _run(faults)
+    seen, late = _late_as_in_order(seen, expected)
     print(  # figures for docs/reliability.md (run with -s)
         f"\n{faults}: deliveries {result.deliveries} of {result.events_emitted} events, {dict(_copies(result))}, "
-        f"outcomes {dict(result.outcome_counts)}"
+        f"outcomes {dict(result.outcome_counts)}, late decisions {late}"
     )
     assert result.delivery_stats.dropped == 0
     assert result.dead_lettered == []
@@ -117,13 +156,6 @@ def test_duplicates_in_order_change_nothing(fresh: None, same: float, new: float
     _compare(DeliveryFaults(same_id_duplicate_rate=same, new_id_duplicate_rate=new, seed=seed))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 8 root causes 4 and 5 (engineer B): shuffled over the whole log, each tuning job's terminal "
-    "event is handled before some of its trials; the budget breach decided on those late trials is recorded "
-    "(would-stop) but its report is never sent on either channel, and fraud-rand gains a budget warning "
-    "in-order delivery does not make (the spend is seen crossing 80 % first). Costs and summaries are equal.",
-)
 @settings(
     max_examples=8,
     deadline=None,

@@ -59,6 +59,7 @@ def job_facts(
     """The job as its META item records it at ``now``. With ``catalog``, the running trials' accrued
     cost is priced too (``spent_usd`` = finished + accrued); without, only finished trials count."""
     tags = {str(k): str(v) for k, v in (meta.get("tags") or {}).items()}
+    job_key = str(meta["pk"]).removeprefix("JOB#")
     spent = meta.get("cost_usd")
     unpriced = int(meta.get("unpriced_trials") or 0)
     # Any unpriced trial makes "spent" unknown: a budget is never judged on a partial sum.
@@ -76,8 +77,10 @@ def job_facts(
     )
     total = finished + accrual.usd if finished is not None and accrual.usd is not None else None
     return JobFacts(
-        job_key=str(meta["pk"]).removeprefix("JOB#"),
-        job_name=str(meta.get("job_name") or meta["pk"]),
+        job_key=job_key,
+        # A job first seen through a trial's event (its own event not yet delivered) is named by its key:
+        # the name in the trial's TuningJobArn, in lower case as ARNs spell it.
+        job_name=str(meta.get("job_name") or job_key),
         team=policy.team_of(tags),
         tags=tags,
         status=str(meta.get("status") or "Unknown"),
@@ -293,11 +296,18 @@ def record_trial(
     """
     for attempt in range(STALE_ATTEMPTS):
         state = _advanced(meta, record, trial)
+        known_end = _dt((meta or {}).get("last_trial_end"))
+        later = record.end_time is not None and (known_end is None or record.end_time > known_end)
+        latest = record.end_time if later else None
         if state is None:
-            return services.store.record_trial(record, team=team)
+            return services.store.record_trial(record, team=team, latest_end=latest)
         try:
             return services.store.record_trial(
-                record, team=team, stagnation=state.to_item(), stagnation_seen=state.trials_seen - 1
+                record,
+                team=team,
+                stagnation=state.to_item(),
+                stagnation_seen=state.trials_seen - 1,
+                latest_end=latest,
             )
         except StaleState:
             if attempt == STALE_ATTEMPTS - 1:
@@ -322,12 +332,26 @@ def with_stagnation_spend(facts: JobFacts, services: Services) -> JobFacts:
     return facts.model_copy(update={"stagnation": state.model_copy(update={"spent_at_improvement": facts.spent_usd})})
 
 
+def state_time(meta: dict[str, Any] | None) -> datetime | None:
+    """The latest moment the job item's state reflects: the end of its latest recorded trial
+    (``last_trial_end``) or the start of its latest running trial."""
+    meta = meta or {}
+    times = [_dt(meta.get("last_trial_end"))] + [trial.start for trial in spend.running_trials(meta)]
+    known = [t for t in times if t is not None]
+    return max(known, default=None)
+
+
 def govern(trigger: Trigger, job_key: str, now: datetime, services: Services) -> list[dict[str, Any]]:
-    """Evaluate the rules for ``trigger`` on one job and act on what they find."""
+    """Evaluate the rules for ``trigger`` on one job and act on what they find.
+
+    Judged at ``now`` or at the latest moment the job's state reflects, whichever is later: an event
+    handled after later ones of the same job (EventBridge does not keep order) is judged on the state
+    as it is, at the time that state is true, never on later trials at an earlier time."""
     policy = services.policy()
     meta = services.store.get_job(job_key)
     if meta is None or meta.get("status") in TUNING_TERMINAL:
         return []
+    now = max(now, state_time(meta) or now)
     catalog = services.price_catalog(policy)
     facts = with_stagnation_spend(job_facts(meta, now=now, policy=policy, catalog=catalog), services)
     facts = facts.model_copy(update={"team_month": team_month_facts(facts.team, now, policy, catalog, services)})

@@ -232,8 +232,12 @@ class GovernorStore:
         team: str | None = None,
         stagnation: dict[str, Any] | None = None,
         stagnation_seen: int = 0,
+        latest_end: datetime | None = None,
     ) -> bool:
         """Write a finished trial and add it to its job's totals, once. False for a duplicate.
+
+        ``latest_end`` (the trial's end, when later than the job item's ``last_trial_end`` as the caller
+        read it) becomes the job's ``last_trial_end``: the latest moment its recorded state reflects.
 
         In the same transaction the trial stops being a running trial (its entry leaves the job's and
         the team's items) and, for a ``team``, its cost is added to the team's month totals.
@@ -275,10 +279,14 @@ class GovernorStore:
             adds[":sod"] = record.cost_usd + (record.spot_savings_usd or Decimal(0))
             expr += ["spot_billed_usd :sbill", "spot_on_demand_usd :sod"]
         trial = record.training_job_name.lower()
-        meta_set, meta_condition = "", "attribute_exists(running)"
+        sets: list[str] = []
+        meta_condition = "attribute_exists(running)"
+        if latest_end is not None:
+            sets.append("last_trial_end = :lend")
+            adds[":lend"] = iso(latest_end)
         if stagnation is not None:
             # Read-modify-write of the stagnation state, guarded by its trial count (optimistic locking).
-            meta_set = " SET stagnation = :stag"
+            sets.append("stagnation = :stag")
             adds[":stag"] = stagnation
             if stagnation_seen:
                 meta_condition += " AND stagnation.trials_seen = :seen"
@@ -298,7 +306,10 @@ class GovernorStore:
                     "Update": {
                         "TableName": self._table,
                         "Key": _item({"pk": job_pk(record.job_key), "sk": "META"}),
-                        "UpdateExpression": "ADD " + ", ".join(expr) + meta_set + " REMOVE running.#run",
+                        "UpdateExpression": "ADD "
+                        + ", ".join(expr)
+                        + (" SET " + ", ".join(sets) if sets else "")
+                        + " REMOVE running.#run",
                         "ConditionExpression": meta_condition,
                         "ExpressionAttributeNames": {"#run": trial},
                         "ExpressionAttributeValues": _item(adds),
