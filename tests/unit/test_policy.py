@@ -156,7 +156,7 @@ def test_every_type_of_the_bundled_price_catalog_is_a_valid_policy_key() -> None
         (
             "quota: {}",
             'quota: unknown key; did you mean "quotas"? expected one of: budget_tag, defaults, exempt_tag, mode, '
-            "prices, quotas, spot_quotas, team_tag, teams",
+            "prices, quotas, slack_users, spot_quotas, team_tag, teams",
         ),
         (
             "quotas: {ML.P3.2XLARGE: 8}",
@@ -193,7 +193,7 @@ def test_every_type_of_the_bundled_price_catalog_is_a_valid_policy_key() -> None
             "teams: {vision: {budgets: 1}}",
             # the deprecated budget_usd is still read, but never suggested
             'teams.vision.budgets: unknown key; did you mean "job_budget_usd"? expected one of: instances, '
-            "job_budget_usd, monthly_budget_usd",
+            "job_budget_usd, monthly_budget_usd, slack_secret, sns_topic_arn",
         ),
         ('teams: {"ml team": {budget_usd: -1}}', 'teams["ml team"].budget_usd: expected a number >= 0, got -1'),
         ("teams: {ml.vision: {budget_usd: -1}}", 'teams["ml.vision"].budget_usd: expected a number >= 0, got -1'),
