@@ -5,6 +5,7 @@ teams' reports reach the default channels only."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,9 @@ from governor_sim.slack_server import SlackWebhookServer
 from tests.integration.conftest import T0, World
 from tests.integration.test_exactly_once import run_redelivering
 from tests.integration.test_governance import record_stop_calls, use_policy
+from tests.integration.test_secret_hygiene import _assert_nowhere, _Everything, _table_text, debug_logs
+
+__all__ = ["debug_logs"]  # a fixture, used by name
 
 SECRET_PREFIX = "tuning-governor/teams/"
 TOPIC_PREFIX = "tg-team-"
@@ -190,3 +194,24 @@ def test_a_team_secret_outside_the_prefix_is_not_used(teams: TeamWorld) -> None:
     assert teams.team_slack.requests == 0
     assert len(_slack(world.slack.messages, vision)) == 1
     assert len(_sns(teams.team_sns(), vision)) == 1
+
+
+def test_a_team_webhook_url_is_never_logged_or_stored(
+    teams: TeamWorld, debug_logs: _Everything, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    world = teams.world
+    # Given team vision's own webhook, failing past the client's retries once, everything logged at DEBUG
+    use_policy(world, _policy(teams))
+    teams.team_slack.fail_next(500, 500, 500)
+    world.env.sagemaker.create_hyper_parameter_tuning_job(
+        **seed_tuning_request("vision-hb", team="vision", owner="alice@example.com", max_jobs=4, max_parallel=2)
+    )
+    # When the job runs, the failed event redelivered
+    assert len(run_redelivering(world)) == 1
+    # Then the team webhook was used, and its URL, path and token are in no log line, output or item
+    assert teams.team_slack.messages
+    captured = capsys.readouterr()
+    records = "\n".join(f"{r.name} {r.getMessage()} {r.__dict__!r}" for r in caplog.records)
+    texts = ("\n".join(debug_logs.lines), records, captured.out, captured.err, _table_text(world))
+    _assert_nowhere(teams.team_slack.url, *texts)
