@@ -2,7 +2,9 @@
 
 Used by the integration tests, the demo and replays: one table shaped as in template.yaml, one
 report topic with an SQS queue subscribed (so tests read what SNS delivered), a Slack webhook secret
-pointing at a local server, and ``Services`` built from those. Call inside ``moto.mock_aws()``.
+pointing at a local server, and ``Services`` built from those. With ``slack_secret_prefix`` /
+``team_topic_prefix`` the teams' own channels are wired too (secrets and topics the test creates;
+``subscribe_queue`` reads a team topic). Call inside ``moto.mock_aws()``.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from tuning_governor.adapters.notifiers import Notifier, SnsNotifier
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy
-from tuning_governor.service import Services, slack_from_secret
+from tuning_governor.service import Services, channel_grants, slack_from_secret
 from tuning_governor.settings import Settings
 
 TABLE_NAME = "tuning-governor-offline"
@@ -81,6 +84,14 @@ class OfflineEnvironment:
                 self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
 
 
+def subscribe_queue(sns_client: Any, sqs: Any, topic_arn: str, queue_name: str) -> str:
+    """An SQS queue subscribed to ``topic_arn`` (raw delivery off: bodies are SNS envelopes); its URL."""
+    queue_url = str(sqs.create_queue(QueueName=queue_name)["QueueUrl"])
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns_client.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
+    return queue_url
+
+
 def build_environment(
     *,
     region: str = "us-east-1",
@@ -90,16 +101,17 @@ def build_environment(
     sns: bool = True,
     policy: Policy | None = None,
     quotas: bool = True,
+    slack_secret_prefix: str = "",
+    team_topic_prefix: str = "",
 ) -> OfflineEnvironment:
-    """Create the resources on moto and return adapters wired to them (Slack only when a URL is given)."""
+    """Create the resources on moto and return adapters wired to them (Slack only when a URL is given;
+    teams' own channels only under a prefix, as the template grants them)."""
     dynamodb = boto3.client("dynamodb", region_name=region)
     create_table(dynamodb)
     sns_client = boto3.client("sns", region_name=region)
     sqs = boto3.client("sqs", region_name=region)
     topic_arn = sns_client.create_topic(Name=TOPIC_NAME, Attributes={"KmsMasterKeyId": "alias/aws/sns"})["TopicArn"]
-    queue_url = sqs.create_queue(QueueName="report-inbox")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    sns_client.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
+    queue_url = subscribe_queue(sns_client, sqs, topic_arn, "report-inbox")
     secret_arn = ""
     secrets = boto3.client("secretsmanager", region_name=region)
     if slack_url:
@@ -109,6 +121,8 @@ def build_environment(
             "TABLE_NAME": TABLE_NAME,
             "TOPIC_ARN": topic_arn if sns else "",
             "SLACK_SECRET_ARN": secret_arn,
+            "SLACK_SECRET_PREFIX": slack_secret_prefix,
+            "TEAM_TOPIC_PREFIX": team_topic_prefix,
             "AWS_REGION": region,
         }
     )
@@ -126,7 +140,11 @@ def build_environment(
         store=GovernorStore(dynamodb, TABLE_NAME),
         notifiers=notifiers,
         catalog=catalog or bundled_catalog(),
+        grants=channel_grants(settings),
     )
+    if slack_secret_prefix or team_topic_prefix:
+        # As in Lambda: the teams' secrets read through Powertools Parameters, their topics on the SNS client.
+        services.team_notifiers = TeamNotifiers(sns_client=lambda: sns_client, secrets_client=lambda: secrets)
     if clock is not None:
         services.clock = clock
     if policy is not None:

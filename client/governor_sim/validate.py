@@ -3,6 +3,7 @@
     tuning-governor validate policy.yaml                     # offline: schema + semantic checks
     tuning-governor validate policy.yaml --format json       # for CI pipelines (docs/validate-result.schema.json)
     tuning-governor validate policy.yaml --account --region eu-west-1   # also compare quotas with Service Quotas
+    tuning-governor validate policy.yaml --slack-secret-prefix tuning-governor/teams/ --team-topic-prefix tg-team-
 
 Exit status: 0 the policy is good (notes only), 1 it is valid but has warnings, 2 it is broken (the
 governor would refuse it: a syntax error, an unknown key, a wrong value) or unreadable.
@@ -20,7 +21,13 @@ an update). The semantic checks, all warnings, find what is valid but will not d
 - ``unpriced-instance-type``: a type the bundled catalog and the policy's ``prices`` price nowhere
   (often a typo: the governor cannot cost its trials);
 - ``quota-above-account`` (``--account`` only): a policy quota or team limit above the account's
-  Service Quota for the type (the lower figure governs). Offline this check is skipped with a note.
+  Service Quota for the type (the lower figure governs). Offline this check is skipped with a note;
+- ``team-channel-not-granted``: a team's ``slack_secret`` not named under the stack's
+  ``SlackSecretPrefix``, or its ``sns_topic_arn`` outside ``--region`` or not named under
+  ``TeamTopicPrefix`` (the governor would not use it; the team's reports go to the default channels
+  only). The prefixes come from ``--slack-secret-prefix`` / ``--team-topic-prefix`` or the
+  ``SLACK_SECRET_PREFIX`` / ``TEAM_TOPIC_PREFIX`` environment variables (the functions' own); unknown,
+  the check is skipped with a note.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import sys
 from collections.abc import Callable
 from decimal import Decimal
@@ -38,6 +46,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy, PolicyError, parse_policy, render_path
+from tuning_governor.routing import ChannelGrants, routing_warnings
 
 Severity = Literal["error", "warning", "note"]
 Status = Literal["ok", "warnings", "broken"]
@@ -310,18 +319,52 @@ def _account(policy: Policy, account_quota: AccountQuota | None) -> list[Finding
     return found
 
 
+def _team_channels(
+    policy: Policy, region: str, slack_secret_prefix: str | None, team_topic_prefix: str | None
+) -> list[Finding]:
+    kinds = {"slack_secret": slack_secret_prefix, "sns_topic_arn": team_topic_prefix}
+    named = {key for team in policy.teams.values() for key in kinds if getattr(team, key)}
+    unknown = sorted(key for key in named if kinds[key] is None)
+    grants = ChannelGrants(
+        slack_secret_prefix=slack_secret_prefix or "", topic_prefix=team_topic_prefix or "", region=region
+    )
+    found = [
+        Finding(severity="warning", code="team-channel-not-granted", path=path, message=message)
+        for path, message in routing_warnings(policy, grants)
+        if kinds[path.rsplit(".", 1)[-1]] is not None
+    ]
+    if unknown:
+        options = {"slack_secret": "--slack-secret-prefix", "sns_topic_arn": "--team-topic-prefix"}
+        found.append(
+            Finding(
+                severity="note",
+                code="team-channels-not-checked",
+                path=None,
+                message=(
+                    f"teams' {' and '.join(unknown)} were not compared with what the stack grants; pass"
+                    f" {' and '.join(options[k] for k in unknown)} (the stack's SlackSecretPrefix / TeamTopicPrefix)"
+                    " to check them"
+                ),
+            )
+        )
+    return found
+
+
 def check_policy(
     policy: Policy,
     *,
     catalog: PriceCatalog | None = None,
     region: str = DEFAULT_REGION,
     account_quota: AccountQuota | None = None,
+    slack_secret_prefix: str | None = None,
+    team_topic_prefix: str | None = None,
 ) -> list[Finding]:
     """The semantic findings on a valid policy, in a stable order (see the module docstring).
 
     ``catalog`` defaults to the bundled one; the policy's ``prices`` fill its gaps. ``account_quota``
     (None: offline, the account check is skipped with a note) answers an instance type's applied
-    Service Quota for training, or None when unknown.
+    Service Quota for training, or None when unknown. ``slack_secret_prefix`` / ``team_topic_prefix``:
+    the stack's parameters ("" = none granted; None = unknown, that check is skipped with a note).
     """
     prices = (catalog or bundled_catalog()).with_policy_prices(policy.price_overrides(), policy.regional_prices())
     return [
@@ -332,6 +375,7 @@ def check_policy(
         *_team_limits(policy),
         *_unpriced(policy, prices, region),
         *_account(policy, account_quota),
+        *_team_channels(policy, region, slack_secret_prefix, team_topic_prefix),
     ]
 
 
@@ -356,6 +400,8 @@ def validate_text(
     region: str = DEFAULT_REGION,
     account_quota: AccountQuota | None = None,
     catalog: PriceCatalog | None = None,
+    slack_secret_prefix: str | None = None,
+    team_topic_prefix: str | None = None,
 ) -> ValidationResult:
     """Validate a policy's text: schema errors (broken) or semantic findings (warnings, notes)."""
     try:
@@ -363,7 +409,14 @@ def validate_text(
     except PolicyError as exc:
         findings = _schema_findings(exc)
     else:
-        findings = check_policy(policy, catalog=catalog, region=region, account_quota=account_quota)
+        findings = check_policy(
+            policy,
+            catalog=catalog,
+            region=region,
+            account_quota=account_quota,
+            slack_secret_prefix=slack_secret_prefix,
+            team_topic_prefix=team_topic_prefix,
+        )
     status: Status = "ok"
     if any(f.severity == "error" for f in findings):
         status = "broken"
@@ -393,6 +446,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--account",
         action="store_true",
         help="also compare quotas and team limits with the account's SageMaker Service Quotas (AWS credentials)",
+    )
+    parser.add_argument(
+        "--slack-secret-prefix",
+        default=os.environ.get("SLACK_SECRET_PREFIX"),
+        metavar="PREFIX",
+        help="the stack's SlackSecretPrefix (default: $SLACK_SECRET_PREFIX): warn on team secrets outside it",
+    )
+    parser.add_argument(
+        "--team-topic-prefix",
+        default=os.environ.get("TEAM_TOPIC_PREFIX"),
+        metavar="PREFIX",
+        help="the stack's TeamTopicPrefix (default: $TEAM_TOPIC_PREFIX): warn on team topics outside it",
     )
 
 
@@ -436,7 +501,14 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"tuning-governor validate: cannot read {source}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     account_quota = _live_account_quota(args.region) if args.account else None
-    result = validate_text(text, source, region=args.region, account_quota=account_quota)
+    result = validate_text(
+        text,
+        source,
+        region=args.region,
+        account_quota=account_quota,
+        slack_secret_prefix=args.slack_secret_prefix,
+        team_topic_prefix=args.team_topic_prefix,
+    )
     if args.format == "json":
         print(result.model_dump_json(indent=2))
     else:

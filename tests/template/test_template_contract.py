@@ -58,6 +58,43 @@ def test_slack_secret_parameter_takes_empty_or_a_full_secret_arn(
     assert sam_template["Parameters"]["SlackWebhookSecretArn"]["Default"] == ""
 
 
+@pytest.mark.parametrize(
+    ("value", "allowed"),
+    [
+        ("", True),  # no team Slack secrets: nothing granted
+        ("tuning-governor/teams/", True),
+        ("slack_team.hooks@ml+", True),
+        # An ARN or a wildcard would make the grant secret:<arn>* or secret:**: names only.
+        ("arn:aws:secretsmanager:us-east-1:123456789012:secret:teams/", False),
+        ("teams/*", False),
+        ("teams with spaces/", False),
+    ],
+)
+def test_slack_secret_prefix_takes_empty_or_a_secret_name_prefix(
+    sam_template: dict[str, Any], value: str, allowed: bool
+) -> None:
+    assert _allowed(sam_template, "SlackSecretPrefix", value) is allowed
+    assert sam_template["Parameters"]["SlackSecretPrefix"]["Default"] == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed"),
+    [
+        ("", True),  # no team topics: nothing granted
+        ("tg-team-", True),
+        ("ml_reports_", True),
+        ("arn:aws:sns:us-east-1:123456789012:tg-team-", False),
+        ("tg-team-*", False),
+        ("tg/team", False),
+    ],
+)
+def test_team_topic_prefix_takes_empty_or_a_topic_name_prefix(
+    sam_template: dict[str, Any], value: str, allowed: bool
+) -> None:
+    assert _allowed(sam_template, "TeamTopicPrefix", value) is allowed
+    assert sam_template["Parameters"]["TeamTopicPrefix"]["Default"] == ""
+
+
 @pytest.mark.parametrize(("value", "allowed"), [("", True), ("ml-team@example.com", True), ("not-an-email", False)])
 def test_report_email_parameter_is_optional(sam_template: dict[str, Any], value: str, allowed: bool) -> None:
     assert _allowed(sam_template, "ReportEmail", value) is allowed
@@ -131,6 +168,8 @@ def test_optional_integrations_hang_on_conditions(sam_template: dict[str, Any]) 
     conditions = sam_template["Conditions"]
 
     assert conditions["HasSlack"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "SlackWebhookSecretArn"}, ""]}]}
+    assert conditions["HasTeamSlackSecrets"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "SlackSecretPrefix"}, ""]}]}
+    assert conditions["HasTeamTopics"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "TeamTopicPrefix"}, ""]}]}
     assert conditions["HasEmail"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "ReportEmail"}, ""]}]}
     assert conditions["HasPolicyParameter"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "PolicyParameterName"}, ""]}]}
     assert sam_template["Resources"]["ReportsEmailSubscription"]["Condition"] == "HasEmail"

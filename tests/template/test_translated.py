@@ -87,6 +87,11 @@ _TOPIC = {
 _TOPIC_KEYS = {"Fn::Sub": "arn:${AWS::Partition}:kms:${AWS::Region}:${AWS::AccountId}:key/*"}
 # AWSSecretsManagerGetSecretValuePolicy's expansion with SecretArn: !Ref SlackWebhookSecretArn.
 _SLACK_SECRET = {"Fn::Sub": ["${secretArn}", {"secretArn": {"Ref": "SlackWebhookSecretArn"}}]}
+# Teams' own channels: the secrets named under SlackSecretPrefix, the topics named under TeamTopicPrefix.
+_TEAM_SLACK_SECRETS = {
+    "Fn::Sub": "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:${SlackSecretPrefix}*"
+}
+_TEAM_TOPICS = {"Fn::Sub": "arn:${AWS::Partition}:sns:${AWS::Region}:${AWS::AccountId}:${TeamTopicPrefix}*"}
 _POLICY_PARAMETER = {
     "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${PolicyParameterName}"
 }
@@ -110,18 +115,25 @@ SCOPES: dict[str, list[Any]] = {
     "sagemaker:ListTags": [_TUNING_JOBS],
     "sagemaker:StopHyperParameterTuningJob": [_TUNING_JOBS],
     "sagemaker:DescribeTrainingJob": [_TRAINING_JOBS],
-    "sns:Publish": [_TOPIC],
+    "sns:Publish": [_TOPIC, _TEAM_TOPICS],
     "kms:GenerateDataKey*": [_TOPIC_KEYS],
     "kms:Decrypt": [_TOPIC_KEYS],
-    "secretsmanager:GetSecretValue": [_SLACK_SECRET],
+    "secretsmanager:GetSecretValue": [_SLACK_SECRET, _TEAM_SLACK_SECRETS],
     "ssm:GetParameter": [_POLICY_PARAMETER],
     "sqs:SendMessage": [{"Fn::GetAtt": [DLQ, "Arn"]}],
     "scheduler:CreateSchedule": [_CHECK_SCHEDULES],
     "scheduler:UpdateSchedule": [_CHECK_SCHEDULES],
     "iam:PassRole": [_SCHEDULER_ROLE],
 } | {action: ["*"] for action in NO_RESOURCE_LEVEL_PERMISSIONS}
-# Grants that exist only while their integration is configured, and the condition guarding each.
-CONDITIONAL_ACTIONS = {"secretsmanager:GetSecretValue": "HasSlack", "ssm:GetParameter": "HasPolicyParameter"}
+# Grants that exist only while their integration is configured: the condition guarding each, and the one
+# action and resource it then grants. sns:Publish is also granted without a condition, on the stack's topic.
+CONDITIONAL_GRANTS: dict[str, tuple[str, Any]] = {
+    "HasSlack": ("secretsmanager:GetSecretValue", _SLACK_SECRET),
+    "HasTeamSlackSecrets": ("secretsmanager:GetSecretValue", _TEAM_SLACK_SECRETS),
+    "HasTeamTopics": ("sns:Publish", _TEAM_TOPICS),
+    "HasPolicyParameter": ("ssm:GetParameter", _POLICY_PARAMETER),
+}
+UNCONDITIONAL_GRANTS: dict[str, Any] = {"sns:Publish": _TOPIC}
 
 
 def _functions(cfn: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -209,6 +221,9 @@ def test_function_environment_carries_the_settings(cfn_template: dict[str, Any],
     assert variables["POWERTOOLS_LOG_LEVEL"] == {"Ref": "LogLevel"}
     assert variables["GOVERNOR_OWNER_TAG"] == {"Ref": "OwnerTagKey"}
     assert variables["POLICY_PARAMETER"] == {"Ref": "PolicyParameterName"}
+    # Settings.slack_secret_prefix / team_topic_prefix: which team channels the stack grants.
+    assert variables["SLACK_SECRET_PREFIX"] == {"Ref": "SlackSecretPrefix"}
+    assert variables["TEAM_TOPIC_PREFIX"] == {"Ref": "TeamTopicPrefix"}
     # The team tag is the governance policy's team_tag now, not a deployment setting.
     assert "GOVERNOR_TEAM_TAG" not in variables
 
@@ -509,20 +524,54 @@ def test_every_grant_points_only_at_what_its_actions_need(cfn_template: dict[str
 
 @pytest.mark.parametrize("function_id", sorted(FUNCTIONS))
 def test_optional_integrations_are_granted_only_when_configured(cfn_template: dict[str, Any], function_id: str) -> None:
-    statements = list(role_statements(cfn_template, _role_of(cfn_template, function_id)))
+    statements = [s for s in role_statements(cfn_template, _role_of(cfn_template, function_id)) if s.effect == "Allow"]
     needs = NEEDS[function_id]
-    used = {"secretsmanager:GetSecretValue": needs.reports, "ssm:GetParameter": needs.policy}
+    used = {
+        "secretsmanager:GetSecretValue": needs.reports,
+        "sns:Publish": needs.reports,
+        "ssm:GetParameter": needs.policy,
+    }
 
-    for action, condition in CONDITIONAL_ACTIONS.items():
-        # Given no Slack secret / no policy parameter, the grant disappears with its condition
-        granting = [s for s in statements if action in s.actions]
-        if not used[action]:
-            assert granting == [], f"{function_id} does not use {action}"
-            continue
-        assert granting, f"{function_id} lacks {action}"
-        assert [s.condition for s in granting] == [condition] * len(granting), [_describe(s) for s in granting]
-    unexpected = [s for s in statements if s.condition and not set(s.actions) <= set(CONDITIONAL_ACTIONS)]
-    assert unexpected == [], [_describe(s) for s in unexpected]
+    # Given a parameter left empty (no Slack secret, no team prefix, no policy parameter), its grant
+    # disappears with its condition: each condition guards one statement, one action on one resource
+    conditional = [s for s in statements if s.condition]
+    found = {s.condition: (s.actions, s.resources) for s in conditional}
+    expected = {
+        condition: ([action], [resource])
+        for condition, (action, resource) in CONDITIONAL_GRANTS.items()
+        if used[action]
+    }
+    assert found == expected, [_describe(s) for s in conditional]
+    assert len(conditional) == len(found), [_describe(s) for s in conditional]
+    # And outside those conditions these actions reach only the stack's own topic
+    guarded = {action for action, _resource in CONDITIONAL_GRANTS.values()}
+    for statement in statements:
+        if statement.condition is None and set(statement.actions) & guarded:
+            (action,) = statement.actions
+            assert statement.resources == [UNCONDITIONAL_GRANTS.get(action)], _describe(statement)
+
+
+@pytest.mark.parametrize("function_id", REPORTING)
+def test_team_channels_are_granted_only_under_the_stack_prefixes(
+    cfn_template: dict[str, Any], function_id: str
+) -> None:
+    statements = list(role_statements(cfn_template, _role_of(cfn_template, function_id)))
+
+    # Given the SlackSecretPrefix / TeamTopicPrefix parameters, each reporting function may read the
+    # secrets and publish to the topics named under them (this account and region), and only while set
+    team = {
+        (s.condition, a): s.resources
+        for s in statements
+        for a in s.actions
+        if s.resources in ([_TEAM_SLACK_SECRETS], [_TEAM_TOPICS])
+    }
+    assert team == {
+        ("HasTeamSlackSecrets", "secretsmanager:GetSecretValue"): [_TEAM_SLACK_SECRETS],
+        ("HasTeamTopics", "sns:Publish"): [_TEAM_TOPICS],
+    }
+    conditions = cfn_template["Conditions"]
+    assert conditions["HasTeamSlackSecrets"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "SlackSecretPrefix"}, ""]}]}
+    assert conditions["HasTeamTopics"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "TeamTopicPrefix"}, ""]}]}
 
 
 @pytest.mark.parametrize("function_id", REPORTING)

@@ -32,10 +32,10 @@ ENVIRONMENT = {
 }
 
 
-def _cold_start(slack_secret_arn: str) -> dict[str, list[str]]:
+def _cold_start(slack_secret_arn: str, **extra: str) -> dict[str, list[str]]:
     result = subprocess.run(  # noqa: S603 - this interpreter, our own snippet
         [sys.executable, "-c", COLD_START],
-        env={**ENVIRONMENT, "SLACK_SECRET_ARN": slack_secret_arn},
+        env={**ENVIRONMENT, "SLACK_SECRET_ARN": slack_secret_arn, **extra},
         capture_output=True,
         text=True,
         timeout=120,
@@ -58,4 +58,16 @@ def test_cold_start_does_not_import_slack_sdk(slack_secret_arn: str, channels: l
     report = _cold_start(slack_secret_arn)
 
     assert report["channels"] == channels
+    assert report["slack_sdk"] == []
+
+
+def test_team_channels_configured_do_not_import_slack_sdk_at_cold_start() -> None:
+    # Given a stack granting team Slack secrets and team topics (their notifiers are built per report)
+    report = _cold_start(
+        "arn:aws:secretsmanager:us-east-1:123456789012:secret:governor/slack-AbC123",
+        SLACK_SECRET_PREFIX="tuning-governor/teams/",
+        TEAM_TOPIC_PREFIX="tg-team-",
+    )
+
+    assert report["channels"] == ["sns", "slack"]
     assert report["slack_sdk"] == []

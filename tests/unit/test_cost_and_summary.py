@@ -273,7 +273,8 @@ def test_report_attributes_and_blocks() -> None:
     records = [_record("xgb-001-00000001", "Completed", billable=900)]
     summary = _summarise(_tuning(status="Stopped"), [_summary("xgb-001-00000001", "Completed", 0.9)], records)
     report = summary_report(summary)
-    assert report.attributes == {"status": "Stopped", "team": "churn", "outcome": "stopped"}
+    # the owner tag is an attribute too, for SNS filter policies
+    assert report.attributes == {"status": "Stopped", "team": "churn", "outcome": "stopped", "owner": "ana@example.com"}
     assert len(report.subject) <= 100
     assert report.blocks[0]["type"] == "header"
     assert "validation:auc" in report.text and "0.9" in report.text

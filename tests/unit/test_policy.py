@@ -54,6 +54,9 @@ def test_the_example_policy_parses_and_means_what_its_comments_say() -> None:
     assert policy.teams["vision"].monthly_budget_usd == Decimal(20000)
     assert policy.teams["nlp"].job_budget_usd is None
     assert policy.team_monthly_budget("nlp") is None
+    assert policy.teams["vision"].slack_secret == "tuning-governor/teams/vision"
+    assert policy.teams["nlp"].sns_topic_arn is None
+    assert policy.slack_member("alice@example.com") == "U012AB3CD"
     assert policy.defaults.job_budget_usd == Decimal(1000)
     # the example uses no deprecated key
     assert policy.warnings() == []
@@ -111,9 +114,16 @@ def test_json_and_yaml_give_the_same_policy() -> None:
             "quotas": {"ml.p3.2xlarge": 8, "ml.g5.xlarge": 16},
             "spot_quotas": {"ml.g5.xlarge": 8},
             "teams": {
-                "vision": {"instances": {"ml.p3.2xlarge": 4}, "job_budget_usd": 500, "monthly_budget_usd": 20000},
+                "vision": {
+                    "instances": {"ml.p3.2xlarge": 4},
+                    "job_budget_usd": 500,
+                    "monthly_budget_usd": 20000,
+                    "slack_secret": "tuning-governor/teams/vision",
+                    "sns_topic_arn": "arn:aws:sns:us-east-1:123456789012:tg-team-vision",
+                },
                 "nlp": {"instances": {"ml.g5.xlarge": 8}},
             },
+            "slack_users": {"alice@example.com": "U012AB3CD"},
             "defaults": {
                 "job_budget_usd": 1000,
                 "max_runtime_hours": 48,
@@ -157,7 +167,7 @@ def test_every_type_of_the_bundled_price_catalog_is_a_valid_policy_key() -> None
         (
             "quota: {}",
             'quota: unknown key; did you mean "quotas"? expected one of: budget_tag, defaults, exempt_tag, mode, '
-            "prices, quotas, spot_quotas, team_tag, teams",
+            "prices, quotas, slack_users, spot_quotas, team_tag, teams",
         ),
         (
             "quotas: {ML.P3.2XLARGE: 8}",
@@ -194,7 +204,7 @@ def test_every_type_of_the_bundled_price_catalog_is_a_valid_policy_key() -> None
             "teams: {vision: {budgets: 1}}",
             # the deprecated budget_usd is still read, but never suggested
             'teams.vision.budgets: unknown key; did you mean "job_budget_usd"? expected one of: instances, '
-            "job_budget_usd, monthly_budget_usd",
+            "job_budget_usd, monthly_budget_usd, slack_secret, sns_topic_arn",
         ),
         ('teams: {"ml team": {budget_usd: -1}}', 'teams["ml team"].budget_usd: expected a number >= 0, got -1'),
         ("teams: {ml.vision: {budget_usd: -1}}", 'teams["ml.vision"].budget_usd: expected a number >= 0, got -1'),

@@ -177,3 +177,64 @@ def test_a_grace_period_for_a_rule_that_is_off_is_warned_and_a_concurrency_grace
     [finding] = broken["findings"]
     assert finding["path"] == "defaults.grace_minutes"
     assert finding["message"].startswith("concurrency: concurrency is judged once, when the job arrives")
+
+
+TEAM_CHANNELS = """\
+mode: enforce
+teams:
+  vision:
+    slack_secret: elsewhere/vision
+    sns_topic_arn: arn:aws:sns:us-east-1:123456789012:tg-team-vision
+  nlp:
+    slack_secret: tuning-governor/teams/nlp
+    sns_topic_arn: arn:aws:sns:eu-west-1:123456789012:tg-team-nlp
+slack_users: {alice@example.com: U012AB3CD}
+"""
+
+
+@pytest.fixture
+def no_stack_prefixes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SLACK_SECRET_PREFIX", raising=False)
+    monkeypatch.delenv("TEAM_TOPIC_PREFIX", raising=False)
+
+
+def test_team_channels_outside_the_stacks_prefixes_are_warned_by_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_stack_prefixes: None
+) -> None:
+    # Given the stack's prefixes on the command line
+    prefixes = ("--slack-secret-prefix", "tuning-governor/teams/", "--team-topic-prefix", "tg-team-")
+    assert _run(tmp_path, TEAM_CHANNELS, "--format", "json", *prefixes) == 1
+    result = _json(capsys)
+    # Then each channel the governor would not use is a warning at its path, saying why
+    assert _codes(result) == [
+        ("warning", "team-channel-not-granted", "teams.nlp.sns_topic_arn"),
+        ("warning", "team-channel-not-granted", "teams.vision.slack_secret"),
+    ]
+    messages = [f["message"] for f in result["findings"]]
+    assert "not the stack's region us-east-1" in messages[0]
+    assert 'not under the stack\'s SlackSecretPrefix "tuning-governor/teams/"' in messages[1]
+
+
+def test_the_prefixes_may_come_from_the_functions_environment_variables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, no_stack_prefixes: None
+) -> None:
+    # Given only SLACK_SECRET_PREFIX known (as the functions have it), the topics unknown
+    monkeypatch.setenv("SLACK_SECRET_PREFIX", "tuning-governor/teams/")
+    assert _run(tmp_path, TEAM_CHANNELS, "--format", "json") == 1
+    # Then the secrets are checked and the topics are noted as not checked
+    assert _codes(_json(capsys)) == [
+        ("warning", "team-channel-not-granted", "teams.vision.slack_secret"),
+        ("note", "team-channels-not-checked", None),
+    ]
+
+
+def test_team_channels_within_the_prefixes_are_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_stack_prefixes: None
+) -> None:
+    text = TEAM_CHANNELS.replace("elsewhere/", "tuning-governor/teams/").replace("eu-west-1", "us-east-1")
+    prefixes = ("--slack-secret-prefix", "tuning-governor/teams/", "--team-topic-prefix", "tg-team-")
+    assert _run(tmp_path, text, *prefixes) == 0
+    assert capsys.readouterr().out.rstrip().endswith("ok (0 errors, 0 warnings, 0 notes)")
+    # and without the prefixes they are noted, not warned
+    assert _run(tmp_path, text, "--format", "json") == 0
+    assert _codes(_json(capsys)) == [("note", "team-channels-not-checked", None)]

@@ -490,6 +490,7 @@ def resume_decision(stored: dict[str, Any], tags: dict[str, str], policy: Policy
         )
     delivered = True
     if stored.get("own_report", True):
+        owner = tags.get(services.settings.owner_tag)
         report = decision_report(
             rule=decision.rule,
             verdict=decision.verdict,
@@ -502,8 +503,12 @@ def resume_decision(stored: dict[str, Any], tags: dict[str, str], policy: Policy
             mode=mode,
             action=action,
             detail=detail,
+            owner=owner,
+            owner_member=policy.slack_member(owner),
         )
-        delivered = all_delivered(deliver(report, services.store, services.notifiers, services.clock))
+        delivered = all_delivered(
+            deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
+        )
     if delivered:
         services.store.finish_decision(decision, action, detail)
     outcome = {"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "action": action, "at": decision.at}
@@ -631,7 +636,8 @@ def act_on_team(decision: Decision, job: JobFacts, policy: Policy, services: Ser
     )
     # The team decision is done only once its report is out on every channel: until then it stays
     # pending, and the next judgement of the team (event or sweep) re-claims it and sends the report.
-    channels = deliver(team_report(decision, month, mode, results), services.store, services.notifiers, services.clock)
+    report = team_report(decision, month, mode, results)
+    channels = deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
     if all_delivered(channels):
         services.store.finish_team_decision(decision, month, results)
     return [

@@ -14,6 +14,7 @@ from tuning_governor.adapters.pricing import PriceListGateway
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.governance.facts import Trigger
 from tuning_governor.governance.rules import registry
 from tuning_governor.policy import SsmPolicySource
@@ -30,6 +31,8 @@ class FunctionNeeds:
     """The rules it evaluates (None: it governs no job, e.g. the price refresh)."""
     quotas: bool = False
     reports: bool = True
+    """Sends reports: the stack's topic and Slack secret, and the teams' own secrets and topics (granted
+    under SlackSecretPrefix / TeamTopicPrefix only when those are set)."""
     policy: bool = True
     """Reads the governance policy (SSM parameter when configured)."""
     pricing: tuple[str, ...] = ()
@@ -45,7 +48,7 @@ class FunctionNeeds:
         if self.quotas:
             needed |= set(QuotaGateway.permissions.values())
         if self.reports:
-            needed |= SnsNotifier.permissions | SlackNotifier.permissions
+            needed |= SnsNotifier.permissions | SlackNotifier.permissions | TeamNotifiers.permissions
         if self.policy:
             needed |= SsmPolicySource.permissions
         if self.checks:

@@ -13,6 +13,9 @@ The document (every key optional; see ``policy.example.yaml`` and ``docs/policy.
                grace_minutes: {budget: 30}}  # per rule: notice first, stop at the breach + 30 min
     prices: {ml.p3.2xlarge: 3.825, eu-north-1: {ml.g5.xlarge: 1.6}}  # USD per instance-hour, all regions or
                                       # one region; they fill gaps (refreshed and bundled catalogs win)
+    teams: {vision: {slack_secret: tuning-governor/teams/vision,   # a team's own report channels, besides
+                     sns_topic_arn: arn:aws:sns:us-east-1:123456789012:tg-team-vision}}  # the default ones
+    slack_users: {alice@example.com: U012AB3CD}  # owner tag value -> Slack member ID, for mentions
 
 The models and their query helpers are pure (no AWS); the sources at the bottom read the text, from a
 file (default: the conservative policy bundled in the layer) or an SSM parameter through Powertools
@@ -53,6 +56,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from tuning_governor.domain.pricing import BILLING_CODES
+from tuning_governor.domain.reports import SLACK_MEMBER_ID
 from tuning_governor.errors import GovernorError, TransientError
 from tuning_governor.models.limits import dynamodb_number_problem
 from tuning_governor.observability import logger
@@ -81,6 +85,13 @@ _BUDGET_TAG = re.compile(
     re.IGNORECASE | re.ASCII,
 )
 _PLAIN_SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+# A Secrets Manager secret NAME (an ARN has ":", a URL "://"): 1-512 letters, digits and /_+=.@-.
+_SECRET_NAME = re.compile(r"^[A-Za-z0-9/_+=.@-]{1,512}$")
+# A standard SNS topic ARN (a FIFO topic needs a message group, which reports do not have).
+TOPIC_ARN = re.compile(
+    r"^arn:(?P<partition>aws[a-z-]*):sns:(?P<region>[a-z]{2}(-[a-z]+)+-\d{1,2}):(?P<account>[0-9]{12}):"
+    r"(?P<name>[A-Za-z0-9_-]{1,256})$"
+)
 _MAX_PROBLEMS = 8
 _MAX_GIVEN = 60
 _MAX_MESSAGE = 1000
@@ -131,7 +142,39 @@ def _none_to_empty(value: Any) -> Any:
     return {} if value is None else value
 
 
+def _secret_name(value: str) -> str:
+    if not _SECRET_NAME.match(value):
+        raise PydanticCustomError(
+            "secret_name",
+            "expected the name of a Secrets Manager secret (1-512 letters, digits and /_+=.@-, e.g."
+            " tuning-governor/teams/vision), not an ARN or a webhook URL",
+        )
+    return value
+
+
+def _topic_arn(value: str) -> str:
+    if not TOPIC_ARN.match(value):
+        raise PydanticCustomError(
+            "topic_arn",
+            "expected the ARN of a standard SNS topic, arn:aws:sns:<region>:<account id>:<topic name>",
+        )
+    return value
+
+
+def _slack_member(value: str) -> str:
+    if not SLACK_MEMBER_ID.match(value):
+        raise PydanticCustomError(
+            "slack_member", "expected a Slack member ID: U or W then upper-case letters and digits, e.g. U012AB3CD"
+        )
+    return value
+
+
 InstanceType = Annotated[str, AfterValidator(_instance_type)]
+SecretName = Annotated[str, Field(strict=True), AfterValidator(_secret_name)]
+TopicArn = Annotated[str, Field(strict=True), AfterValidator(_topic_arn)]
+SlackMemberId = Annotated[str, Field(strict=True), AfterValidator(_slack_member)]
+# An owner tag value as a job carries it (AWS tag values: at most 256 characters).
+OwnerValue = Annotated[str, Field(min_length=1, max_length=256)]
 # strict: YAML reads ``yes``/``true`` as booleans, which lax int/float validation would take as 1.
 Count = Annotated[int, Field(ge=0, strict=True)]
 Money = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
@@ -287,6 +330,12 @@ class TeamPolicy(_PolicyModel):
     """The team's budget for a calendar month (UTC) over all its tuning jobs; None or 0 = none."""
     budget_usd: Money | None = None
     """Deprecated old name of ``job_budget_usd`` (still read for one release, with a policy warning)."""
+    slack_secret: SecretName | None = None
+    """Name of the Secrets Manager secret holding the team's own Slack incoming-webhook URL (a plain URL
+    or JSON ``{"webhook_url": ...}``); used only under the stack's ``SlackSecretPrefix``."""
+    sns_topic_arn: TopicArn | None = None
+    """The team's own SNS topic for its reports; used only in the stack's account and region and under
+    its ``TeamTopicPrefix``."""
 
     @model_validator(mode="after")
     def _one_name_per_budget(self) -> TeamPolicy:
@@ -339,6 +388,9 @@ class Policy(_PolicyModel):
     prices: Annotated[dict[str, Price | dict[str, Price]], WrapValidator(_prices)] = {}
     """USD per instance-hour: ``<instance type>: <price>`` for every region, or ``<region>: {<instance
     type>: <price>}`` for one region. They fill gaps only: the refreshed and bundled catalogs win."""
+    slack_users: Annotated[dict[OwnerValue, SlackMemberId], BeforeValidator(_none_to_empty)] = {}
+    """Owner tag value (``alice@example.com``, ``alice``) -> Slack member ID, so Slack reports mention
+    the job's owner; see ``slack_member``."""
 
     @property
     def enforcing(self) -> bool:
@@ -416,6 +468,21 @@ class Policy(_PolicyModel):
         """The grace period between ``rule``'s first breach on a job and its stop; None = stop at once."""
         minutes = self.defaults.grace_minutes.get(rule)  # type: ignore[call-overload]
         return timedelta(minutes=minutes) if minutes else None
+
+    def slack_member(self, owner: str | None) -> str | None:
+        """The Slack member ID to mention for a job's owner tag value: its entry in ``slack_users``
+        (exact, then ignoring case), or the value itself when it is a member ID (``U012AB3CD``); None
+        otherwise (the owner is then named as plain text, never pinged)."""
+        value = (owner or "").strip()
+        if not value:
+            return None
+        mapped = self.slack_users.get(value)
+        if mapped is None:
+            folded = value.casefold()
+            mapped = next((v for k, v in sorted(self.slack_users.items()) if k.strip().casefold() == folded), None)
+        if mapped is not None:
+            return mapped
+        return value if SLACK_MEMBER_ID.match(value) else None
 
     def team_monthly_budget(self, team: str | None) -> Decimal | None:
         """The team's budget for a calendar month over all its jobs; None when it has none (0 = none)."""

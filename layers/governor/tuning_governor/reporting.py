@@ -47,5 +47,6 @@ def deliver(
 
 
 def all_delivered(results: dict[str, str]) -> bool:
-    """Whether ``deliver``'s results mean the report is out on every channel."""
+    """Whether ``deliver``'s results mean the report is out on every channel it was sent on: the
+    default ones and its team's own (``Services.notifiers_for``)."""
     return all(result in {"sent", "already-sent"} for result in results.values())

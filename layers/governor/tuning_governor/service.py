@@ -22,14 +22,15 @@ from botocore.config import Config
 from pydantic import BaseModel, ValidationError
 
 from tuning_governor.adapters.checks import CheckScheduler, SchedulerChecks
-from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_url_from_secret
+from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_from_secret
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.breakdowns import team_spent
 from tuning_governor.domain.cost import trial_cost
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
-from tuning_governor.domain.reports import corrected_report, decision_report, summary_report
+from tuning_governor.domain.reports import Report, corrected_report, decision_report, summary_report
 from tuning_governor.domain.summary import summarise
 from tuning_governor.errors import Disposition, GovernorError, RejectedEvent, TransientError
 from tuning_governor.governance.rules import registry
@@ -55,6 +56,7 @@ from tuning_governor.observability import logger, metrics, tracer
 from tuning_governor.policy import Policy, PolicySource, policy_source
 from tuning_governor.price_catalogs import StoredPrices, with_pricing_facts
 from tuning_governor.reporting import deliver
+from tuning_governor.routing import ChannelGrants, routing_warnings, team_channels
 from tuning_governor.settings import Settings, get_settings
 
 Outcome = dict[str, Any]
@@ -86,6 +88,18 @@ class Services:
     """The refreshed catalogs in DynamoDB (None: trials are priced from ``catalog`` and the policy only)."""
     checks: CheckScheduler | None = None
     """Where one-time budget checks are scheduled (None: budgets are judged on events and sweeps only)."""
+    team_notifiers: TeamNotifiers | None = None
+    """The teams' own channels (None: every report goes to ``notifiers`` only)."""
+    grants: ChannelGrants = field(default_factory=ChannelGrants)
+    """Which team secrets and topics the stack may use (see ``tuning_governor.routing``)."""
+
+    def notifiers_for(self, report: Report, policy: Policy) -> list[Notifier]:
+        """Every channel ``report`` goes to: the default ones (always), then its team's own, if the
+        policy names them and the stack grants them (``routing.team_channels``)."""
+        if self.team_notifiers is None:
+            return list(self.notifiers)
+        team = [self.team_notifiers.notifier(channel) for channel in team_channels(report, policy, self.grants)]
+        return [*self.notifiers, *team]
 
     def price_catalog(self, policy: Policy) -> PriceCatalog:
         """The prices in force, first found wins: the refreshed catalog in DynamoDB, then ``catalog`` (the
@@ -97,26 +111,49 @@ class Services:
         return catalog.with_policy_prices(policy.price_overrides(), policy.regional_prices())
 
 
-def policy_loader(source: PolicySource) -> Callable[[], Policy]:
-    """The policy in force for each event; a rejected policy update is counted once, never fatal."""
+def policy_loader(source: PolicySource, grants: ChannelGrants | None = None) -> Callable[[], Policy]:
+    """The policy in force for each event; a rejected policy update is counted once, never fatal.
+
+    With ``grants``, each new policy text's team channels the stack does not grant are logged once as a
+    warning (``routing_warnings``): those channels are not used, the team's reports go to the default ones.
+    """
+    warned: set[str] = set()
 
     def current() -> Policy:
         loaded = source.load()
         if loaded.error is not None:
             metrics.add_metric(name="PolicyErrors", unit=MetricUnit.Count, value=1)
+        if grants is not None and loaded.digest not in warned:
+            warned.add(loaded.digest)
+            problems = routing_warnings(loaded.policy, grants)
+            if problems:
+                logger.warning(
+                    "policy names team channels the stack does not grant",
+                    extra={
+                        "policy_source": loaded.source,
+                        "policy_digest": loaded.digest[:12],
+                        "warnings": [f"{path}: {message}" for path, message in problems],
+                    },
+                )
         return loaded.policy
 
     return current
 
 
+def channel_grants(settings: Settings) -> ChannelGrants:
+    """The team channels the deployment grants (its prefixes), in its own account and region."""
+    return ChannelGrants(
+        slack_secret_prefix=settings.slack_secret_prefix,
+        topic_prefix=settings.team_topic_prefix,
+        region=settings.region,
+        account=settings.account_id,
+    )
+
+
 def slack_from_secret(secret_arn: str, secrets_client: Any, *, max_age: int = 300) -> SlackNotifier:
     """A Slack notifier whose webhook URL is read (and cached) through Powertools Parameters."""
     provider = SecretsProvider(boto3_client=secrets_client)
-
-    def webhook_url() -> str:
-        return webhook_url_from_secret(str(provider.get(secret_arn, max_age=max_age)))
-
-    return SlackNotifier(webhook_url)
+    return SlackNotifier(webhook_from_secret(provider, secret_arn, max_age=max_age))
 
 
 @cache
@@ -126,8 +163,9 @@ def default_services() -> Services:
     # Standard retry mode backs off on throttling before an error reaches the governor.
     retrying = Config(retries={"mode": "standard", "max_attempts": 5})
     notifiers: list[Notifier] = []
-    if settings.topic_arn:
-        notifiers.append(SnsNotifier(boto3.client("sns", config=retrying), settings.topic_arn))
+    sns = boto3.client("sns", config=retrying) if settings.topic_arn else None
+    if sns is not None:
+        notifiers.append(SnsNotifier(sns, settings.topic_arn))
     if settings.slack_secret_arn:
         notifiers.append(
             slack_from_secret(
@@ -143,6 +181,15 @@ def default_services() -> Services:
         ssm=ssm,
         max_age_seconds=settings.policy_max_age_seconds,
     )
+    grants = channel_grants(settings)
+    team_notifiers = None
+    if grants.slack_secret_prefix or grants.topic_prefix:
+        # Clients made when a team channel is first used (the SNS client shared with the default topic).
+        team_notifiers = TeamNotifiers(
+            sns_client=lambda: sns if sns is not None else boto3.client("sns", config=retrying),
+            secrets_client=lambda: boto3.client("secretsmanager", config=retrying),
+            secret_max_age=settings.secret_max_age_seconds,
+        )
     store = GovernorStore(
         boto3.client("dynamodb", config=retrying),
         settings.table_name,
@@ -154,7 +201,9 @@ def default_services() -> Services:
         store=store,
         stored_prices=StoredPrices(store, clock=_utcnow, ttl=timedelta(seconds=settings.price_cache_seconds)),
         notifiers=notifiers,
-        policy=policy_loader(source),
+        team_notifiers=team_notifiers,
+        grants=grants,
+        policy=policy_loader(source, grants),
         quotas=QuotaGateway(
             boto3.client("service-quotas", config=retrying),
             clock=_utcnow,
@@ -499,6 +548,7 @@ def judge_ended(job_key: str, at: datetime, services: Services) -> list[dict[str
     facts = with_pricing_facts(
         with_stagnation_spend(job_facts(meta, now=at, policy=policy, catalog=catalog), services), meta, catalog
     )
+    owner = meta.get("owner") or (meta.get("tags") or {}).get(services.settings.owner_tag)
     outcomes: list[dict[str, Any]] = []
     for name in LATE_TRIAL_RULES:
         rule = registry.get(name)
@@ -530,8 +580,10 @@ def judge_ended(job_key: str, at: datetime, services: Services) -> list[dict[str
             mode=policy.mode,
             action="already-ended",
             detail=LATE_DETAIL,
+            owner=owner,
+            owner_member=policy.slack_member(owner),
         )
-        deliver(report, services.store, services.notifiers, services.clock)
+        deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
         services.store.finish_decision(decision, "already-ended", LATE_DETAIL)
         metrics.add_metric(name="LateDecisions", unit=MetricUnit.Count, value=1)
         outcomes.append(
@@ -631,14 +683,18 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
         metrics.add_metric(name="SummariesWaitingForTrials", unit=MetricUnit.Count, value=1)
         return {notifier.channel: "waiting-for-trials" for notifier in services.notifiers}
     decisions = decision_lines(summary.job_key, services)
-    channels = deliver(summary_report(summary, decisions), store, services.notifiers, services.clock)
+    policy = services.policy()
+    member = policy.slack_member(summary.owner)
+    report = summary_report(summary, decisions, owner_member=member)
+    channels = deliver(report, store, services.notifiers_for(report, policy), services.clock)
     if reported_at is None:
         store.set_summary_reported(summary.job_key, summary.cost.priced_cost_usd, now)
         team_spent(summary.team, summary.cost.priced_cost_usd)  # once per job: the dashboard's spend by team
         return channels
     reported = Decimal(str(meta.get("summary_reported_usd") or 0))
     if abs(summary.cost.priced_cost_usd - reported) > CORRECTION_THRESHOLD:
-        corrected = deliver(corrected_report(summary, reported, decisions), store, services.notifiers, services.clock)
+        correction = corrected_report(summary, reported, decisions, owner_member=member)
+        corrected = deliver(correction, store, services.notifiers_for(correction, policy), services.clock)
         channels |= {f"{channel}-corrected": result for channel, result in corrected.items()}
         metrics.add_metric(name="SummariesCorrected", unit=MetricUnit.Count, value=1)
     return channels

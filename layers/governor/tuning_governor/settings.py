@@ -15,6 +15,10 @@ class Settings(BaseSettings):
     topic_arn: str = Field(default="", validation_alias="TOPIC_ARN")
     slack_secret_arn: str = Field(default="", validation_alias="SLACK_SECRET_ARN")
     region: str = Field(validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION"))
+    slack_secret_prefix: str = Field(default="", validation_alias="SLACK_SECRET_PREFIX")
+    """Team Slack secrets the stack may read are named under this prefix (empty: no team Slack)."""
+    team_topic_prefix: str = Field(default="", validation_alias="TEAM_TOPIC_PREFIX")
+    """Team SNS topics the stack may publish to are named under this prefix (empty: no team topics)."""
     owner_tag: str = Field(default="owner", validation_alias="GOVERNOR_OWNER_TAG")
     secret_max_age_seconds: int = Field(default=300, validation_alias="GOVERNOR_SECRET_MAX_AGE")
     policy_parameter: str = Field(default="", validation_alias="POLICY_PARAMETER")
@@ -34,6 +38,12 @@ class Settings(BaseSettings):
     budget_check_horizon_seconds: int = Field(default=3600, ge=0, validation_alias="BUDGET_CHECK_HORIZON_SECONDS")
     """A check is scheduled only for a crossing this close; later ones are re-estimated by the sweeps
     (every 5 minutes) until they come this close, as the burn may change before then."""
+
+    @property
+    def account_id(self) -> str:
+        """The stack's account, from its reports topic's ARN ("" when no topic is configured)."""
+        parts = self.topic_arn.split(":")
+        return parts[4] if len(parts) > 5 and parts[0] == "arn" else ""
 
     @model_validator(mode="after")
     def _one_policy_source(self) -> Settings:

@@ -1,7 +1,9 @@
 """Report channels: SNS (text body + filterable attributes) and Slack (Block Kit via an incoming webhook).
 
 Each channel raises ``DeliveryFailed`` when it gives up; the caller still tries the other channels.
-The Slack webhook URL is a secret: it is read lazily, never logged, never put in an error message.
+The same adapters serve the stack's own channels (``sns``, ``slack``) and the teams' own
+(``sns:team:<team>``, ``slack:team:<team>``; see ``team_channels.py``): only the channel name differs.
+A Slack webhook URL is a secret: it is read lazily, never logged, never put in an error message.
 slack_sdk logs the URL it posts to (DEBUG, and INFO when it retries a connection error) and botocore
 logs every response body at DEBUG (GetSecretValue's SecretString included), so a Slack notifier pins
 slack_sdk to its own WARNING logger and filters both: see ``guard_secret_logging``.
@@ -21,6 +23,7 @@ from tuning_governor.domain.reports import Report
 from tuning_governor.errors import DeliveryFailed
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider
     from mypy_boto3_sns import SNSClient
     from slack_sdk.webhook import WebhookClient
 
@@ -32,14 +35,20 @@ class Notifier(Protocol):
         """Deliver the report or raise DeliveryFailed."""
 
 
+def _error_code(exc: BaseException) -> str:
+    if isinstance(exc, ClientError):
+        return str(exc.response.get("Error", {}).get("Code") or type(exc).__name__)
+    return type(exc).__name__
+
+
 class SnsNotifier:
-    channel = "sns"
     # The topic is KMS-encrypted: publishing needs the key through SNS.
     permissions: ClassVar[frozenset[str]] = frozenset({"sns:Publish", "kms:GenerateDataKey*", "kms:Decrypt"})
 
-    def __init__(self, client: SNSClient, topic_arn: str) -> None:
+    def __init__(self, client: SNSClient, topic_arn: str, *, channel: str = "sns") -> None:
         self._client = client
         self._topic_arn = topic_arn
+        self.channel = channel
 
     def send(self, report: Report) -> None:
         try:
@@ -52,7 +61,10 @@ class SnsNotifier:
                 },
             )
         except (ClientError, BotoCoreError) as exc:
-            raise DeliveryFailed(f"sns publish failed: {type(exc).__name__}") from exc
+            # The topic ARN is no secret: name it, so a missing or denied team topic is plain to see.
+            raise DeliveryFailed(
+                f"{self.channel}: sns publish to {self._topic_arn} failed: {_error_code(exc)}"
+            ) from exc
 
 
 # slack_sdk logs through this logger (WebhookClient(logger=...)), pinned at WARNING: below that it
@@ -138,8 +150,32 @@ def webhook_url_from_secret(secret: str) -> str:
     return text
 
 
+def webhook_from_secret(provider: SecretsProvider, secret_id: str, *, max_age: int = 300) -> Callable[[], str]:
+    """Read a webhook URL from the secret ``secret_id`` (a name or an ARN) through Powertools Parameters,
+    cached ``max_age`` seconds. A secret that cannot be read (missing, denied, throttled) or holds no
+    URL raises ``DeliveryFailed`` naming the secret and the error code, never its value."""
+
+    def webhook_url() -> str:
+        # Imported on first use, like the provider's own boto3 client.
+        from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError  # noqa: PLC0415
+
+        try:
+            value = provider.get(secret_id, max_age=max_age)
+        except GetParameterError as exc:
+            cause = exc.__cause__ or exc.__context__ or exc  # Powertools raises it inside its except
+            raise DeliveryFailed(f"slack secret {secret_id} could not be read: {_error_code(cause)}") from None
+        try:
+            url = webhook_url_from_secret(value.decode() if isinstance(value, bytes) else str(value))
+        except ValueError:  # JSON that is not an object with webhook_url; its text is the secret
+            url = ""
+        if not url:
+            raise DeliveryFailed(f'slack secret {secret_id} holds no webhook URL (a URL, or {{"webhook_url": ...}})')
+        return url
+
+    return webhook_url
+
+
 class SlackNotifier:
-    channel = "slack"
     # The webhook URL lives in Secrets Manager (granted only when a secret is configured).
     permissions: ClassVar[frozenset[str]] = frozenset({"secretsmanager:GetSecretValue"})
 
@@ -147,16 +183,18 @@ class SlackNotifier:
         self,
         webhook_url: Callable[[], str],
         *,
+        channel: str = "slack",
         max_retries: int = 2,
         timeout: int = 10,
     ) -> None:
+        self.channel = channel
         self._webhook_url = webhook_url
         self._max_retries = max_retries
         self._timeout = timeout
         # Before the secret is first read: botocore logs GetSecretValue's response at DEBUG.
         guard_secret_logging()
 
-    def _client(self) -> WebhookClient:
+    def _client(self, url: str) -> WebhookClient:
         # Imported on first use: a cold start without Slack (or before its first report) skips slack_sdk.
         from slack_sdk.http_retry.builtin_handlers import (  # noqa: PLC0415
             ConnectionErrorRetryHandler,
@@ -165,7 +203,6 @@ class SlackNotifier:
         )
         from slack_sdk.webhook import WebhookClient  # noqa: PLC0415
 
-        url = self._webhook_url()
         return WebhookClient(
             url=url,
             timeout=self._timeout,
@@ -179,9 +216,15 @@ class SlackNotifier:
 
     def send(self, report: Report) -> None:
         try:
-            response = self._client().send(text=report.subject, blocks=report.blocks)
+            url = self._webhook_url()
+        except DeliveryFailed as exc:
+            raise DeliveryFailed(f"{self.channel}: {exc}") from None
+        except Exception as exc:  # a reader of our own making (tests, the demo): its text may hold the URL
+            raise DeliveryFailed(f"{self.channel}: slack webhook URL unavailable: {type(exc).__name__}") from None
+        try:
+            response = self._client(url).send(text=report.subject, blocks=report.blocks)
         except Exception as exc:  # urllib errors after the retry handlers gave up
             # The exception text may contain the URL: report the type only.
-            raise DeliveryFailed(f"slack webhook failed: {type(exc).__name__}") from None
+            raise DeliveryFailed(f"{self.channel}: slack webhook failed: {type(exc).__name__}") from None
         if response.status_code != 200:
-            raise DeliveryFailed(f"slack webhook answered HTTP {response.status_code}")
+            raise DeliveryFailed(f"{self.channel}: slack webhook answered HTTP {response.status_code}")

@@ -1,22 +1,39 @@
-"""Human reports of a finished tuning job: a plain-text body for SNS/email and Block Kit for Slack."""
+"""Human reports of a finished tuning job: a plain-text body for SNS/email and Block Kit for Slack.
+
+Slack blocks are built with ``slack_sdk.models.blocks`` (which checks Block Kit's limits) and stored as
+plain dicts (``.to_dict()``). slack_sdk is imported inside the builders, never at module level: a
+handler's cold start does not pay for it (``import slack_sdk`` loads its web client and asyncio), only
+the first report it builds.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from tuning_governor.models.records import JobSummary
 
+if TYPE_CHECKING:
+    from slack_sdk.models.blocks import Block
+
 OUTCOMES = {"Completed": "completed", "Stopped": "stopped", "Failed": "failed"}
 #: One governance decision as a summary report lists it: (rule, verdict, action).
 DecisionLine = tuple[str, str, str]
+#: A Slack member ID (U..., or W... on Enterprise Grid): the only thing a report ever mentions.
+SLACK_MEMBER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+#: SNS message attribute values and AWS tag values: at most 256 characters kept from the owner tag.
+_MAX_OWNER = 256
+TEAM_OWNER = "Team / owner"
 
 
 class Report(BaseModel):
-    """One message, rendered for every channel. ``attributes`` feed SNS filter policies."""
+    """One message, rendered for every channel. ``attributes`` feed SNS filter policies; ``team`` routes
+    it to the team's own channels too (see ``tuning_governor.routing``); ``owner`` is the job's owner
+    tag value, as given (untrusted text)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -26,6 +43,39 @@ class Report(BaseModel):
     text: str
     attributes: dict[str, str]
     blocks: list[dict[str, Any]]
+    team: str | None = None
+    owner: str | None = None
+
+
+def clean_owner(owner: str | None) -> str | None:
+    """The owner tag value trimmed and cut to 256 characters; None when absent or blank."""
+    value = (owner or "").strip()[:_MAX_OWNER]
+    return value or None
+
+
+def owner_mrkdwn(owner: str | None, member_id: str | None = None) -> str:
+    """The owner as Slack mrkdwn: a mention ``<@ID>`` when ``member_id`` is a Slack member ID, else the
+    name escaped as plain text (shown, never a ping or a link), or ``-`` when unknown."""
+    if member_id and SLACK_MEMBER_ID.match(member_id):
+        return f"<@{member_id}>"
+    name = clean_owner(owner)
+    return escape_mrkdwn(name) if name else "-"
+
+
+def _attributes(base: dict[str, str], owner: str | None) -> dict[str, str]:
+    # SNS rejects an empty attribute value: the owner attribute is there only when it is known.
+    name = clean_owner(owner)
+    return base | {"owner": name} if name else base
+
+
+def _header(text: str) -> Block:
+    from slack_sdk.models.blocks import HeaderBlock, PlainTextObject  # noqa: PLC0415
+
+    return HeaderBlock(text=PlainTextObject(text=text[:150]))
+
+
+def _dicts(blocks: Sequence[Block]) -> list[dict[str, Any]]:
+    return [block.to_dict() for block in blocks]
 
 
 def _money(value: Decimal | None) -> str:
@@ -58,7 +108,7 @@ def _lines(summary: JobSummary) -> list[tuple[str, str]]:
     objective = summary.objective
     rows: list[tuple[str, str]] = [
         ("Status", summary.status),
-        ("Team / owner", f"{summary.team or '-'} / {summary.owner or '-'}"),
+        (TEAM_OWNER, f"{summary.team or '-'} / {summary.owner or '-'}"),
         ("Trials", ", ".join(f"{k} {v}" for k, v in summary.trials_by_status.items()) or "none"),
     ]
     if objective is not None:
@@ -95,9 +145,14 @@ def _lines(summary: JobSummary) -> list[tuple[str, str]]:
     return rows
 
 
-def summary_report(summary: JobSummary, decisions: Sequence[DecisionLine] = ()) -> Report:
+def summary_report(
+    summary: JobSummary, decisions: Sequence[DecisionLine] = (), *, owner_member: str | None = None
+) -> Report:
     """The report sent once when a tuning job finishes. ``decisions``: the governance decisions made
-    on the job (rule, verdict, action), including those judged after it ended (``already-ended``)."""
+    on the job (rule, verdict, action), including those judged after it ended (``already-ended``).
+    ``owner_member``: the Slack member ID of the job's owner (mentioned in Slack), if known."""
+    from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject, SectionBlock  # noqa: PLC0415
+
     outcome = OUTCOMES.get(summary.status, summary.status.lower())
     subject = f"[tuning-governor] {summary.job_name} {outcome}: {_money(summary.cost.cost_usd)}"[:100]
     rows = _lines(summary)
@@ -107,53 +162,52 @@ def summary_report(summary: JobSummary, decisions: Sequence[DecisionLine] = ()) 
     text_lines += [f"{label}: {value}" for label, value in rows]
     for warning in summary.warnings:
         text_lines.append(f"Warning: {warning}")
-    blocks: list[dict[str, Any]] = [
-        {
-            "type": "header",
-            "text": {"type": "plain_text", "text": f"Tuning job {outcome}: {summary.job_name}"[:150]},
-        },
-        {
-            "type": "section",
-            "fields": [
-                {"type": "mrkdwn", "text": _mrkdwn("*{label}*\n{value}", 2000, label=label, value=value)}
-                for label, value in rows[:10]
-            ],
-        },
+
+    def field(label: str, value: str) -> MarkdownTextObject:
+        if label == TEAM_OWNER:
+            # The owner mentioned (or named, escaped); the team escaped like any free text.
+            team = _mrkdwn("*{label}*\n{team} / ", 1700, label=label, team=summary.team or "-")
+            return MarkdownTextObject(text=team + owner_mrkdwn(summary.owner, owner_member))
+        return MarkdownTextObject(text=_mrkdwn("*{label}*\n{value}", 2000, label=label, value=value))
+
+    blocks: list[Block] = [
+        _header(f"Tuning job {outcome}: {summary.job_name}"),
+        SectionBlock(fields=[field(label, value) for label, value in rows[:10]]),
     ]
     extra = rows[10:]
     if extra:
-        blocks.append(
-            {
-                "type": "section",
-                "text": {
-                    "type": "mrkdwn",
-                    "text": "\n".join(_mrkdwn("*{k}*: {v}", 2990 // len(extra), k=k, v=v) for k, v in extra),
-                },
-            }
-        )
+        text = "\n".join(_mrkdwn("*{k}*: {v}", 2990 // len(extra), k=k, v=v) for k, v in extra)
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=text)))
     if summary.warnings:
         blocks.append(
-            {
-                "type": "context",
-                "elements": [
-                    {"type": "mrkdwn", "text": _mrkdwn(":warning: {w}", 3000, w=w)} for w in summary.warnings[:10]
-                ],
-            }
+            ContextBlock(
+                elements=[MarkdownTextObject(text=_mrkdwn(":warning: {w}", 3000, w=w)) for w in summary.warnings[:10]]
+            )
         )
     return Report(
         kind=f"summary-{outcome}",
         job_key=summary.job_key,
         subject=subject,
         text="\n".join(text_lines),
-        attributes={"status": summary.status, "team": summary.team or "unknown", "outcome": outcome},
-        blocks=blocks,
+        attributes=_attributes(
+            {"status": summary.status, "team": summary.team or "unknown", "outcome": outcome}, summary.owner
+        ),
+        blocks=_dicts(blocks),
+        team=summary.team,
+        owner=clean_owner(summary.owner),
     )
 
 
-def corrected_report(summary: JobSummary, reported_usd: Decimal, decisions: Sequence[DecisionLine] = ()) -> Report:
+def corrected_report(
+    summary: JobSummary,
+    reported_usd: Decimal,
+    decisions: Sequence[DecisionLine] = (),
+    *,
+    owner_member: str | None = None,
+) -> Report:
     """The one correction of a summary report whose figures changed after it went out (trials recorded
     late, or warm-pool retention billed after the job ended); ``reported_usd``: what the report said."""
-    base = summary_report(summary, decisions)
+    base = summary_report(summary, decisions, owner_member=owner_member)
     now = _money(summary.cost.priced_cost_usd)
     headline = f"Corrected summary of {summary.job_name}: {now} (reported {_money(reported_usd)})"
     return base.model_copy(
@@ -162,7 +216,7 @@ def corrected_report(summary: JobSummary, reported_usd: Decimal, decisions: Sequ
             "subject": f"[tuning-governor] {summary.job_name} corrected: {now} (was {_money(reported_usd)})"[:100],
             "text": f"{headline}.\n\n{base.text}",
             "attributes": base.attributes | {"outcome": "corrected"},
-            "blocks": [{"type": "header", "text": {"type": "plain_text", "text": headline[:150]}}, *base.blocks[1:]],
+            "blocks": [*_dicts([_header(headline)]), *base.blocks[1:]],
         }
     )
 
@@ -223,8 +277,15 @@ def decision_report(
     mode: str,
     action: str,
     detail: str,
+    owner: str | None = None,
+    owner_member: str | None = None,
 ) -> Report:
-    """The report of one governance decision, sent once however often the deciding event arrives."""
+    """The report of one governance decision, sent once however often the deciding event arrives.
+
+    ``owner``: the job's owner tag value (named in the text, an SNS attribute ``owner``); Slack mentions
+    ``owner_member`` (a Slack member ID) instead when given, else shows the owner escaped."""
+    from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject, SectionBlock  # noqa: PLC0415
+
     outcome = DECISION_OUTCOMES.get(action, action)
     stop_at = numbers.get("stop_at")
     headline = {
@@ -247,40 +308,40 @@ def decision_report(
         f"Why: {message}",
         f"Mode: {mode}; action: {action} ({detail})",
         f"Team: {team or '-'}",
+        *([f"Owner: {clean_owner(owner)}"] if clean_owner(owner) else []),
         f"Decided at: {at}",
         "",
         *_numbers_text(numbers),
     ]
-    blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": headline[:150]}},
-        {
-            "type": "section",
-            "text": {
-                "type": "mrkdwn",
-                "text": _mrkdwn("*{rule}* ({verdict}): {message}", 3000, rule=rule, verdict=verdict, message=message),
-            },
-        },
-        {
-            "type": "section",
-            "fields": [
-                {"type": "mrkdwn", "text": f"*Mode*\n{mode}"},
-                {"type": "mrkdwn", "text": f"*Action*\n{action}"},
-                {"type": "mrkdwn", "text": _mrkdwn("*Team*\n{team}", 2000, team=team or "-")},
-                {"type": "mrkdwn", "text": f"*Decided at*\n{at}"},
-            ],
-        },
-        {
-            "type": "context",
-            "elements": [
-                {"type": "mrkdwn", "text": _mrkdwn("{numbers}", 3000, numbers="\n".join(_numbers_text(numbers)) or "-")}
-            ],
-        },
+    blocks: list[Block] = [
+        _header(headline),
+        SectionBlock(
+            text=MarkdownTextObject(
+                text=_mrkdwn("*{rule}* ({verdict}): {message}", 3000, rule=rule, verdict=verdict, message=message)
+            )
+        ),
+        SectionBlock(
+            fields=[
+                MarkdownTextObject(text=f"*Mode*\n{mode}"),
+                MarkdownTextObject(text=f"*Action*\n{action}"),
+                MarkdownTextObject(text=_mrkdwn("*Team*\n{team}", 2000, team=team or "-")),
+                MarkdownTextObject(text=f"*Owner*\n{owner_mrkdwn(owner, owner_member)}"),
+                MarkdownTextObject(text=f"*Decided at*\n{at}"),
+            ]
+        ),
+        ContextBlock(
+            elements=[
+                MarkdownTextObject(text=_mrkdwn("{numbers}", 3000, numbers="\n".join(_numbers_text(numbers)) or "-"))
+            ]
+        ),
     ]
     return Report(
         kind=f"decision-{rule}-{verdict}",
         job_key=job_key,
         subject=subject,
         text="\n".join(body),
-        attributes={"status": "InProgress", "team": team or "unknown", "outcome": outcome},
-        blocks=blocks,
+        attributes=_attributes({"status": "InProgress", "team": team or "unknown", "outcome": outcome}, owner),
+        blocks=_dicts(blocks),
+        team=team,
+        owner=clean_owner(owner),
     )

@@ -1,0 +1,100 @@
+"""Where a report goes: the default channels always, and its team's own channels too when the policy
+names them and the stack grants them. Pure: the report, the policy and the stack's grants in, channels out.
+
+Channel names key the delivery rows (``DELIVERY#<kind>#<channel>``), so each is sent at most once and
+a retry resumes where it stopped: ``sns`` and ``slack`` for the stack's own topic and webhook (as
+always), ``slack:team:<team>`` and ``sns:team:<team>`` for a team's (``teams.<team>.slack_secret`` /
+``teams.<team>.sns_topic_arn``).
+
+The stack grants ``secretsmanager:GetSecretValue`` only on secrets named under ``SlackSecretPrefix``
+and ``sns:Publish`` only on topics of its own account and region named under ``TeamTopicPrefix`` (an
+empty prefix grants nothing). A team channel outside those grants is not used (its call would be
+denied): ``routing_warnings`` says so, and the policy loader logs it once per policy text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from tuning_governor.domain.reports import Report
+from tuning_governor.policy import TOPIC_ARN, Policy, render_path
+
+DEFAULT_CHANNELS = ("sns", "slack")
+_NOT_USED = "not used: the team's reports go to the default channels only"
+
+
+@dataclass(frozen=True)
+class ChannelGrants:
+    """What the stack lets its functions reach for teams' own channels (template parameters
+    ``SlackSecretPrefix`` and ``TeamTopicPrefix``; empty = none), and where it runs. An empty
+    ``account`` is not checked (unknown)."""
+
+    slack_secret_prefix: str = ""
+    topic_prefix: str = ""
+    region: str = ""
+    account: str = ""
+
+
+@dataclass(frozen=True)
+class TeamChannel:
+    """One of a team's own channels: its delivery channel name and what it sends to."""
+
+    channel: str
+    kind: Literal["slack", "sns"]
+    team: str
+    target: str
+    """The Secrets Manager secret name (Slack) or the topic ARN (SNS)."""
+
+
+def secret_problem(name: str, grants: ChannelGrants) -> str | None:
+    """Why the stack may not read the team Slack secret ``name`` (None: it may)."""
+    prefix = grants.slack_secret_prefix
+    if not prefix:
+        return f'secret "{name}" is {_NOT_USED} (the stack grants no team Slack secrets: SlackSecretPrefix is empty)'
+    if not name.startswith(prefix):
+        return f'secret "{name}" is not under the stack\'s SlackSecretPrefix "{prefix}": {_NOT_USED}'
+    return None
+
+
+def topic_problem(arn: str, grants: ChannelGrants) -> str | None:
+    """Why the stack may not publish to the team topic ``arn`` (None: it may)."""
+    prefix = grants.topic_prefix
+    if not prefix:
+        return f"topic {arn} is {_NOT_USED} (the stack grants no team topics: TeamTopicPrefix is empty)"
+    match = TOPIC_ARN.match(arn)
+    if match is None:  # pragma: no cover - the policy validates the ARN
+        return f"topic {arn} is not an SNS topic ARN: {_NOT_USED}"
+    if grants.region and match["region"] != grants.region:
+        return f"topic {arn} is in {match['region']}, not the stack's region {grants.region}: {_NOT_USED}"
+    if grants.account and match["account"] != grants.account:
+        return f"topic {arn} is in account {match['account']}, not the stack's {grants.account}: {_NOT_USED}"
+    if not match["name"].startswith(prefix):
+        return f'topic {arn} is not named under the stack\'s TeamTopicPrefix "{prefix}": {_NOT_USED}'
+    return None
+
+
+def team_channels(report: Report, policy: Policy, grants: ChannelGrants) -> list[TeamChannel]:
+    """The team's own channels ``report`` also goes to (Slack first, then SNS): none for a report
+    without a team, a team the policy does not list, or a channel outside the stack's grants."""
+    team = report.team
+    settings = policy.teams.get(team) if team else None
+    if team is None or settings is None:
+        return []
+    out: list[TeamChannel] = []
+    if settings.slack_secret and secret_problem(settings.slack_secret, grants) is None:
+        out.append(TeamChannel(f"slack:team:{team}", "slack", team, settings.slack_secret))
+    if settings.sns_topic_arn and topic_problem(settings.sns_topic_arn, grants) is None:
+        out.append(TeamChannel(f"sns:team:{team}", "sns", team, settings.sns_topic_arn))
+    return out
+
+
+def routing_warnings(policy: Policy, grants: ChannelGrants) -> list[tuple[str, str]]:
+    """(path, message) for every team channel the stack does not grant, in team order."""
+    found: list[tuple[str, str]] = []
+    for name, team in sorted(policy.teams.items()):
+        if team.slack_secret and (problem := secret_problem(team.slack_secret, grants)):
+            found.append((render_path(("teams", name, "slack_secret")), problem))
+        if team.sns_topic_arn and (problem := topic_problem(team.sns_topic_arn, grants)):
+            found.append((render_path(("teams", name, "sns_topic_arn")), problem))
+    return found
