@@ -6,7 +6,8 @@
 Subcommands:
   replay   what a policy would have done to captured SageMaker events, and what it would have saved,
            with the scheduled sweep run on the events' timeline (--sweep-every, default the
-           template's rate(5 minutes); 0 = none) (docs/replay.md)
+           template's rate(5 minutes); 0 = none); --html DIR also writes the what-if as an HTML page
+           with plots (docs/replay.md)
   report   an HTML page with plots (and PNGs for chat) of a job, a team or a month, read from the
            governor's DynamoDB table (--table; your AWS credentials)
   validate check a policy before it goes live: the governor's schema checks plus semantic ones

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, TextIO
+from typing import Any, BinaryIO, Literal, Protocol, TextIO
 
 import boto3
 from moto import mock_aws
@@ -438,6 +438,22 @@ def _first_sweep_from(at: datetime, every: timedelta) -> datetime:
 
 
 # -- running -----------------------------------------------------------------------------------------------
+class ReplayProbe(Protocol):
+    """Watches a replay as it runs, reading the governor's state and changing nothing (e.g.
+    ``governor_sim.replay_timeline.Timeline``, which ``--html`` draws from).
+
+    ``attach`` is called once, before the first line; ``step`` after each event the handlers processed,
+    each sweep run and each budget check, with the time the governor judged at and whether a report was
+    recorded by it; ``finish`` with the result, while the replay's table can still be read.
+    """
+
+    def attach(self, services: Services, sagemaker: EventSourcedSageMaker) -> None: ...
+
+    def step(self, at: datetime, *, reported: bool) -> None: ...
+
+    def finish(self, result: ReplayResult) -> None: ...
+
+
 @dataclass
 class _Clock:
     at: datetime = field(default_factory=lambda: datetime.fromtimestamp(0, tz=UTC))
@@ -541,8 +557,11 @@ class _Replay:
         clock: _Clock,
         policy: Policy,
         sweep_every: timedelta | None = None,
+        *,
+        probe: ReplayProbe | None = None,
     ) -> None:
         self.services = services
+        self.probe = probe
         self.sagemaker = sagemaker
         self.clock = clock
         self.policy = policy
@@ -581,8 +600,10 @@ class _Replay:
         self.sagemaker.observe(parsed, event["detail"])
         self._idle = False
         self.clock.at = parsed.time
+        reports = len(self.outbox)
         with contextlib.redirect_stdout(io.StringIO()):  # the handlers' EMF metric lines
             outcome = deliver_event(event, self.services).outcome
+        self._step(parsed.time, reports)
         self.processed += 1
         self.first_at = parsed.time if self.first_at is None else min(self.first_at, parsed.time)
         self.last_at = parsed.time if self.last_at is None else max(self.last_at, parsed.time)
@@ -619,6 +640,7 @@ class _Replay:
         for when, key in self.checks.due(at):
             self.budget_checks += 1
             self.clock.at = when
+            reports = len(self.outbox)
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
                     run_budget_check({CHECK_KEY: {"job": key}}, self.services)
@@ -631,12 +653,14 @@ class _Replay:
             finally:
                 metrics.clear_metrics()
             self._idle = False
+            self._step(when, reports)
 
     def _sweep(self, at: datetime, number: int) -> None:
         self.sweeps += 1
         if self._idle:
             return  # nothing has changed since a sweep that found nothing running: this one would do the same
         self.clock.at = at
+        reports = len(self.outbox)
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 report = run_sweep(self.services)
@@ -647,7 +671,12 @@ class _Replay:
             return
         finally:
             metrics.clear_metrics()  # the sweep handler would flush them; a replay prints none
+            self._step(at, reports)
         self._idle = not report["errors"] and self._nothing_running()
+
+    def _step(self, at: datetime, reports_before: int) -> None:
+        if self.probe is not None:
+            self.probe.step(at, reported=len(self.outbox) > reports_before)
 
     def _nothing_running(self) -> bool:
         sagemaker, store = self.sagemaker, self.services.store
@@ -751,6 +780,7 @@ def replay_lines(
     policy_source: str = "<policy>",
     region: str = DEFAULT_REGION,
     sweep_every: timedelta | None = DEFAULT_SWEEP_EVERY,
+    probe: ReplayProbe | None = None,
 ) -> ReplayResult:
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
@@ -761,6 +791,7 @@ def replay_lines(
     (nesting inside another is fine: its table has a unique name and is deleted afterwards); ``region``
     is the governor's own region (the events' regions price their trials). Quiet: the handlers' logs
     and metrics are suppressed. Deterministic: the same lines and policy give the same result.
+    A ``probe`` watches the run (see ``ReplayProbe``); it does not change the result.
     """
     clock = _Clock()
     sagemaker = EventSourcedSageMaker(clock)
@@ -780,10 +811,15 @@ def replay_lines(
                 policy=lambda: policy,
                 quotas=None,
             )
-            run = _Replay(services, sagemaker, clock, policy, sweep_every)
+            if probe is not None:
+                probe.attach(services, sagemaker)
+            run = _Replay(services, sagemaker, clock, policy, sweep_every, probe=probe)
             for number, raw in enumerate(lines, start=1):
                 run.feed(number, raw)
-            return run.result(policy_source)
+            result = run.result(policy_source)
+            if probe is not None:
+                probe.finish(result)
+            return result
         finally:
             dynamodb.delete_table(TableName=table)
 
@@ -794,6 +830,7 @@ def replay_file(
     *,
     policy_source: str = "<policy>",
     sweep_every: timedelta | None = DEFAULT_SWEEP_EVERY,
+    probe: ReplayProbe | None = None,
 ) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = standard input). ``ReplayInputError`` if it cannot be read."""
     source = str(path)
@@ -808,13 +845,15 @@ def replay_file(
             raise unreadable(exc) from None
 
     if source == "-":
-        return replay_lines(read(sys.stdin.buffer), policy, policy_source=policy_source, sweep_every=sweep_every)
+        return replay_lines(
+            read(sys.stdin.buffer), policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe
+        )
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below; only opening errors are caught here
     except OSError as exc:
         raise unreadable(exc) from None
     with handle:
-        return replay_lines(read(handle), policy, policy_source=policy_source, sweep_every=sweep_every)
+        return replay_lines(read(handle), policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe)
 
 
 def replay_events(
@@ -824,6 +863,7 @@ def replay_events(
     policy_source: str = "<policy>",
     sweep_every: timedelta | None = DEFAULT_SWEEP_EVERY,
     s3: Any = None,
+    probe: ReplayProbe | None = None,
 ) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = stdin), a capture folder or an ``s3://bucket/prefix``.
 
@@ -838,13 +878,19 @@ def replay_events(
             with tempfile.TemporaryDirectory(prefix="tuning-governor-capture-") as folder:
                 download(text, Path(folder), s3 if s3 is not None else boto3.client("s3"))
                 return replay_lines(
-                    folder_lines(Path(folder)), policy, policy_source=policy_source, sweep_every=sweep_every
+                    folder_lines(Path(folder)),
+                    policy,
+                    policy_source=policy_source,
+                    sweep_every=sweep_every,
+                    probe=probe,
                 )
         if text != "-" and Path(text).is_dir():
-            return replay_lines(folder_lines(Path(text)), policy, policy_source=policy_source, sweep_every=sweep_every)
+            return replay_lines(
+                folder_lines(Path(text)), policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe
+            )
     except CaptureError as exc:
         raise ReplayInputError(str(exc)) from None
-    return replay_file(source, policy, policy_source=policy_source, sweep_every=sweep_every)
+    return replay_file(source, policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe)
 
 
 def load_policy(path: str | Path) -> Policy:
@@ -879,6 +925,11 @@ def _when(value: datetime | None) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ") if value else "-"
 
 
+def interval_text(seconds: int) -> str:
+    """A sweep interval as people read it: ``5 min``, ``90 s``."""
+    return f"{seconds // 60} min" if seconds % 60 == 0 else f"{seconds} s"
+
+
 def render_summary(result: ReplayResult, *, events_source: str, out: str | None = None) -> str:
     """What a person reads after a replay: events, jobs, cost, stops by rule, savings, where the result went."""
     events, jobs = result.events, result.jobs
@@ -894,8 +945,7 @@ def render_summary(result: ReplayResult, *, events_source: str, out: str | None 
         f"Cost in the history: ${spent:,.2f}" + (f" (+ {unpriced} job(s) not fully priced)" if unpriced else ""),
     ]
     if result.sweeps.every_seconds:
-        every = result.sweeps.every_seconds
-        interval = f"{every // 60} min" if every % 60 == 0 else f"{every} s"
+        interval = interval_text(result.sweeps.every_seconds)
         lines.append(f"Sweeps: {result.sweeps.runs} (every {interval}, on the events' timeline)")
     else:
         lines.append("Sweeps: none (--sweep-every 0)")
@@ -970,6 +1020,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             f" rate(5 minutes); 0 = no sweep (default: {DEFAULT_SWEEP_SCHEDULE}, as template.yaml deploys it)"
         ),
     )
+    parser.add_argument(
+        "--html",
+        metavar="DIR",
+        help=(
+            "also write the what-if as a self-contained HTML page, DIR/index.html, with its PNGs: spend by team"
+            " with the monthly budgets, each stop, the savings and the costliest jobs' plots (needs matplotlib)"
+        ),
+    )
+    parser.add_argument(
+        "--html-jobs",
+        type=_job_count,
+        default=10,
+        metavar="N",
+        help="with --html: draw the N costliest jobs' plots (default 10; 0 = none)",
+    )
+
+
+def _job_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
 
 
 def _sweep_argument(text: str) -> timedelta | None:
@@ -988,13 +1063,20 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
             policy = policy.model_copy(update={"mode": args.mode})
         if args.out and args.out != "-" and not Path(args.out).resolve().parent.is_dir():
             raise ReplayInputError(f"cannot write {args.out}: its directory does not exist")
-        result = replay_events(args.events, policy, policy_source=str(args.policy), sweep_every=args.sweep_every)
+        html_dir = getattr(args, "html", None)
+        if html_dir and not Path(html_dir).resolve().parent.is_dir():
+            raise ReplayInputError(f"cannot write {html_dir}: its parent directory does not exist")
+        probe = _html_probe(args) if html_dir else None
+        result = replay_events(
+            args.events, policy, policy_source=str(args.policy), sweep_every=args.sweep_every, probe=probe
+        )
         text = result.model_dump_json(indent=2) + "\n"
         if args.out and args.out != "-":
             try:
                 Path(args.out).write_text(text, encoding="utf-8")
             except OSError as exc:
                 raise ReplayInputError(f"cannot write {args.out}: {exc.strerror or type(exc).__name__}") from None
+        page = _write_html(args, result, policy, probe) if html_dir else None
     except ReplayInputError as exc:
         print(f"tuning-governor replay: {exc}", file=err)
         return 2
@@ -1003,4 +1085,27 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
         out.write(text)
         summary_stream = err
     summary_stream.write(render_summary(result, events_source=str(args.events), out=args.out))
+    if page is not None:
+        summary_stream.write(f"HTML report: {page}\n")
     return 0
+
+
+def _html_probe(args: argparse.Namespace) -> ReplayProbe:
+    from governor_sim.replay_timeline import Timeline  # noqa: PLC0415 - only with --html (imports replay)
+
+    return Timeline(jobs_drawn=args.html_jobs)
+
+
+def _write_html(args: argparse.Namespace, result: ReplayResult, policy: Policy, probe: ReplayProbe | None) -> Path:
+    # matplotlib (client-side extra) is imported only when a page is asked for
+    from governor_sim.replay_html import ReplayInputs, write_replay_page  # noqa: PLC0415
+    from governor_sim.replay_timeline import Timeline  # noqa: PLC0415
+
+    assert isinstance(probe, Timeline)
+    every = args.sweep_every
+    sweep = f"every {interval_text(int(every.total_seconds()))}" if every else "none (--sweep-every 0)"
+    inputs = ReplayInputs(events=str(args.events), policy=str(args.policy), sweep_every=sweep)
+    try:
+        return write_replay_page(result, probe, policy, inputs, Path(args.html))
+    except OSError as exc:
+        raise ReplayInputError(f"cannot write {args.html}: {exc.strerror or type(exc).__name__}") from None

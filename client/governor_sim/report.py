@@ -15,9 +15,7 @@ decoded (``data-plots-loaded`` on ``<body>``), which the browser test reads.
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +23,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from governor_sim.html_page import plot_img, png, pyplot, render_page
 from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.models.records import JobSummary, TrialRecord
 
@@ -112,19 +111,13 @@ def collect(
 
 
 # -- plots ---------------------------------------------------------------------------------------------
-def _png(figure: Any) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    return buffer.getvalue()
+PLOT_NAMES = ("objective", "cost", "instances")
 
 
 def draw(view: JobView) -> dict[str, bytes]:
-    """The job's three plots as PNG bytes, by name."""
-    import matplotlib  # noqa: PLC0415 - client-side extra, imported only to draw
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt  # noqa: PLC0415
-    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
+    """The job's three plots as PNG bytes, by name (a plot with nothing to draw is left out)."""
+    plt = pyplot()
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415 - client-side extra
 
     plots: dict[str, bytes] = {}
     scored = [t for t in view.trials if t.objective_value is not None]
@@ -153,9 +146,7 @@ def _objective_plot(view: JobView, scored: list[TrialRecord], maximize: bool, pl
     axes.set_ylabel(scored[0].objective_name if scored and scored[0].objective_name else "objective")
     axes.set_title(f"{view.name}: objective ({'higher' if maximize else 'lower'} is better)")
     axes.legend(loc="best")
-    png = _png(figure)
-    plt.close(figure)
-    return png
+    return png(figure)
 
 
 def _cost_plot(view: JobView, priced: list[TrialRecord], plt: Any) -> bytes:
@@ -179,9 +170,7 @@ def _cost_plot(view: JobView, priced: list[TrialRecord], plt: Any) -> bytes:
     axes.set_title(f"{view.name}: cumulative cost")
     axes.legend(loc="best")
     figure.autofmt_xdate()
-    png = _png(figure)
-    plt.close(figure)
-    return png
+    return png(figure)
 
 
 def _instances_plot(view: JobView, held: list[TrialRecord], plt: Any) -> bytes:
@@ -208,9 +197,7 @@ def _instances_plot(view: JobView, held: list[TrialRecord], plt: Any) -> bytes:
     if axes.get_legend_handles_labels()[0]:
         axes.legend(loc="best")
     figure.autofmt_xdate()
-    png = _png(figure)
-    plt.close(figure)
-    return png
+    return png(figure)
 
 
 # -- the page --------------------------------------------------------------------------------------------
@@ -243,35 +230,27 @@ def _rows(view: JobView) -> str:
     return f"<table class='figures'>{cells}</table>{decisions}"
 
 
+def job_section(view: JobView, heading: str = "h2") -> str:
+    """One job's section: its figures, its decisions and its plots (``draw`` must have filled ``plots``)."""
+    images = "".join(plot_img(data, f"{view.name} {name}") for name, data in view.plots.items())
+    missing = [name for name in PLOT_NAMES if name not in view.plots]
+    note = f"<p class='note'>Not drawn (no finished trial with it): {', '.join(missing)}.</p>" if missing else ""
+    title = html.escape(view.name)
+    return f"<section><{heading}>{title}</{heading}>{_rows(view)}{note}<div>{images}</div></section>"
+
+
+def draw_all(views: Iterable[JobView], out_dir: Path) -> None:
+    """Fill each view's ``plots`` and write them beside the page as ``<job key>-<plot>.png``."""
+    for view in views:
+        view.plots = draw(view)
+        for name, data in view.plots.items():
+            (out_dir / f"{view.key}-{name}.png").write_bytes(data)
+
+
 def render(views: Iterable[JobView], title: str) -> str:
     """One HTML page, every plot embedded (``draw`` must have filled ``plots``)."""
-    sections: list[str] = []
-    expected = 0
-    for view in views:
-        images = ""
-        for name, png in view.plots.items():
-            expected += 1
-            data = base64.b64encode(png).decode("ascii")
-            images += f"<img class='plot' alt='{html.escape(view.name)} {name}' src='data:image/png;base64,{data}'>"
-        missing = [name for name in ("objective", "cost", "instances") if name not in view.plots]
-        note = f"<p class='note'>Not drawn (no finished trial with it): {', '.join(missing)}.</p>" if missing else ""
-        sections.append(f"<section><h2>{html.escape(view.name)}</h2>{_rows(view)}{note}<div>{images}</div></section>")
-    body = "".join(sections) or "<p>No tuning job matched.</p>"
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>body{{font-family:sans-serif;margin:2em}} img.plot{{max-width:48%;margin:4px}}
-table{{border-collapse:collapse;margin:0.5em 0}} td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}</style>
-</head><body data-plots-expected="{expected}" data-plots-loaded="0"><h1>{html.escape(title)}</h1>{body}
-<script>
-window.addEventListener("load", function () {{
-  var loaded = 0;
-  document.querySelectorAll("img.plot").forEach(function (img) {{
-    if (img.complete && img.naturalWidth > 0) {{ loaded += 1; }}
-  }});
-  document.body.setAttribute("data-plots-loaded", String(loaded));
-}});
-</script></body></html>
-"""
+    body = "".join(job_section(view) for view in views) or "<p>No tuning job matched.</p>"
+    return render_page(title, body)
 
 
 def write_report(
@@ -286,10 +265,7 @@ def write_report(
     """Write ``index.html`` and one PNG per plot into ``out_dir``; the page's path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     views = collect(store, job=job, team=team, month=month)
-    for view in views:
-        view.plots = draw(view)
-        for name, png in view.plots.items():
-            (out_dir / f"{view.key}-{name}.png").write_bytes(png)
+    draw_all(views, out_dir)
     page = out_dir / "index.html"
     page.write_text(render(views, title), encoding="utf-8")
     return page

@@ -29,6 +29,10 @@ CHROMIUM_FLAGS = [
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
+    return chromium_path()
+
+
+def chromium_path() -> str:
     """Debian's Chromium; without it the test fails in CI (env CI set: .ci/run installs it) and is skipped locally."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:

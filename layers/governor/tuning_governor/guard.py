@@ -572,6 +572,12 @@ def team_month_facts(
     for a team with a monthly budget; never a scan)."""
     if team is None or policy.team_monthly_budget(team) is None:
         return None
+    return team_month_spend(team, now, catalog, services)
+
+
+def team_month_spend(team: str, now: datetime, catalog: PriceCatalog, services: Services) -> TeamMonthFacts:
+    """A team's spend in the calendar month of ``now`` as the team-budget rule judges it (finished +
+    accrued), whether or not the team has a monthly budget (two GetItems; a replay draws it)."""
     month = spend.month_key(now)
     start, end = spend.month_bounds(now)
     totals = services.store.team_month(team, month)
