@@ -162,6 +162,9 @@ def test_log_parameters_only_take_values_aws_accepts(sam_template: dict[str, Any
     assert parameters["LogRetentionInDays"]["AllowedValues"] == CLOUDWATCH_RETENTION_DAYS
     assert parameters["LogRetentionInDays"]["Default"] in CLOUDWATCH_RETENTION_DAYS
     assert parameters["LogLevel"]["AllowedValues"] == ["DEBUG", "INFO", "WARNING", "ERROR"]
+    assert parameters["DetailedTracing"]["AllowedValues"] == ["true", "false"]
+    assert parameters["DetailedTracing"]["Default"] == "false"
+    assert sam_template["Conditions"]["TracesInDetail"] == {"Fn::Equals": [{"Ref": "DetailedTracing"}, "true"]}
 
 
 def test_optional_integrations_hang_on_conditions(sam_template: dict[str, Any]) -> None:

@@ -219,6 +219,8 @@ def test_function_environment_carries_the_settings(cfn_template: dict[str, Any],
     assert variables["POWERTOOLS_SERVICE_NAME"] == "tuning-governor"
     assert variables["POWERTOOLS_METRICS_NAMESPACE"] == "TuningGovernor"
     assert variables["POWERTOOLS_LOG_LEVEL"] == {"Ref": "LogLevel"}
+    # No X-Ray SDK in the process unless the stack asks for detailed tracing (observability.tracer).
+    assert variables["POWERTOOLS_TRACE_DISABLED"] == {"Fn::If": ["TracesInDetail", "false", "true"]}
     assert variables["GOVERNOR_OWNER_TAG"] == {"Ref": "OwnerTagKey"}
     assert variables["POLICY_PARAMETER"] == {"Ref": "PolicyParameterName"}
     # Settings.slack_secret_prefix / team_topic_prefix: which team channels the stack grants.

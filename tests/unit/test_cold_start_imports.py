@@ -16,7 +16,8 @@ import price_refresh, sweep, training_events, tuning_events
 from tuning_governor.service import default_services
 services = default_services()
 print(json.dumps({"channels": [n.channel for n in services.notifiers],
-                  "slack_sdk": sorted(m for m in sys.modules if m.split(".")[0] == "slack_sdk")}))
+                  "slack_sdk": sorted(m for m in sys.modules if m.split(".")[0] == "slack_sdk"),
+                  "xray": sorted(m for m in sys.modules if m.split(".")[0] == "aws_xray_sdk")}))
 """
 ENVIRONMENT = {
     "TABLE_NAME": "governor-test",
@@ -71,3 +72,11 @@ def test_team_channels_configured_do_not_import_slack_sdk_at_cold_start() -> Non
 
     assert report["channels"] == ["sns", "slack"]
     assert report["slack_sdk"] == []
+
+
+@pytest.mark.parametrize(("disabled", "loads_xray"), [("true", False), ("false", True)])
+def test_the_x_ray_sdk_is_imported_only_with_detailed_tracing(disabled: str, loads_xray: bool) -> None:
+    # template.yaml: POWERTOOLS_TRACE_DISABLED is "true" unless the stack's DetailedTracing is "true"
+    report = _cold_start("", POWERTOOLS_TRACE_DISABLED=disabled)
+
+    assert bool(report["xray"]) is loads_xray
