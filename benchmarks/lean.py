@@ -254,7 +254,7 @@ def trials_worker(n: int) -> list[dict[str, Any]]:
         rows.append(
             _row(
                 "finalise (tuning job Completed)",
-                f"N={n + 2}",
+                f"N={n + len(policies)}",
                 counts,
                 outcome["outcome"],
                 time.perf_counter() - started,
