@@ -231,6 +231,9 @@ def trials_worker(n: int) -> list[dict[str, Any]]:
     policies = {
         "stagnation on": "mode: enforce\ndefaults: {stagnation_trials: 5, stagnation_minutes: 600}\n",
         "stagnation off": "mode: enforce\ndefaults: {stagnation_trials: 0}\n",
+        # The job's team has a monthly budget: the team's item is read at each judgement as well.
+        "team budget": "mode: enforce\nteams: {churn: {monthly_budget_usd: 100000}}\n"
+        "defaults: {stagnation_trials: 5, stagnation_minutes: 600}\n",
     }
     with mock_aws(), AmtStandIn(clock=VirtualClock(T0), seed=7) as amt:
         env = build_environment(clock=amt.clock.now)
@@ -251,7 +254,7 @@ def trials_worker(n: int) -> list[dict[str, Any]]:
         rows.append(
             _row(
                 "finalise (tuning job Completed)",
-                f"N={n + 2}",
+                f"N={n + len(policies)}",
                 counts,
                 outcome["outcome"],
                 time.perf_counter() - started,

@@ -293,10 +293,13 @@ class EventSourcedSageMaker(SageMakerGateway):
             if known.job.status == status
         ]
 
-    def list_warm_pools(self) -> list[dict[str, Any]]:
+    def list_warm_pools(self, modified_after: datetime) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for known in self._training.values():
             pool = known.job.warm_pool_status
+            modified = known.job.last_modified_time
+            if modified is not None and modified <= modified_after:
+                continue  # as ListTrainingJobs' LastModifiedTimeAfter
             if pool is not None and pool.status == "Available":
                 out.append(
                     {
@@ -682,7 +685,7 @@ class _Replay:
         sagemaker, store = self.sagemaker, self.services.store
         return (
             not any(sagemaker.list_tuning_jobs(status) for status in ("InProgress", "Stopping"))
-            and not sagemaker.list_warm_pools()
+            and not sagemaker.list_warm_pools(modified_after=datetime.min.replace(tzinfo=UTC))
             and not any(store.jobs_with_status(status) for status in ("InProgress", "Stopping"))
             and not store.warm_pool_names()
         )

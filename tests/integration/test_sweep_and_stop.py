@@ -5,15 +5,19 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import botocore.session
 import pytest
 from botocore.exceptions import ClientError
 
 import sweep
+import tuning_governor.sweep as sweep_module
 from governor_sim.amt import DefaultTrialBehaviour
 from governor_sim.runner import FakeLambdaContext, deliver_all, deliver_event
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
+from tests.integration.standin.builders import training_job
 from tests.integration.test_governance import decisions, record_stop_calls, status, use_policy
+from tuning_governor.adapters.sagemaker import PAGE_SIZE
 
 TERMINAL = {"Completed", "Stopped", "Failed"}
 
@@ -134,3 +138,41 @@ def test_stopping_is_idempotent_and_handles_missing_and_throttled(world: World) 
     assert throttles == [0]
     world.amt.run_until_idle()
     assert status(world, "busy") == "Stopped"
+
+
+# -- warm pools: the sweep's listing is bounded in time ------------------------------------------------
+def test_the_sweep_finds_a_warm_pool_without_paging_through_older_training_jobs(world: World) -> None:
+    # Given a page's worth of training jobs that ended hours ago, then one whose warm pool is Available
+    # (its events lost: only the sweep can see the pool)
+    sm = world.env.sagemaker
+    for i in range(PAGE_SIZE):
+        sm.create_training_job(**training_job(f"old-{i:03d}"))
+    world.amt.run_until_idle()
+    world.amt.advance(8 * 3600)
+    sm.create_training_job(**training_job("warm", keep_alive=3600))
+    while sm.describe_training_job(TrainingJobName="warm")["TrainingJobStatus"] == "InProgress":
+        world.amt.advance(60)
+    world.amt.advance(3000)
+    world.amt.drain_events()
+    listed: list[dict[str, Any]] = []
+    sm.meta.events.register(
+        "provide-client-params.sagemaker.ListTrainingJobs", lambda params, **_: listed.append(params)
+    )
+    # When the sweep runs
+    run_sweep(world)
+    # Then it holds the pool's instances, having listed only the recently modified jobs: one call
+    assert world.env.services.store.warm_pool_names() == {"warm"}
+    assert len(listed) == 1
+    # And once the keep-alive has run out, the next sweep releases them
+    world.amt.advance(700)
+    run_sweep(world)
+    assert world.env.services.store.warm_pool_names() == set()
+
+
+def test_the_warm_pool_window_covers_the_longest_keep_alive_sagemaker_accepts() -> None:
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    longest = max(
+        model.shape_for(shape).members["KeepAlivePeriodInSeconds"].metadata["max"]
+        for shape in ("ResourceConfig", "ResourceConfigForUpdate")
+    )
+    assert timedelta(seconds=longest) <= sweep_module.MAX_KEEP_ALIVE

@@ -2,7 +2,8 @@
 
 Installation swaps the backend class that ``moto.sagemaker.models.sagemaker_backends`` instantiates and
 adds handlers for StopHyperParameterTuningJob, StopTrainingJob and
-ListTrainingJobsForHyperParameterTuningJob to ``SageMakerResponse`` — so plain ``boto3.client("sagemaker")``
+ListTrainingJobsForHyperParameterTuningJob to ``SageMakerResponse``, and replaces its ListTrainingJobs
+handler with one that filters as AWS does — so plain ``boto3.client("sagemaker")``
 calls under ``mock_aws()`` reach the simulation. Everything is undone by the returned callable.
 """
 
@@ -13,6 +14,8 @@ import binascii
 import importlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any, ClassVar, cast, override
 
@@ -27,6 +30,8 @@ from .jobs import SimTrainingJob, SimTuningJob
 
 TRAINING_JOB_STATUSES = ("InProgress", "Completed", "Failed", "Stopping", "Stopped")
 TRAINING_JOB_SORT_KEYS = ("Name", "CreationTime", "Status", "FinalObjectiveMetricValue")
+TRAINING_JOB_LIST_SORT_KEYS = ("Name", "CreationTime", "Status")
+WARM_POOL_STATUSES = ("Available", "Terminated", "Reused", "InUse")
 SORT_ORDERS = ("Ascending", "Descending")
 
 
@@ -118,17 +123,21 @@ class GovernedSageMakerBackend(SageMakerModelBackend):
         self._catch_up()
         return super().describe_training_job(training_job_name)
 
-    def list_training_jobs(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def list_training_jobs_page(self, query: TrainingJobQuery) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of ListTrainingJobs as AWS pages it, and the token of the next page.
+
+        The name and time filters select the jobs that are paged through; ``StatusEquals`` and
+        ``WarmPoolStatusEquals`` filter each page after ``MaxResults`` jobs were taken (AWS documents this
+        for StatusEquals; for WarmPoolStatusEquals it is [inferred], the same kind of filter), so a
+        filtered page may be short, or empty with a token.
+        """
         self._catch_up()
-        result = super().list_training_jobs(*args, **kwargs)
-        for summary in result["TrainingJobSummaries"]:
-            job = self.training_jobs.get(summary["TrainingJobName"])
-            if isinstance(job, SimTrainingJob):
-                # moto's summary lacks these TrainingJobSummary members; a governor filters on them.
-                summary["SecondaryStatus"] = job.secondary_status
-                if job.warm_pool_status:
-                    summary["WarmPoolStatus"] = dict(job.warm_pool_status)
-        return result
+        jobs = [job for job in self.training_jobs.values() if query.selects(job)]
+        jobs.sort(key=query.sort_key, reverse=query.sort_order == "Descending")
+        offset = _decode_token(query.next_token) if query.next_token else 0
+        page = jobs[offset : offset + query.max_results]
+        token = _encode_token(offset + query.max_results) if offset + query.max_results < len(jobs) else None
+        return [_training_summary(job) for job in page if query.keeps(job)], token
 
     def stop_training_job(self, training_job_name: str) -> None:
         """StopTrainingJob (see :meth:`SimulationEngine.stop_training_job`)."""
@@ -239,6 +248,72 @@ class GovernedSageMakerBackend(SageMakerModelBackend):
         return [t.tuning_summary(objective_type) for t in page], token
 
 
+@dataclass(frozen=True)
+class TrainingJobQuery:
+    """A ListTrainingJobs request, validated (times as aware datetimes)."""
+
+    max_results: int = 10
+    next_token: str | None = None
+    creation_time_after: datetime | None = None
+    creation_time_before: datetime | None = None
+    last_modified_time_after: datetime | None = None
+    last_modified_time_before: datetime | None = None
+    name_contains: str | None = None
+    status_equals: str | None = None
+    warm_pool_status_equals: str | None = None
+    sort_by: str = "CreationTime"
+    sort_order: str = "Ascending"
+
+    def selects(self, job: FakeTrainingJob) -> bool:
+        """Whether ``job`` is among the jobs paged through (name and time filters, strict bounds)."""
+        created, modified = _aware(job.creation_time), _aware(job.last_modified_time)
+        return (
+            (self.name_contains is None or self.name_contains in job.training_job_name)
+            and (self.creation_time_after is None or created > self.creation_time_after)
+            and (self.creation_time_before is None or created < self.creation_time_before)
+            and (self.last_modified_time_after is None or modified > self.last_modified_time_after)
+            and (self.last_modified_time_before is None or modified < self.last_modified_time_before)
+        )
+
+    def keeps(self, job: FakeTrainingJob) -> bool:
+        """Whether a job of a page is returned (the status filters, applied after MaxResults)."""
+        warm = getattr(job, "warm_pool_status", None) or {}
+        return (self.status_equals is None or job.training_job_status == self.status_equals) and (
+            self.warm_pool_status_equals is None or warm.get("Status") == self.warm_pool_status_equals
+        )
+
+    def sort_key(self, job: FakeTrainingJob) -> tuple[Any, ...]:
+        if self.sort_by == "Name":
+            return (job.training_job_name,)
+        if self.sort_by == "Status":
+            return (job.training_job_status, job.training_job_name)
+        return (_aware(job.creation_time), job.training_job_name)
+
+
+def _aware(value: Any) -> datetime:
+    """A moto or stand-in timestamp (datetime, naive meaning UTC, or its string) as an aware datetime."""
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _training_summary(job: FakeTrainingJob) -> dict[str, Any]:
+    """A TrainingJobSummary; SecondaryStatus and WarmPoolStatus (moto lacks them) from the stand-in's jobs."""
+    summary: dict[str, Any] = {
+        "TrainingJobName": job.training_job_name,
+        "TrainingJobArn": job.arn,
+        "CreationTime": job.creation_time,
+        "LastModifiedTime": job.last_modified_time,
+        "TrainingJobStatus": job.training_job_status,
+    }
+    if job.training_end_time:
+        summary["TrainingEndTime"] = job.training_end_time
+    if isinstance(job, SimTrainingJob):
+        summary["SecondaryStatus"] = job.secondary_status
+        if job.warm_pool_status:
+            summary["WarmPoolStatus"] = dict(job.warm_pool_status)
+    return summary
+
+
 def _encode_token(offset: int) -> str:
     return base64.urlsafe_b64encode(json.dumps({"offset": offset}).encode()).decode()
 
@@ -307,6 +382,60 @@ def _handle_list_training_jobs_for_hyper_parameter_tuning_job(self: SageMakerRes
     return ActionResult(result)
 
 
+def _handle_list_training_jobs(self: SageMakerResponse) -> ActionResult:
+    """ListTrainingJobs with AWS's filters: moto pages before filtering by name and time, compares a
+    request's epoch-seconds timestamps with datetimes, and ignores WarmPoolStatusEquals."""
+    max_results = self._get_param("MaxResults")
+    sort_by = self._get_param("SortBy") or "CreationTime"
+    sort_order = self._get_param("SortOrder") or "Ascending"
+    status_equals = self._get_param("StatusEquals")
+    warm_pool_status = self._get_param("WarmPoolStatusEquals")
+    errors = []
+    if max_results is not None and not 1 <= int(max_results) <= 100:
+        bound = "less than or equal to 100" if int(max_results) > 100 else "greater than or equal to 1"
+        errors.append(
+            f"Value '{max_results}' at 'maxResults' failed to satisfy constraint: Member must have value {bound}"
+        )
+    if sort_by not in TRAINING_JOB_LIST_SORT_KEYS:
+        errors.append(_enum_error(sort_by, "sortBy", TRAINING_JOB_LIST_SORT_KEYS))
+    if sort_order not in SORT_ORDERS:
+        errors.append(_enum_error(sort_order, "sortOrder", SORT_ORDERS))
+    if status_equals is not None and status_equals not in TRAINING_JOB_STATUSES:
+        errors.append(_enum_error(status_equals, "statusEquals", TRAINING_JOB_STATUSES))
+    if warm_pool_status is not None and warm_pool_status not in WARM_POOL_STATUSES:
+        errors.append(_enum_error(warm_pool_status, "warmPoolStatusEquals", WARM_POOL_STATUSES))
+    if errors:
+        noun = "error" if len(errors) == 1 else "errors"
+        raise AWSValidationException(f"{len(errors)} validation {noun} detected: {'; '.join(errors)}")
+    query = TrainingJobQuery(
+        max_results=int(max_results) if max_results is not None else 10,
+        next_token=self._get_param("NextToken"),
+        creation_time_after=_request_time(self._get_param("CreationTimeAfter")),
+        creation_time_before=_request_time(self._get_param("CreationTimeBefore")),
+        last_modified_time_after=_request_time(self._get_param("LastModifiedTimeAfter")),
+        last_modified_time_before=_request_time(self._get_param("LastModifiedTimeBefore")),
+        name_contains=self._get_param("NameContains"),
+        status_equals=status_equals,
+        warm_pool_status_equals=warm_pool_status,
+        sort_by=sort_by,
+        sort_order=sort_order,
+    )
+    summaries, token = _governed_backend(self).list_training_jobs_page(query)
+    result: dict[str, Any] = {"TrainingJobSummaries": summaries}
+    if token:
+        result["NextToken"] = token
+    return ActionResult(result)
+
+
+def _request_time(value: Any) -> datetime | None:
+    """A JSON-protocol timestamp as boto3 sends it (epoch seconds), or an ISO-8601 string."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) or str(value).replace(".", "", 1).isdigit():
+        return datetime.fromtimestamp(float(value), tz=UTC)
+    return _aware(value)
+
+
 def _enum_error(value: str, attribute: str, allowed: tuple[str, ...]) -> str:
     return (
         f"Value '{value}' at '{attribute}' failed to satisfy constraint: "
@@ -315,6 +444,7 @@ def _enum_error(value: str, attribute: str, allowed: tuple[str, ...]) -> str:
 
 
 HANDLERS: dict[str, Callable[[SageMakerResponse], ActionResult]] = {
+    "list_training_jobs": _handle_list_training_jobs,
     "stop_hyper_parameter_tuning_job": _handle_stop_hyper_parameter_tuning_job,
     "stop_training_job": _handle_stop_training_job,
     "list_training_jobs_for_hyper_parameter_tuning_job": _handle_list_training_jobs_for_hyper_parameter_tuning_job,

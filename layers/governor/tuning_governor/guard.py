@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
+from tuning_governor.adapters.store import job_after_trial
 from tuning_governor.breakdowns import rule_decided, rule_stopped
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.reports import Report, decision_report
@@ -286,27 +287,41 @@ def _advanced(meta: dict[str, Any] | None, record: TrialRecord, trial: TrainingJ
 
 
 def record_trial(
-    record: TrialRecord, trial: TrainingJob, meta: dict[str, Any] | None, *, team: str | None, services: Services
-) -> bool:
-    """Record a finished trial once (False for a duplicate) and advance the job's stagnation state in
-    the same transaction: the best objective, and trials / time since it last improved.
+    record: TrialRecord,
+    trial: TrainingJob,
+    meta: dict[str, Any] | None,
+    *,
+    team: str | None,
+    services: Services,
+    catalog: PriceCatalog | None = None,
+) -> dict[str, Any] | None:
+    """Record a finished trial once and advance the job's stagnation state in the same transaction:
+    the best objective, trials / time since it last improved and, at an improvement, the job's spend
+    then (finished + accrued at the trial's event, priced with ``catalog``, by default the policy's).
 
-    Reads no trial records: the state is on the job item (``meta``, already read by the caller). When a
-    concurrent trial of the same job advanced it first, the item is read again and the trial re-applied.
+    Returns the job item as this write left it (``meta`` with the trial applied), for judging the job
+    without reading it again; None for a duplicate. Reads no trial records: the state is on the job
+    item (``meta``, already read by the caller). When a concurrent trial of the same job wrote first,
+    the item is read again and the trial re-applied.
     """
     for attempt in range(STALE_ATTEMPTS):
         state = _advanced(meta, record, trial)
         known_end = _dt((meta or {}).get("last_trial_end"))
         later = record.end_time is not None and (known_end is None or record.end_time > known_end)
         latest = record.end_time if later else None
-        if state is None:
-            return services.store.record_trial(record, team=team, latest_end=latest)
+        if state is not None and state.improved_at is not None and state.spent_at_improvement is None:
+            policy = services.policy()
+            after = job_after_trial(meta, record)
+            facts = job_facts(
+                after, now=record.event_time, policy=policy, catalog=catalog or services.price_catalog(policy)
+            )
+            state = state.model_copy(update={"spent_at_improvement": facts.spent_usd})
         try:
             return services.store.record_trial(
                 record,
+                job=meta,
                 team=team,
-                stagnation=state.to_item(),
-                stagnation_seen=state.trials_seen - 1,
+                stagnation=state.to_item() if state is not None else None,
                 latest_end=latest,
             )
         except StaleState:
@@ -317,11 +332,9 @@ def record_trial(
 
 
 def with_stagnation_spend(facts: JobFacts, services: Services) -> JobFacts:
-    """Fill in the spend at the last improvement the first time the job is judged after it.
-
-    The trial's transaction cannot know the job's accrued spend, so the first judgement after an
-    improvement (normally the same event's) stores ``spent_usd`` then; a later trial that advanced
-    the state first wins, and its own improvement is filled in on its own judgement.
+    """Fill in the spend at the last improvement when the job's state lacks it (a state recorded
+    before the trial's own transaction carried it): the first judgement after the improvement
+    stores ``spent_usd`` then; a later trial that advanced the state first wins.
     """
     state = facts.stagnation
     if state is None or state.improved_at is None or state.spent_at_improvement is not None:
@@ -341,14 +354,18 @@ def state_time(meta: dict[str, Any] | None) -> datetime | None:
     return max(known, default=None)
 
 
-def govern(trigger: Trigger, job_key: str, now: datetime, services: Services) -> list[dict[str, Any]]:
-    """Evaluate the rules for ``trigger`` on one job and act on what they find.
+def govern(
+    trigger: Trigger, job_key: str, now: datetime, services: Services, meta: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Evaluate the rules for ``trigger`` on one job and act on what they find. ``meta``: the job item
+    as the caller just wrote it (see :func:`record_trial`); without it, the item is read.
 
     Judged at ``now`` or at the latest moment the job's state reflects, whichever is later: an event
     handled after later ones of the same job (EventBridge does not keep order) is judged on the state
     as it is, at the time that state is true, never on later trials at an earlier time."""
     policy = services.policy()
-    meta = services.store.get_job(job_key)
+    if meta is None:
+        meta = services.store.get_job(job_key)
     if meta is None or meta.get("status") in TUNING_TERMINAL:
         return []
     now = max(now, state_time(meta) or now)
@@ -568,8 +585,8 @@ def resume_stale(services: Services, now: datetime) -> list[dict[str, Any]]:
 def team_month_facts(
     team: str | None, now: datetime, policy: Policy, catalog: PriceCatalog, services: Services
 ) -> TeamMonthFacts | None:
-    """The team's spend this calendar month: its month item plus its running trials (two GetItems, only
-    for a team with a monthly budget; never a scan)."""
+    """The team's spend this calendar month: its month totals plus its running trials (one GetItem of
+    the team's item, only for a team with a monthly budget; never a scan)."""
     if team is None or policy.team_monthly_budget(team) is None:
         return None
     return team_month_spend(team, now, catalog, services)
@@ -577,12 +594,12 @@ def team_month_facts(
 
 def team_month_spend(team: str, now: datetime, catalog: PriceCatalog, services: Services) -> TeamMonthFacts:
     """A team's spend in the calendar month of ``now`` as the team-budget rule judges it (finished +
-    accrued), whether or not the team has a monthly budget (two GetItems; a replay draws it)."""
+    accrued), whether or not the team has a monthly budget (one GetItem of the team's item; a replay draws it)."""
     month = spend.month_key(now)
     start, end = spend.month_bounds(now)
-    totals = services.store.team_month(team, month)
+    totals, running = services.store.team_spend(team, month)
     accrual = spend.accrue(
-        services.store.team_running(team),
+        running,
         now,
         catalog,
         default_region=services.settings.region,

@@ -376,7 +376,8 @@ def track_progress(parsed: TrainingJobStateChange, policy: Policy, services: Ser
 
 @tracer.capture_method
 def process_training_event(event: Any, services: Services) -> Outcome:
-    """Record a trial once, at its terminal status: one DescribeTrainingJob, one transaction."""
+    """Record a trial once, at its terminal status: one DescribeTrainingJob, one read of the job item
+    and one transaction (of at most three items: the trial, its job, its team)."""
 
     def run() -> Outcome:
         parsed = parse_event(event, TrainingJobStateChange)
@@ -401,17 +402,20 @@ def process_training_event(event: Any, services: Services) -> Outcome:
         services.store.set_warm_pool(described, team=team)
         meta = services.store.get_job(job_key)
         objective = trial_objective(meta, described)
+        catalog = services.price_catalog(policy)
         record = build_trial_record(
             described,
             job_key=job_key,
             region=parsed.region,
             objective_name=objective.metric if objective else (meta or {}).get("objective_name"),
-            catalog=services.price_catalog(policy),
+            catalog=catalog,
             event_id=parsed.id,
             event_time=parsed.time,
         )
         finalised = bool(meta and meta.get("status") in TUNING_TERMINAL)
-        if not record_trial(record, described, meta, team=(meta or {}).get("team") or team, services=services):
+        team = (meta or {}).get("team") or team
+        written = record_trial(record, described, meta, team=team, services=services, catalog=catalog)
+        if written is None:
             # Seen before; but a warm pool that ended since bills retention the record lacks.
             if not services.store.update_trial_warm_pool(record):
                 metrics.add_metric(name="DuplicateEvents", unit=MetricUnit.Count, value=1)
@@ -444,7 +448,8 @@ def process_training_event(event: Any, services: Services) -> Outcome:
                 "status": record.status,
                 "refinalised": True,
             }
-        decisions = govern("trial", job_key, parsed.time, services)
+        # Judged on the job item as the trial's transaction left it: no second read.
+        decisions = govern("trial", job_key, parsed.time, services, meta=written)
         return {
             "outcome": "recorded",
             "job": job_key,
@@ -509,7 +514,7 @@ def record_missing_trials(
             event_id=f"finaliser:{described.name}",
             event_time=described.training_end_time or services.clock(),
         )
-        if record_trial(record, described, meta, team=team, services=services):
+        if record_trial(record, described, meta, team=team, services=services, catalog=catalog) is not None:
             added.append(described.name)
             metrics.add_metric(name="TrialsRecoveredAtFinalise", unit=MetricUnit.Count, value=1)
     return added

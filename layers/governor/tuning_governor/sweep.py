@@ -16,9 +16,11 @@ Each run (rate set in template.yaml, default 5 minutes):
 4b. finishes the decisions a failed, never-retried invocation left pending (stop or a report not yet
    done) for longer than a sweep interval: one Query on gsi1 (``STEP#pending``) and no SageMaker call
    beyond a stop still to be made (guard.resume_stale);
-5. refreshes warm pools (ceil(pools / 100) list calls + one Describe per new pool) and writes the
-   capacity snapshot (usage per instance type, and the limits that apply).
-SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, never with trials.
+5. refreshes warm pools (ceil(training jobs modified in the last 7 hours / 100) list calls: a pool is
+   Available for at most the longest keep-alive after its job last changed; plus one Describe per new
+   pool) and writes the capacity snapshot (usage per instance type, and the limits that apply).
+SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, never with trials nor with the
+account's training-job history.
 
 Between sweeps, ``run_budget_check`` judges one job at the moment its running trials were projected
 to bring it to its budget (a one-time schedule asked for by an earlier judgement; adapters.checks).
@@ -26,6 +28,7 @@ to bring it to its budget (a one-time schedule asked for by an earlier judgement
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -134,7 +137,7 @@ def run_sweep(services: Services) -> dict[str, Any]:
     report["resumed"] = []
     attempt("pending-steps", "resume", lambda: report["resumed"].extend(resume_stale(services, now)))
 
-    attempt("warm-pools", "refresh", lambda: _refresh_warm_pools(services, policy.team_of))
+    attempt("warm-pools", "refresh", lambda: _refresh_warm_pools(services, policy.team_of, now))
     holders = store.holders()
     snapshot = {"taken_at": now, "usage": total(holders), "holders": len(holders)}
     store.put_capacity_snapshot(snapshot)
@@ -143,8 +146,21 @@ def run_sweep(services: Services) -> dict[str, Any]:
     return report
 
 
-def _refresh_warm_pools(services: Services, team_of: Any) -> None:
-    available = {s["TrainingJobName"] for s in services.sagemaker.list_warm_pools()}
+#: The longest a warm pool can stay Available after its training job was last modified: the largest
+#: KeepAlivePeriodInSeconds SageMaker's API accepts (ResourceConfig and UpdateTrainingJob's
+#: ResourceConfigForUpdate: 21,600 s in its model; the developer guide still says 3,600 s). A pool is
+#: Available from its job's end (or a keep-alive update, which modifies the job) for at most that long.
+MAX_KEEP_ALIVE = timedelta(seconds=21_600)
+#: Clock skew and the time between a job's last change and its pool becoming Available.
+WARM_POOL_MARGIN = timedelta(hours=1)
+
+
+def _refresh_warm_pools(services: Services, team_of: Any, now: datetime) -> None:
+    # Bounded in time: ListTrainingJobs applies WarmPoolStatusEquals after MaxResults, so an unbounded
+    # listing pages through the account's whole training history; a pool Available now belongs to a job
+    # modified within the longest keep-alive.
+    recent = now - MAX_KEEP_ALIVE - WARM_POOL_MARGIN
+    available = {s["TrainingJobName"] for s in services.sagemaker.list_warm_pools(modified_after=recent)}
     known = services.store.warm_pool_names()
     for name in sorted(available - known):
         job = services.sagemaker.describe_training_job(name)

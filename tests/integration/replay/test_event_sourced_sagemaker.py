@@ -113,9 +113,13 @@ def test_running_jobs_and_available_warm_pools_are_listed(sagemaker: EventSource
     observe(sagemaker, load_event("tuning-inprogress"), load_event("tuning-multi-definition-inprogress"), available)
     names = {j["HyperParameterTuningJobName"] for j in sagemaker.list_tuning_jobs("InProgress")}
     assert names == {JOB, "Churn-MultiDef-20261130"}
-    assert [p["TrainingJobName"] for p in sagemaker.list_warm_pools()] == [pool["detail"]["TrainingJobName"]]
+    modified = datetime.fromtimestamp(int(available["detail"]["LastModifiedTime"]) / 1000, tz=UTC)
+    listed = sagemaker.list_warm_pools(modified_after=modified - timedelta(seconds=1))
+    assert [p["TrainingJobName"] for p in listed] == [pool["detail"]["TrainingJobName"]]
+    # A pool whose job has not changed since the bound is not listed, as with LastModifiedTimeAfter
+    assert sagemaker.list_warm_pools(modified_after=modified) == []
     observe(sagemaker, later(pool, 60))  # Terminated
-    assert sagemaker.list_warm_pools() == []
+    assert sagemaker.list_warm_pools(modified_after=modified - timedelta(seconds=1)) == []
 
 
 def test_unknown_jobs_are_not_found(sagemaker: EventSourcedSageMaker) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from datetime import timedelta
 from typing import Any
 
 from governor_sim.amt import AmtStandIn, TrialPlan
@@ -226,3 +227,53 @@ def test_a_tuning_job_whose_trials_all_fail_fails(mocked_aws: None, sm: Any) -> 
     assert described["HyperParameterTuningJobStatus"] == "Failed"
     assert described["FailureReason"]
     assert "BestTrainingJob" not in described
+
+
+def _listed(sm: Any, **kwargs: Any) -> tuple[list[str], int]:
+    """Every job ListTrainingJobs returns for ``kwargs``, and the number of calls it took."""
+    names: list[str] = []
+    calls = 0
+    for page in sm.get_paginator("list_training_jobs").paginate(**kwargs):
+        calls += 1
+        names += [s["TrainingJobName"] for s in page["TrainingJobSummaries"]]
+    return names, calls
+
+
+def test_list_training_jobs_bounds_by_last_modified_time_before_paging(amt: AmtStandIn, sm: Any) -> None:
+    # Given five jobs that ended long ago and two that ended in the last hour
+    for i in range(5):
+        sm.create_training_job(**training_job(f"old-{i}"))
+    amt.run_until_idle()
+    amt.advance(6 * 3600)
+    bound = amt.clock.now()
+    for i in range(2):
+        sm.create_training_job(**training_job(f"new-{i}"))
+    amt.run_until_idle()
+    # When the list is bounded by LastModifiedTime, one job per page
+    names, calls = _listed(sm, LastModifiedTimeAfter=bound, PaginationConfig={"PageSize": 1})
+    # Then only the recent jobs are paged through: the time filter applies before MaxResults
+    assert (sorted(names), calls) == (["new-0", "new-1"], 2)
+    assert _listed(sm, LastModifiedTimeBefore=bound)[0] == [f"old-{i}" for i in range(5)]
+    created_after = bound - timedelta(seconds=1)  # the recent jobs were created at ``bound`` exactly
+    assert _listed(sm, CreationTimeAfter=created_after, NameContains="new-1")[0] == ["new-1"]
+
+
+def test_list_training_jobs_filters_warm_pools_after_max_results(amt: AmtStandIn, sm: Any) -> None:
+    # Given three jobs without a warm pool, then one whose pool is Available
+    for i in range(3):
+        sm.create_training_job(**training_job(f"cold-{i}"))
+    amt.run_until_idle()
+    sm.create_training_job(**training_job("warm", keep_alive=1800))
+    amt.run_until_idle()
+    # When the first page of two is asked for with WarmPoolStatusEquals (oldest first, the default)
+    first = sm.list_training_jobs(WarmPoolStatusEquals="Available", MaxResults=2)
+    # Then it is empty with a token, as AWS documents for StatusEquals: filtered after MaxResults
+    assert first["TrainingJobSummaries"] == [] and first["NextToken"]
+    names, calls = _listed(sm, WarmPoolStatusEquals="Available", PaginationConfig={"PageSize": 2})
+    assert (names, calls) == (["warm"], 2)
+    assert _listed(sm, StatusEquals="Completed", PaginationConfig={"PageSize": 100})[0] == [
+        "cold-0",
+        "cold-1",
+        "cold-2",
+        "warm",
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from botocore.exceptions import ClientError
@@ -104,12 +105,19 @@ class SageMakerGateway:
             raise _translate(exc, "list tuning jobs", frozenset()) from exc
         return out
 
-    def list_warm_pools(self) -> list[dict[str, Any]]:
-        """Training jobs whose warm pool is Available (it holds instances), 100 per call."""
+    def list_warm_pools(self, modified_after: datetime) -> list[dict[str, Any]]:
+        """Training jobs modified after ``modified_after`` whose warm pool is Available (it holds
+        instances), 100 per call: ceil(jobs modified since then / 100) calls, whatever the account's
+        history (the warm-pool filter applies to each page, after MaxResults; the time bound before)."""
         paginator = self._client.get_paginator("list_training_jobs")
         out: list[dict[str, Any]] = []
         try:
-            for page in paginator.paginate(WarmPoolStatusEquals="Available", PaginationConfig={"PageSize": PAGE_SIZE}):
+            pages = paginator.paginate(
+                WarmPoolStatusEquals="Available",
+                LastModifiedTimeAfter=modified_after,
+                PaginationConfig={"PageSize": PAGE_SIZE},
+            )
+            for page in pages:
                 # Filter again: the filter applies after MaxResults (see ListTrainingJobs docs).
                 summaries: list[Any] = list(page["TrainingJobSummaries"])
                 out.extend(s for s in summaries if s.get("WarmPoolStatus", {}).get("Status") == "Available")

@@ -15,8 +15,7 @@ Key design (``pk`` / ``sk``, GSI ``gsi1`` on ``gsi1pk`` / ``gsi1sk``):
 | capacity view   | ``CAPACITY``   | ``SNAPSHOT``               | -                               |
 | capacity ledger | ``CAPACITY``   | ``LEDGER``                 | -                               |
 | price catalog   | ``PRICES#<region>`` | ``CATALOG``           | ``PRICES`` / ``<region>``       |
-| team month      | ``TEAM#<team>`` | ``MONTH#<YYYY-MM>``       | -                               |
-| team running    | ``TEAM#<team>`` | ``RUNNING``               | -                               |
+| team spend      | ``TEAM#<team>`` | ``RUNNING``               | -                               |
 | team decision   | ``TEAM#<team>`` | ``DECISION#<rule>#<verdict>#<YYYY-MM>`` | -                 |
 
 Access patterns: a job with its trials, decisions and summary is one Query on ``pk``; what holds
@@ -30,10 +29,14 @@ SageMaker ARNs lower-case names and trials link to their job by ARN.
 Counting is exactly-once: a trial record and the job's running totals are written in one
 transaction whose first condition is that the trial record does not exist yet; a job's status never
 moves back from a terminal status, nor to an older LastModifiedTime. The same transaction takes the
-trial out of the running trials (job ``running`` map, team ``RUNNING`` item) and adds its cost to its
-team's month; a running trial is added only while its trial record does not exist (so a late
-InProgress event never makes a finished trial run again). A job's or team's spend is therefore read
-from one or two items, never by a scan or a per-trial read.
+trial out of the running trials (job ``running`` map, team ``running#<job>#<trial>`` attribute) and
+adds its cost to its team's months (``month#<YYYY-MM>#<total>`` attributes): three items, the trial,
+its job and its team. A team's running trials and month totals share the team's ``RUNNING`` item, so
+a team's spend is one GetItem. The job item's update is conditional on the trial count the caller read
+(optimistic locking), so the caller knows the item as written and judges the job without reading it
+again. A running trial is added only while its trial record does not exist (so a late InProgress
+event never makes a finished trial run again). A job's or team's spend is therefore read from one
+item each, never by a scan or a per-trial read.
 
 Expiry (the table's TTL attribute ``expires_at``, epoch seconds): report deliveries and decisions (job
 and team) expire 90 days after they were claimed; finished trials ``trial_retention_days`` after they
@@ -55,7 +58,14 @@ from tuning_governor.domain.pricing import RegionCatalog
 from tuning_governor.errors import StaleState, TransientError
 from tuning_governor.governance.capacity import Holder, Ledger, Reservation
 from tuning_governor.governance.rules import Decision
-from tuning_governor.governance.spend import RUNNING_PREFIX, RunningTrial, month_key, running_trials, split_by_month
+from tuning_governor.governance.spend import (
+    MONTH_PREFIX,
+    RUNNING_PREFIX,
+    RunningTrial,
+    month_key,
+    running_trials,
+    split_by_month,
+)
 from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.models.sagemaker import (
     TRAINING_RUNNING,
@@ -229,41 +239,27 @@ class GovernorStore:
         self,
         record: TrialRecord,
         *,
+        job: dict[str, Any] | None,
         team: str | None = None,
         stagnation: dict[str, Any] | None = None,
-        stagnation_seen: int = 0,
         latest_end: datetime | None = None,
-    ) -> bool:
-        """Write a finished trial and add it to its job's totals, once. False for a duplicate.
+    ) -> dict[str, Any] | None:
+        """Write a finished trial and add it to its job's totals, once; None for a duplicate.
 
         ``latest_end`` (the trial's end, when later than the job item's ``last_trial_end`` as the caller
         read it) becomes the job's ``last_trial_end``: the latest moment its recorded state reflects.
 
-        In the same transaction the trial stops being a running trial (its entry leaves the job's and
-        the team's items) and, for a ``team``, its cost is added to the team's month totals.
-        ``stagnation`` (the job's advanced ``StagnationState``) is set on the job item only if the state
-        there still has ``stagnation_seen`` trials (0: none yet); otherwise ``StaleState`` is raised
-        and nothing is written.
+        ``job`` is the job item as the caller read it (None: no item yet). The write is conditional on
+        the job's totals being still those (its ``trials_recorded``), so the item it returns, ``job`` with
+        this trial applied (:func:`job_after_trial`) and ``stagnation`` set, is the item as written:
+        the caller judges the job on it without reading it again. A concurrent trial that wrote first
+        raises ``StaleState`` (nothing written): read the item again and retry.
+
+        One transaction of at most three items: the trial record (condition: it does not exist yet),
+        the job item (totals added, the trial out of its ``running`` map, ``stagnation`` set) and, for a
+        ``team``, the team's item (the trial out of its running trials, its cost added to the totals of
+        each month it ran in).
         """
-        status_attr = f"trials_{record.status.lower()}"
-        adds: dict[str, Any] = {
-            ":one": 1,
-            ":bis": record.billable_instance_seconds,
-            ":wis": record.warm_pool_instance_seconds,
-        }
-        expr = ["trials_recorded :one", "billable_instance_seconds :bis", "warm_pool_instance_seconds :wis"]
-        expr.append(f"{status_attr} :one")
-        if record.cost_usd is not None:
-            adds[":cost"] = record.cost_usd + (record.warm_pool_cost_usd or Decimal(0))
-            adds[":spot"] = record.spot_savings_usd or Decimal(0)
-            expr += ["cost_usd :cost", "spot_savings_usd :spot"]
-        else:
-            adds[":types"] = set(record.unpriced_types) or {"unknown"}
-            expr += ["unpriced_trials :one", "unpriced_types :types"]
-        if record.approximate_types:
-            # Priced on the fallback (highest price in another region): the pricing rule reports it.
-            adds[":approx"] = set(record.approximate_types)
-            expr.append("approximate_types :approx")
         trial_values = {
             "pk": job_pk(record.job_key),
             "sk": f"TRIAL#{record.training_job_name.lower()}",
@@ -272,33 +268,40 @@ class GovernorStore:
         if self._trial_retention is not None:
             ended = record.end_time or datetime.now(UTC)
             trial_values[EXPIRY_ATTRIBUTE] = expires_at(ended, self._trial_retention)
-        trial_item = _item(trial_values)
-        if record.spot and record.cost_usd is not None:
-            # The discount running spot trials of this job accrue at: billed / on-demand equivalent.
-            adds[":sbill"] = record.cost_usd
-            adds[":sod"] = record.cost_usd + (record.spot_savings_usd or Decimal(0))
-            expr += ["spot_billed_usd :sbill", "spot_on_demand_usd :sod"]
-        trial = record.training_job_name.lower()
-        sets: list[str] = []
-        meta_condition = "attribute_exists(running)"
+        deltas = trial_deltas(record)
+        names = {"#run": record.training_job_name.lower()} | {f"#d{i}": name for i, name in enumerate(deltas)}
+        values: dict[str, Any] = {f":d{i}": value for i, value in enumerate(deltas.values())}
+        update = "ADD " + ", ".join(f"#d{i} :d{i}" for i in range(len(deltas)))
+        # Optimistic locking on the job's trial count: the totals this caller computed the item from are
+        # the ones it adds to (every change to them goes through this transaction).
+        recorded = int((job or {}).get("trials_recorded") or 0)
+        condition = "attribute_exists(running) AND "
+        if recorded:
+            condition += "trials_recorded = :recorded"
+            values[":recorded"] = recorded
+        else:
+            condition += "attribute_not_exists(trials_recorded)"
+        sets: dict[str, Any] = {}
         if latest_end is not None:
-            sets.append("last_trial_end = :lend")
-            adds[":lend"] = iso(latest_end)
+            sets["last_trial_end"] = iso(latest_end)
         if stagnation is not None:
-            # Read-modify-write of the stagnation state, guarded by its trial count (optimistic locking).
-            sets.append("stagnation = :stag")
-            adds[":stag"] = stagnation
-            if stagnation_seen:
-                meta_condition += " AND stagnation.trials_seen = :seen"
-                adds[":seen"] = stagnation_seen
+            sets["stagnation"] = stagnation
+            # The state advanced from the one read (guarded by its own trial count as well).
+            previous = (job or {}).get("stagnation")
+            if isinstance(previous, dict) and previous.get("trials_seen") is not None:
+                condition += " AND stagnation.trials_seen = :seen"
+                values[":seen"] = int(previous["trials_seen"])
             else:
-                meta_condition += " AND attribute_not_exists(stagnation)"
-        return self._transact_keeping_running_map(
+                condition += " AND attribute_not_exists(stagnation)"
+        if sets:
+            update += " SET " + ", ".join(f"{name} = :{name}" for name in sets)
+            values |= {f":{name}": value for name, value in sets.items()}
+        written = self._transact_keeping_running_map(
             [
                 {
                     "Put": {
                         "TableName": self._table,
-                        "Item": trial_item,
+                        "Item": _item(trial_values),
                         "ConditionExpression": "attribute_not_exists(pk)",
                     }
                 },
@@ -306,19 +309,23 @@ class GovernorStore:
                     "Update": {
                         "TableName": self._table,
                         "Key": _item({"pk": job_pk(record.job_key), "sk": "META"}),
-                        "UpdateExpression": "ADD "
-                        + ", ".join(expr)
-                        + (" SET " + ", ".join(sets) if sets else "")
-                        + " REMOVE running.#run",
-                        "ConditionExpression": meta_condition,
-                        "ExpressionAttributeNames": {"#run": trial},
-                        "ExpressionAttributeValues": _item(adds),
+                        "UpdateExpression": update + " REMOVE running.#run",
+                        "ConditionExpression": condition,
+                        "ExpressionAttributeNames": names,
+                        "ExpressionAttributeValues": _item(values),
                     }
                 },
-                *(self._team_trial_writes(team, record) if team else []),
+                *([self._team_trial_write(team, record)] if team else []),
             ],
             record.job_key,
+            has_map=job is not None and "running" in job,
         )
+        if not written:
+            return None
+        after = job_after_trial(job, record)
+        if sets:
+            after |= _unitem(_item(sets))
+        return after
 
     def update_trial_warm_pool(self, record: TrialRecord) -> bool:
         """Add warm-pool retention billed after the trial was recorded (the pool ended later).
@@ -692,9 +699,14 @@ class GovernorStore:
         )
 
     def set_warm_pool(self, job: TrainingJob, *, team: str | None) -> None:
-        """An Available warm pool holds its instances; any other warm-pool status releases them."""
+        """An Available warm pool holds its instances; any other warm-pool status releases them. A job
+        that never asked for a pool (no KeepAlivePeriodInSeconds > 0) and shows no warm-pool status has
+        no holder to release: nothing is written."""
         key = _item({"pk": f"WARMPOOL#{job.name.lower()}", "sk": "META"})
         status = job.warm_pool_status.status if job.warm_pool_status else None
+        keep_alive = job.resource_config.keep_alive_period_in_seconds if job.resource_config else None
+        if status is None and not keep_alive:
+            return
         if status == "Available":
             self._client.put_item(
                 TableName=self._table,
@@ -763,8 +775,8 @@ class GovernorStore:
     # A running trial is an entry of the job META item's ``running`` map (trial -> RunningTrial), read
     # with the item itself; the map is created on first use (a nested SET/REMOVE needs it to exist).
     # On its team's RUNNING item it is a top-level attribute ``running#<job>#<trial>``: one SET or
-    # REMOVE, valid whether or not the item exists. Team months: pk TEAM#<team>, sk MONTH#YYYY-MM,
-    # running totals ADDed by record_trial.
+    # REMOVE, valid whether or not the item exists. The same item holds the team's month totals,
+    # ``month#<YYYY-MM>#<total>`` attributes ADDed by record_trial.
     def track_running(self, trial: RunningTrial, *, team: str | None) -> bool:
         """Mark a trial as running on its job (and team), unless its terminal record exists already.
 
@@ -805,20 +817,21 @@ class GovernorStore:
             )
         return self._transact_keeping_running_map(items, trial.job_key)
 
-    def _transact_keeping_running_map(self, items: list[Any], job_key: str) -> bool:
+    def _transact_keeping_running_map(self, items: list[Any], job_key: str, *, has_map: bool = False) -> bool:
         """Write ``items`` atomically, the second of which updates the job's ``running`` map.
 
-        False (nothing written) when the first item's condition fails. When the map does not exist yet
-        (the second item's condition), it is created empty and the transaction runs once more.
+        False (nothing written) when the first item's condition fails. When the map may not exist yet
+        (``has_map`` False) and the second item's condition fails, it is created empty and the
+        transaction runs once more.
         """
-        for attempt in range(2):
+        for attempt in range(1 if has_map else 2):
             try:
                 self._client.transact_write_items(TransactItems=items)
             except ClientError as exc:
                 codes = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
                 if codes[:1] == ["ConditionalCheckFailed"]:
                     return False
-                if attempt == 0 and codes[1:2] == ["ConditionalCheckFailed"]:
+                if attempt == 0 and not has_map and codes[1:2] == ["ConditionalCheckFailed"]:
                     self._client.update_item(
                         TableName=self._table,
                         Key=_item({"pk": job_pk(job_key), "sk": "META"}),
@@ -827,7 +840,8 @@ class GovernorStore:
                     )
                     continue
                 if codes[1:2] == ["ConditionalCheckFailed"]:
-                    # The map exists now: another condition on the job item failed (its stagnation state).
+                    # The map exists: another condition on the job item failed (its totals or stagnation
+                    # state moved on since the caller read it).
                     raise StaleState("the job item changed since it was read") from exc
                 if "TransactionConflict" in codes:
                     raise TransientError("DynamoDB transaction conflict") from exc
@@ -855,17 +869,24 @@ class GovernorStore:
                     ExpressionAttributeNames=team_names,
                 )
 
+    def team_spend(self, team: str, month: str) -> tuple[dict[str, Any], list[RunningTrial]]:
+        """The team's totals for ``month`` (``YYYY-MM``: finished_usd, trials, unpriced_trials, spot
+        sums; empty before its first finished trial of the month) and its running trials, over all its
+        tuning jobs: both are on the team's one item, read with one GetItem."""
+        item = self._team_item(team)
+        return month_totals(item, month), running_trials(item)
+
     def team_running(self, team: str) -> list[RunningTrial]:
         """The team's running trials, over all its tuning jobs (one GetItem)."""
-        response = self._client.get_item(
-            TableName=self._table, Key=_item({"pk": team_pk(team), "sk": "RUNNING"}), ConsistentRead=True
-        )
-        return running_trials(_unitem(response["Item"]) if response.get("Item") else None)
+        return running_trials(self._team_item(team))
 
     def team_month(self, team: str, month: str) -> dict[str, Any]:
-        """The team's totals for ``month`` (``YYYY-MM``): finished_usd, trials, unpriced_trials, spot sums."""
+        """The team's totals for ``month`` (see :meth:`team_spend`; one GetItem)."""
+        return month_totals(self._team_item(team), month)
+
+    def _team_item(self, team: str) -> dict[str, Any]:
         response = self._client.get_item(
-            TableName=self._table, Key=_item({"pk": team_pk(team), "sk": f"MONTH#{month}"}), ConsistentRead=True
+            TableName=self._table, Key=_item({"pk": team_pk(team), "sk": "RUNNING"}), ConsistentRead=True
         )
         return _unitem(response["Item"]) if response.get("Item") else {}
 
@@ -935,52 +956,25 @@ class GovernorStore:
             out.extend(_unitem(item) for item in page.get("Items", []))
         return out
 
-    def _team_trial_writes(self, team: str, record: TrialRecord) -> list[Any]:
-        """The team-side writes of recording a trial: leave RUNNING, add to each month it ran in."""
-        writes: list[Any] = [
-            {
-                "Update": {
-                    "TableName": self._table,
-                    "Key": _item({"pk": team_pk(team), "sk": "RUNNING"}),
-                    "UpdateExpression": "REMOVE #run",
-                    "ExpressionAttributeNames": {
-                        "#run": f"{RUNNING_PREFIX}{record.job_key}#{record.training_job_name.lower()}"
-                    },
-                }
+    def _team_trial_write(self, team: str, record: TrialRecord) -> dict[str, Any]:
+        """The team side of recording a trial, one item: it leaves the team's running trials and its
+        cost is added to the totals of each month it ran in (``month#<YYYY-MM>#<total>`` attributes)."""
+        names = {"#run": f"{RUNNING_PREFIX}{record.job_key}#{record.training_job_name.lower()}"}
+        values: dict[str, Any] = {":team": team}
+        adds: list[str] = []
+        for i, (attribute, delta) in enumerate(sorted(team_month_deltas(record).items())):
+            names[f"#m{i}"] = attribute
+            values[f":m{i}"] = delta
+            adds.append(f"#m{i} :m{i}")
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": _item({"pk": team_pk(team), "sk": "RUNNING"}),
+                "UpdateExpression": "SET team = :team REMOVE #run ADD " + ", ".join(adds),
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": _item(values),
             }
-        ]
-        end = record.end_time or record.event_time
-        if record.cost_usd is None:
-            months = {month_key(end): Decimal(0)}
-        else:
-            cost = record.cost_usd + (record.warm_pool_cost_usd or Decimal(0))
-            months = split_by_month(record.start_time, end, cost)
-        share_total = sum(months.values(), Decimal(0))
-        for month, share in sorted(months.items()):
-            adds: dict[str, Any] = {":one": 1 if month == month_key(end) else 0}
-            expr = ["trials :one"]
-            if record.cost_usd is None:
-                expr.append("unpriced_trials :one")
-            else:
-                adds[":f"] = share
-                expr.append("finished_usd :f")
-                if record.spot and share_total:
-                    fraction = share / share_total
-                    adds[":sb"] = usd(record.cost_usd * fraction)
-                    adds[":sod"] = usd((record.cost_usd + (record.spot_savings_usd or Decimal(0))) * fraction)
-                    expr += ["spot_billed_usd :sb", "spot_on_demand_usd :sod"]
-            writes.append(
-                {
-                    "Update": {
-                        "TableName": self._table,
-                        "Key": _item({"pk": team_pk(team), "sk": f"MONTH#{month}"}),
-                        "UpdateExpression": "SET team = :team, #month = :month ADD " + ", ".join(expr),
-                        "ExpressionAttributeNames": {"#month": "month"},
-                        "ExpressionAttributeValues": _item(adds | {":team": team, ":month": month}),
-                    }
-                }
-            )
-        return writes
+        }
 
     def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None:
         self._client.put_item(TableName=self._table, Item=_item({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot))
@@ -1170,6 +1164,78 @@ class GovernorStore:
         if code in THROTTLED or code == "TransactionConflictException":
             return TransientError(f"DynamoDB {code}")
         return exc
+
+
+# -- what recording a trial adds (the job's and the team's running totals) -----------------------------
+def trial_deltas(record: TrialRecord) -> dict[str, Any]:
+    """What recording ``record`` ADDs to its job item, per attribute (numbers, or sets of types)."""
+    deltas: dict[str, Any] = {
+        "trials_recorded": 1,
+        f"trials_{record.status.lower()}": 1,
+        "billable_instance_seconds": record.billable_instance_seconds,
+        "warm_pool_instance_seconds": record.warm_pool_instance_seconds,
+    }
+    if record.cost_usd is not None:
+        deltas["cost_usd"] = record.cost_usd + (record.warm_pool_cost_usd or Decimal(0))
+        deltas["spot_savings_usd"] = record.spot_savings_usd or Decimal(0)
+        if record.spot:
+            # The discount running spot trials of this job accrue at: billed / on-demand equivalent.
+            deltas["spot_billed_usd"] = record.cost_usd
+            deltas["spot_on_demand_usd"] = record.cost_usd + (record.spot_savings_usd or Decimal(0))
+    else:
+        deltas["unpriced_trials"] = 1
+        deltas["unpriced_types"] = set(record.unpriced_types) or {"unknown"}
+    if record.approximate_types:
+        # Priced on the fallback (highest price in another region): the pricing rule reports it.
+        deltas["approximate_types"] = set(record.approximate_types)
+    return deltas
+
+
+def job_after_trial(job: dict[str, Any] | None, record: TrialRecord) -> dict[str, Any]:
+    """The job item ``job`` (as read; None: none yet) once ``record`` is recorded on it: its totals
+    grown by :func:`trial_deltas` and the trial out of its running trials, as DynamoDB applies them."""
+    after = dict(job or {"pk": job_pk(record.job_key), "sk": "META"})
+    for attribute, delta in trial_deltas(record).items():
+        if isinstance(delta, set):
+            after[attribute] = set(after.get(attribute) or set()) | delta
+        else:
+            after[attribute] = Decimal(str(after.get(attribute) or 0)) + Decimal(str(delta))
+    running = dict(after.get("running") or {})
+    running.pop(record.training_job_name.lower(), None)
+    after["running"] = running
+    return after
+
+
+def team_month_deltas(record: TrialRecord) -> dict[str, Any]:
+    """What recording ``record`` ADDs to its team's item: per month it ran in (``month#<YYYY-MM>#``
+    attributes), its share of the cost; the trial is counted in the month it ended."""
+    end = record.end_time or record.event_time
+    if record.cost_usd is None:
+        months = {month_key(end): Decimal(0)}
+    else:
+        months = split_by_month(record.start_time, end, record.cost_usd + (record.warm_pool_cost_usd or Decimal(0)))
+    share_total = sum(months.values(), Decimal(0))
+    deltas: dict[str, Any] = {}
+    for month, share in months.items():
+        prefix = f"{MONTH_PREFIX}{month}#"
+        deltas[f"{prefix}trials"] = 1 if month == month_key(end) else 0
+        if record.cost_usd is None:
+            deltas[f"{prefix}unpriced_trials"] = 1
+            continue
+        deltas[f"{prefix}finished_usd"] = share
+        if record.spot and share_total:
+            fraction = share / share_total
+            deltas[f"{prefix}spot_billed_usd"] = usd(record.cost_usd * fraction)
+            on_demand = record.cost_usd + (record.spot_savings_usd or Decimal(0))
+            deltas[f"{prefix}spot_on_demand_usd"] = usd(on_demand * fraction)
+    return deltas
+
+
+def month_totals(team_item: dict[str, Any], month: str) -> dict[str, Any]:
+    """A team's totals for ``month`` from its item (``{}`` before its first trial of the month)."""
+    prefix = f"{MONTH_PREFIX}{month}#"
+    totals = {str(k).removeprefix(prefix): v for k, v in team_item.items() if str(k).startswith(prefix)}
+    return (totals | {"team": team_item.get("team"), "month": month}) if totals else {}
 
 
 def _spot_training(job: TuningJob) -> bool | None:

@@ -28,6 +28,10 @@ RUNNING_PREFIX = "running#"
 """Attribute-name prefix of a running trial's entry on a team's RUNNING item (one top-level attribute
 per trial, so adding and removing one is a single SET / REMOVE whatever else the item holds). On a
 job's META item the entries are the values of its ``running`` map."""
+MONTH_PREFIX = "month#"
+"""Attribute-name prefix of a team's month totals on the same item: ``month#<YYYY-MM>#finished_usd``
+(and ``trials``, ``unpriced_trials``, ``spot_billed_usd``, ``spot_on_demand_usd``), so recording a trial
+touches one team item whatever months it ran in (ADD works on top-level attributes only)."""
 
 
 class RunningTrial(BaseModel):
