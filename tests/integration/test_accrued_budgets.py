@@ -20,7 +20,7 @@ from governor_sim.slack_server import SlackWebhookServer
 from tests.integration.conftest import World
 from tests.integration.test_governance import decisions, record_stop_calls, status, use_policy
 from tuning_governor.domain.cost import SECONDS_PER_HOUR, usd
-from tuning_governor.guard import job_facts
+from tuning_governor.guard import job_facts, state_time
 
 P3_8X = "ml.p3.8xlarge"
 HOURLY = Decimal("14.688")  # us-east-1 ml.p3.8xlarge training, the bundled catalog's price
@@ -144,7 +144,11 @@ def test_accrued_spend_stops_the_job_at_the_first_trial_event_past_its_budget(wo
         for event in world.amt.drain_events():
             outcome = deliver(world, event)
             if outcome.get("trial") and outcome.get("job") == "big-job":
-                timeline.append((event_time(event), spent(world, "big-job", event_time(event))[0], list(stops)))
+                # judged at the event's time or the latest moment the job's item reflects (guard.state_time)
+                at = max(
+                    event_time(event), state_time(world.env.services.store.get_job("big-job")) or event_time(event)
+                )
+                timeline.append((at, spent(world, "big-job", at)[0], list(stops)))
         if world.amt.idle():
             break
     # Then the job is stopped at the first trial event whose spend (finished + accrued) reaches $5 ...
