@@ -35,6 +35,11 @@ team's month; a running trial is added only while its trial record does not exis
 InProgress event never makes a finished trial run again). A job's or team's spend is therefore read
 from one or two items, never by a scan or a per-trial read.
 
+``GovernorStore`` is the DynamoDB adapter of the ``Store`` port (``tuning_governor.ports``); the item
+shapes both adapters write are built in ``tuning_governor.adapters.table_items``, and the in-memory
+adapter (``governor_sim.memory_store``, client side only) keeps the same semantics for replays, the
+simulator and the demo. ``tests/contract`` runs one suite against both.
+
 Expiry (the table's TTL attribute ``expires_at``, epoch seconds): report deliveries and decisions (job
 and team) expire 90 days after they were claimed; finished trials ``trial_retention_days`` after they
 ended when the stack sets ``TrialRetentionDays`` (0, the default: kept); every other item is kept.
