@@ -6,10 +6,13 @@
 For each size, the simulator (:func:`governor_sim.workload.many_jobs`, the same mix as benchmarks/run.py,
 light EventBridge faults: duplicates and delays) runs *without* the handlers and writes its event log:
 that run is the **simulator-alone baseline**. The log is then replayed under benchmarks/replay-policy.yaml
-(enforce, every guard on) with ``--store memory`` and, at the sizes in ``--moto-sizes``, ``--store moto``
-(stock moto: every transaction deep-copies the table, so its cost grows with N^2; the default replays it
-at 5,000 only). Every run is a fresh subprocess: wall time is measured around the simulation or the
-replay only, peak memory is the process's ``ru_maxrss``. Runs are interleaved across modes; medians are
+(enforce, every guard on) with ``--store memory``; at the sizes in ``--moto-sizes`` with ``--store moto``
+(stock moto: every transaction deep-copies the table, so its time and memory grow with N^2: at 5,000 it
+was killed by the out-of-memory killer at 24 GB, so the default replays it at 1,000 only); and at the
+sizes in ``--moto-fast-sizes`` with ``--store moto`` under benchmarks/run.py's touched-item rollback
+(moto without the whole-table copies; run.py checks it leaves the same table as stock moto). Every run
+is a fresh subprocess: wall time is measured around the simulation or the replay only, peak memory is
+the process's ``ru_maxrss`` (a run killed by the system is reported as such, with its peak). Runs are interleaved across modes; medians are
 reported, and each replay's result is hashed (canonical JSON, lists sorted) so a table row shows whether
 both stores gave the same result. ``--write`` replaces this benchmark's section of benchmarks/RESULTS.md.
 This is a benchmark, not a test: the targets are reported, not asserted.
@@ -38,7 +41,7 @@ POLICY = ROOT / "benchmarks" / "replay-policy.yaml"
 START_MARKER = "<!-- replay-store: written by benchmarks/replay_store.py --write -->"
 END_MARKER = "<!-- replay-store: end -->"
 NOTES_MARKER = "<!-- notes: kept across runs -->"
-MODES = ("simulator", "replay-memory", "replay-moto")
+MODES = ("simulator", "replay-memory", "replay-moto", "replay-moto-fast")
 TARGET_SECONDS_50K = 60.0
 TARGET_RATIO = 3.0
 
@@ -107,13 +110,23 @@ def simulate(trial_events: int, log: Path) -> dict[str, Any]:
 
 
 def replay(log: Path, store: str) -> dict[str, Any]:
-    """One replay of ``log`` with ``store``, as ``tuning-governor replay`` runs it."""
+    """One replay of ``log`` with ``store`` (``memory``, ``moto`` or ``moto-fast``), as ``tuning-governor
+    replay`` runs it."""
+    import contextlib  # noqa: PLC0415
+
     from governor_sim.replay import load_policy, replay_file  # noqa: PLC0415
 
+    fast: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if store == "moto-fast":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from run import touched_item_rollback  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
+
+        fast, store = touched_item_rollback(), "moto"
     policy = load_policy(POLICY)
     rss_before = _rss_kib()
     started = time.perf_counter()
-    result = replay_file(log, policy, policy_source=str(POLICY.relative_to(ROOT)), store=store)
+    with fast:
+        result = replay_file(log, policy, policy_source=str(POLICY.relative_to(ROOT)), store=store)
     wall = time.perf_counter() - started
     return {
         "wall_s": wall,
@@ -131,10 +144,21 @@ def replay(log: Path, store: str) -> dict[str, Any]:
 
 # -- orchestration ------------------------------------------------------------------------------------------
 def _subprocess(arguments: list[str]) -> dict[str, Any]:
+    """Run this script with ``arguments`` in a fresh interpreter; its JSON output, or what killed it."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         command = [sys.executable, __file__, *arguments, "--out", str(out)]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)  # noqa: S603
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=ROOT)  # noqa: S603
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            return {
+                "killed": f"exit {child.returncode}" if child.returncode > 0 else f"signal {-child.returncode}",
+                "wall_s": time.perf_counter() - started,
+                "ru_maxrss_kib": usage.ru_maxrss,
+                "rss_before_run_kib": 0,
+            }
         data: dict[str, Any] = json.loads(out.read_text())
         return data
 
@@ -150,16 +174,20 @@ def _plan(args: argparse.Namespace, size: int) -> dict[str, int]:
         "simulator": repeats,
         "replay-memory": repeats,
         "replay-moto": int(args.moto_repeats) if size in args.moto_sizes else 0,
+        "replay-moto-fast": int(args.moto_repeats) if size in args.moto_fast_sizes else 0,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 50000], help="trial events per log")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 50000], help="trial events per log")
     parser.add_argument("--repeats", type=int, default=3, help="runs of the baseline and the memory replay (small)")
     parser.add_argument("--large-repeats", type=int, default=1, help="the same above --small")
     parser.add_argument("--small", type=int, default=5000, help="largest size counted as small")
-    parser.add_argument("--moto-sizes", type=int, nargs="*", default=[5000], help="sizes replayed on moto too")
+    parser.add_argument("--moto-sizes", type=int, nargs="*", default=[1000], help="sizes replayed on stock moto too")
+    parser.add_argument(
+        "--moto-fast-sizes", type=int, nargs="*", default=[5000], help="sizes replayed on moto with run.py's fast path"
+    )
     parser.add_argument("--moto-repeats", type=int, default=1, help="moto replays per size in --moto-sizes")
     parser.add_argument("--write", action="store_true", help="replace this benchmark's section of RESULTS.md")
     parser.add_argument("--results", type=Path, default=RESULTS)
@@ -196,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
                     else:
                         arguments = ["--replay-worker", str(log), "--store", mode.removeprefix("replay-")]
                     mode_runs.append(_subprocess(arguments))
-                    print(f"{mode_runs[-1]['wall_s']:.1f} s", flush=True)
+                    killed = mode_runs[-1].get("killed")
+                    print(f"{mode_runs[-1]['wall_s']:.1f} s" + (f" ({killed})" if killed else ""), flush=True)
             lines = sum(1 for _ in log.open("rb"))
             rows += [{"size": size, "mode": mode, "runs": r, "log_lines": lines} for mode, r in runs.items()]
     section = render(rows, command=command, code=code, total_s=time.perf_counter() - started)
@@ -241,13 +270,15 @@ def render(rows: list[dict[str, Any]], *, command: str, code: str, total_s: floa
         trial_events = next(
             (r["runs"][0]["trial_events"] for r in rows if r["size"] == row["size"] and r["mode"] == "simulator"), "-"
         )
-        digests = sorted({r.get("digest", "-") for r in runs})
+        digests = sorted({r.get("digest") or (f"killed ({r['killed']})" if r.get("killed") else "-") for r in runs})
         lines.append(
             f"| {row['size']:,} | {row['mode']} | {len(runs)} | {row['log_lines']:,} | {trial_events:,} | {wall:,.1f} |"
             f" {min(walls):,.1f}-{max(walls):,.1f} | {wall / base if base else float('nan'):,.1f} |"
             f" {1e6 * wall / max(1, row['log_lines']):,.0f} | {_median([r['ru_maxrss_kib'] for r in runs]) / 1024:,.0f} |"
             f" {_median([r['rss_before_run_kib'] for r in runs]) / 1024:,.0f} | {first.get('stops', '-')} |"
-            f" {first.get('decisions', '-')} | {', '.join(digests)} |"
+            f" {first.get('decisions', '-')} | {', '.join(digests)} |".replace(
+                "| replay-moto-fast |", "| replay-moto (fast path) |"
+            )
         )
     lines += ["", END_MARKER, ""]
     return "\n".join(lines)
