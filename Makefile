@@ -4,7 +4,7 @@ PY := .venv/bin/python
 PY313_DIR = $(dir $(shell [ -x .venv/bin/python ] && readlink -f .venv/bin/python))
 SAM := .venv-tools/bin/sam
 
-.PHONY: setup setup-sdk demo test lint typecheck unit integration template build deploy bench bench-full bench-overspend clean
+.PHONY: setup setup-sdk demo test lint typecheck unit integration template build deploy bench bench-full bench-overspend bench-replay clean
 
 setup:
 	@WITH_SAM=0 scripts/bootstrap.sh
@@ -56,6 +56,11 @@ bench-full: setup
 	$(PY) benchmarks/lean.py --write --full
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/overspend.py --write
+
+## Replay on the in-memory store and on moto against the simulator alone, 5,000 and 50,000 trial events
+## (about 15 minutes on 2 cores, 8 of them the stock-moto replay at 5,000).
+bench-replay: setup
+	$(PY) benchmarks/replay_store.py --write
 
 ## Budget overspend of the event-driven governor + sweep against a 15-minute poller (a few minutes).
 bench-overspend: setup

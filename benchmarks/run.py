@@ -49,11 +49,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
-TEAMS = ("churn", "vision", "fraud", "search", "ads")
-STRATEGIES = ("Bayesian", "Random", "Hyperband", "Grid")
-INSTANCE_TYPES = ("ml.m5.xlarge", "ml.m5.2xlarge", "ml.g4dn.xlarge", "ml.c5.2xlarge")
-#: Trial events per tuning job of the mix below, its standalone jobs included (measured: 56 at 5,000 and 50,000).
-TRIAL_EVENTS_PER_JOB = 56
 #: Text below this line in RESULTS.md is kept when the table above it is rewritten.
 NOTES_MARKER = "<!-- notes: kept across runs -->"
 MODES = ("baseline", "handlers", "handlers-stock-moto", "handlers-info-logs")
@@ -75,39 +70,9 @@ for _key, _value in {
 
 def scenario(trial_events: int) -> Any:
     """Many small tuning jobs (one every minute) and a standalone job for every tenth, for ~``trial_events``."""
-    from governor_sim.requests import training_job_request, tuning_request  # noqa: PLC0415
-    from governor_sim.simulation import CreateTrainingJob, CreateTuningJob, Scenario  # noqa: PLC0415
+    from governor_sim.workload import many_jobs  # noqa: PLC0415
 
-    jobs = max(1, round(trial_events / TRIAL_EVENTS_PER_JOB))
-    actions: list[CreateTuningJob | CreateTrainingJob] = []
-    for i in range(jobs):
-        team = TEAMS[i % len(TEAMS)]
-        owner = f"{team}-ds{i % 3}@example.com"
-        actions.append(
-            CreateTuningJob(
-                60.0 * i,
-                tuning_request(
-                    f"bench-{i:05d}",
-                    strategy=STRATEGIES[i % len(STRATEGIES)],  # type: ignore[arg-type]
-                    team=team,
-                    owner=owner,
-                    instance_type=INSTANCE_TYPES[i % len(INSTANCE_TYPES)],
-                    instance_count=1 + i % 3,
-                    max_jobs=10,
-                    max_parallel=3,
-                    spot=i % 3 == 0,
-                    keep_alive_s=300 if i % 4 == 1 else 0,
-                    early_stopping="Auto" if i % 8 == 0 else "Off",
-                ),
-            )
-        )
-        if i % 10 == 5:
-            actions.append(
-                CreateTrainingJob(
-                    60.0 * i + 30, training_job_request(f"bench-solo-{i:05d}", team=team, keep_alive_s=600)
-                )
-            )
-    return Scenario(actions, failure_rate=0.05, spot_interruption_rate=0.3, launch_delay_s=20.0, finish_delay_s=30.0)
+    return many_jobs(trial_events)
 
 
 @contextlib.contextmanager
@@ -216,6 +181,8 @@ def worker(trial_events: int, mode: str, trace: bool) -> dict[str, Any]:
         quiet_handlers=quiet,
         on_progress=_progress_reporter(trial_events),
         progress_every_s=1800.0,
+        # This benchmark measures the handlers on moto's DynamoDB (the replay benchmark measures both stores).
+        environment={"store": "moto"},
     )
     with mock_aws(), fast, simulation as sim:
         rss_before = _rss_kib()
@@ -263,7 +230,9 @@ def table_after(trial_events: int, fast: bool) -> list[dict[str, Any]]:
     with (
         mock_aws(),
         patch,
-        Simulation(scenario(trial_events), seed=7, faults=_faults(), quiet_handlers=True) as sim,
+        Simulation(
+            scenario(trial_events), seed=7, faults=_faults(), quiet_handlers=True, environment={"store": "moto"}
+        ) as sim,
     ):
         sim.run()
         items = [

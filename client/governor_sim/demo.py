@@ -13,8 +13,10 @@ Act 1, policy in ``enforce`` mode:
 Act 2, the same budget guard in ``monitor`` mode: another nlp job goes over budget, is reported as
 "would stop", and runs to the end.
 Every event SageMaker would emit goes through EventBridge's delivery to the real Lambda handlers,
-in-process, against moto (DynamoDB, SNS, Secrets Manager); Slack is a local webhook on 127.0.0.1.
-Nothing leaves the machine. The final DynamoDB rows and the SNS and Slack messages are printed last.
+in-process, against the governor's table in memory (``--store moto``, or TUNING_GOVERNOR_STORE=moto:
+the DynamoDB adapter on moto's DynamoDB) and moto (SNS, Secrets Manager); Slack is a local webhook on
+127.0.0.1. Nothing leaves the machine. The final table rows (as DynamoDB holds them) and the SNS and
+Slack messages are printed last.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from typing import Any, TextIO
 from moto import mock_aws
 
 from governor_sim.amt import DefaultTrialBehaviour
+from governor_sim.offline import STORE_KINDS, store_kind
 from governor_sim.report import write_report
 from governor_sim.scenarios import SeedWorkload, seed_tuning_request
 from governor_sim.simulation import CreateTuningJob, Progress, Scenario, Simulation, SimulationResult
@@ -172,6 +175,7 @@ def _run_act(
     seed: int,
     out: TextIO,
     report_dir: Path | None = None,
+    table: str | None = None,
 ) -> ActResult:
     policy = parse_policy(policy_text, f"demo {title}")
     print(f"\n=== {title} (policy mode: {policy.mode}) ===", file=out)
@@ -182,7 +186,7 @@ def _run_act(
             seed=seed,
             start=START,
             slack_url=slack_url,
-            environment={"policy": policy},
+            environment={"policy": policy, "store": store_kind(table)},
             on_progress=_progress_printer(out),
             progress_every_s=900,
             quiet_handlers=True,
@@ -294,9 +298,12 @@ def _print_results(acts: list[ActResult], slack: SlackWebhookServer, out: TextIO
         print("\n".join("    " + line for line in json.dumps(stopped, indent=2).splitlines()), file=out)
 
 
-def run(out: TextIO = sys.stdout, seed: int = 7, report_dir: Path | None = None) -> dict[str, Any]:
+def run(
+    out: TextIO = sys.stdout, seed: int = 7, report_dir: Path | None = None, store: str | None = None
+) -> dict[str, Any]:
     """Run both acts; print the timeline and results to ``out``; return what was printed, as data.
-    With ``report_dir``, each act's account is also written as an HTML report (one folder per act)."""
+    With ``report_dir``, each act's account is also written as an HTML report (one folder per act).
+    ``store``: ``memory`` or ``moto`` (default ``$TUNING_GOVERNOR_STORE``, else ``memory``)."""
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     print("Tuning Governor offline demo: a governed SageMaker account on a virtual clock", file=out)
     with SlackWebhookServer() as slack:
@@ -311,6 +318,7 @@ def run(out: TextIO = sys.stdout, seed: int = 7, report_dir: Path | None = None)
                 seed=seed,
                 out=out,
                 report_dir=report_dir / "act-1-enforce" if report_dir else None,
+                table=store,
             ),
             _run_act(
                 "Act 2: the same guard in monitor mode",
@@ -320,6 +328,7 @@ def run(out: TextIO = sys.stdout, seed: int = 7, report_dir: Path | None = None)
                 seed=seed,
                 out=out,
                 report_dir=report_dir / "act-2-monitor" if report_dir else None,
+                table=store,
             ),
         ]
         _print_results(acts, slack, out)
@@ -345,8 +354,14 @@ def main(argv: list[str] | None = None) -> int:
         default=Path("demo-report"),
         help="where the HTML report of each act's account is written (default demo-report/)",
     )
+    parser.add_argument(
+        "--store",
+        choices=STORE_KINDS,
+        default=None,
+        help="the governor's table: memory (default, or $TUNING_GOVERNOR_STORE) or moto (DynamoDB on moto)",
+    )
     args = parser.parse_args(argv)
-    data = run(seed=args.seed, report_dir=args.report_dir.resolve())
+    data = run(seed=args.seed, report_dir=args.report_dir.resolve(), store=args.store)
     return 1 if data["errors"] else 0
 
 

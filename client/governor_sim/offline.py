@@ -1,6 +1,7 @@
 """The governor's AWS resources on moto, and the handlers' adapters wired to them.
 
-Used by the integration tests, the demo and replays: one table shaped as in template.yaml, one
+Used by the integration tests, the simulator, the demo and replays: the governor's table (in memory,
+:class:`governor_sim.memory_store.MemoryStore`, or on moto shaped as in template.yaml: ``store``), one
 report topic with an SQS queue subscribed (so tests read what SNS delivered), a Slack webhook secret
 pointing at a local server, and ``Services`` built from those. With ``slack_secret_prefix`` /
 ``team_topic_prefix`` the teams' own channels are wired too (secrets and topics the test creates;
@@ -10,11 +11,13 @@ pointing at a local server, and ``Services`` built from those. With ``slack_secr
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import boto3
 
+from governor_sim.memory_store import MemoryStore
 from tuning_governor.adapters.notifiers import Notifier, SnsNotifier
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
@@ -28,6 +31,22 @@ from tuning_governor.settings import Settings
 TABLE_NAME = "tuning-governor-offline"
 TOPIC_NAME = "tuning-governor-reports"
 SECRET_NAME = "tuning-governor/slack-webhook"  # noqa: S105 - a secret name, not a secret
+StoreKind = Literal["memory", "moto"]
+STORE_KINDS: tuple[str, ...] = get_args(StoreKind)
+#: Environment variable choosing the store of the simulator and the demo when a caller does not.
+STORE_VARIABLE = "TUNING_GOVERNOR_STORE"
+
+
+def store_kind(value: str | None = None) -> StoreKind:
+    """The offline store to use: ``value``, else ``$TUNING_GOVERNOR_STORE``, else ``memory``.
+
+    ``memory`` is the in-memory adapter (fast, flat in memory); ``moto`` the DynamoDB adapter on moto's
+    DynamoDB (the full AWS path). ValueError for anything else.
+    """
+    chosen = value or os.environ.get(STORE_VARIABLE) or "memory"
+    if chosen not in STORE_KINDS:
+        raise ValueError(f"store {chosen!r} is not one of: {', '.join(STORE_KINDS)}")
+    return "moto" if chosen == "moto" else "memory"
 
 
 def create_table(client: Any, name: str = TABLE_NAME) -> None:
@@ -68,10 +87,12 @@ class OfflineEnvironment:
     slack_url: str | None
     sagemaker: Any
     dynamodb: Any
+    """The DynamoDB client of the table on moto; None with the in-memory store."""
     sqs: Any
     sns_messages_seen: list[dict[str, Any]] = field(default_factory=list)
     secrets: Any = None
     """The Secrets Manager client the Slack notifier reads its webhook through (fault tests hook it)."""
+    store_kind: StoreKind = "moto"
 
     def sns_messages(self) -> list[dict[str, Any]]:
         """Drain the queue subscribed to the report topic: SNS envelopes, oldest first."""
@@ -103,11 +124,24 @@ def build_environment(
     quotas: bool = True,
     slack_secret_prefix: str = "",
     team_topic_prefix: str = "",
+    store: str = "moto",
 ) -> OfflineEnvironment:
     """Create the resources on moto and return adapters wired to them (Slack only when a URL is given;
-    teams' own channels only under a prefix, as the template grants them)."""
-    dynamodb = boto3.client("dynamodb", region_name=region)
-    create_table(dynamodb)
+    teams' own channels only under a prefix, as the template grants them).
+
+    ``store``: ``moto`` (the default: the table on moto, :attr:`OfflineEnvironment.dynamodb` its client,
+    as the integration tests inspect it) or ``memory`` (:class:`MemoryStore`, no table; what the
+    simulator, the demo and replays use unless told otherwise, see :func:`store_kind`).
+    """
+    kind = store_kind(store)
+    dynamodb = None
+    table: GovernorStore | MemoryStore
+    if kind == "moto":
+        dynamodb = boto3.client("dynamodb", region_name=region)
+        create_table(dynamodb)
+        table = GovernorStore(dynamodb, TABLE_NAME)
+    else:
+        table = MemoryStore()
     sns_client = boto3.client("sns", region_name=region)
     sqs = boto3.client("sqs", region_name=region)
     topic_arn = sns_client.create_topic(Name=TOPIC_NAME, Attributes={"KmsMasterKeyId": "alias/aws/sns"})["TopicArn"]
@@ -137,7 +171,7 @@ def build_environment(
         settings=settings,
         # No real back-off offline: a throttled stop is retried at once.
         sagemaker=SageMakerGateway(sagemaker, sleep=lambda _seconds: None),
-        store=GovernorStore(dynamodb, TABLE_NAME),
+        store=table,
         notifiers=notifiers,
         catalog=catalog or bundled_catalog(),
         grants=channel_grants(settings),
@@ -163,4 +197,5 @@ def build_environment(
         dynamodb=dynamodb,
         sqs=sqs,
         secrets=secrets,
+        store_kind=kind,
     )

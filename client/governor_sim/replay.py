@@ -8,7 +8,9 @@ handlers in-process (:func:`governor_sim.runner.deliver_event`) with:
 
 * ``sagemaker``: :class:`EventSourcedSageMaker`, answering every SageMaker call the governor makes from
   the events read so far (a job's state is its latest event's detail, i.e. its Describe response);
-* ``store``: the governor's DynamoDB table on moto (:func:`governor_sim.offline.create_table`);
+* ``store``: the governor's table in memory (:class:`governor_sim.memory_store.MemoryStore`, the default),
+  or with ``--store moto`` the DynamoDB adapter on a table on moto (:func:`governor_sim.offline.create_table`);
+  both give the same result (tests/integration/replay/test_store_equivalence.py);
 * ``clock``: the envelope time of the event being processed, so decisions are dated by the event that
   decided them;
 * ``policy``: the given policy (its ``prices`` override the catalog); ``quotas`` None: Service Quotas
@@ -48,7 +50,8 @@ import boto3
 from moto import mock_aws
 
 from governor_sim.capture import CaptureError, download, folder_lines, is_s3_uri
-from governor_sim.offline import create_table
+from governor_sim.memory_store import MemoryStore
+from governor_sim.offline import STORE_KINDS, create_table, store_kind
 from governor_sim.replay_model import (
     SAVINGS_METHOD,
     ActionResult,
@@ -784,6 +787,7 @@ def replay_lines(
     region: str = DEFAULT_REGION,
     sweep_every: timedelta | None = DEFAULT_SWEEP_EVERY,
     probe: ReplayProbe | None = None,
+    store: str | None = None,
 ) -> ReplayResult:
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
@@ -792,16 +796,23 @@ def replay_lines(
     runs every ``sweep_every`` of the events' time, with the clock at its own time, interleaved with the
     events (see ``_Replay._sweep_before``); None runs none. Runs inside its own ``moto.mock_aws()``
     (nesting inside another is fine: its table has a unique name and is deleted afterwards); ``region``
-    is the governor's own region (the events' regions price their trials). Quiet: the handlers' logs
-    and metrics are suppressed. Deterministic: the same lines and policy give the same result.
+    is the governor's own region (the events' regions price their trials). ``store``: ``memory`` (the
+    in-memory table) or ``moto`` (the DynamoDB adapter on moto); default ``$TUNING_GOVERNOR_STORE``, else
+    ``memory``; both give the same result. Quiet: the handlers' logs and metrics are suppressed.
+    Deterministic: the same lines and policy give the same result.
     A ``probe`` watches the run (see ``ReplayProbe``); it does not change the result.
     """
     clock = _Clock()
     sagemaker = EventSourcedSageMaker(clock)
     table = f"tuning-governor-replay-{uuid.uuid4().hex[:12]}"
+    kind = store_kind(store)
     with quiet_handlers(), mock_aws():
-        dynamodb = boto3.client("dynamodb", region_name=region)
-        create_table(dynamodb, table)
+        dynamodb = None
+        governor_store: GovernorStore | MemoryStore = MemoryStore()
+        if kind == "moto":
+            dynamodb = boto3.client("dynamodb", region_name=region)
+            create_table(dynamodb, table)
+            governor_store = GovernorStore(dynamodb, table)
         try:
             settings = Settings.model_validate(
                 {"TABLE_NAME": table, "AWS_REGION": region, "POLICY_PARAMETER": "", "POLICY_FILE": ""}
@@ -809,7 +820,7 @@ def replay_lines(
             services = Services(
                 settings=settings,
                 sagemaker=sagemaker,
-                store=GovernorStore(dynamodb, table),
+                store=governor_store,
                 clock=clock,
                 policy=lambda: policy,
                 quotas=None,
@@ -824,7 +835,8 @@ def replay_lines(
                 probe.finish(result)
             return result
         finally:
-            dynamodb.delete_table(TableName=table)
+            if dynamodb is not None:
+                dynamodb.delete_table(TableName=table)
 
 
 def replay_file(
@@ -834,6 +846,7 @@ def replay_file(
     policy_source: str = "<policy>",
     sweep_every: timedelta | None = DEFAULT_SWEEP_EVERY,
     probe: ReplayProbe | None = None,
+    store: str | None = None,
 ) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = standard input). ``ReplayInputError`` if it cannot be read."""
     source = str(path)
@@ -849,14 +862,21 @@ def replay_file(
 
     if source == "-":
         return replay_lines(
-            read(sys.stdin.buffer), policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe
+            read(sys.stdin.buffer),
+            policy,
+            policy_source=policy_source,
+            sweep_every=sweep_every,
+            probe=probe,
+            store=store,
         )
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below; only opening errors are caught here
     except OSError as exc:
         raise unreadable(exc) from None
     with handle:
-        return replay_lines(read(handle), policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe)
+        return replay_lines(
+            read(handle), policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe, store=store
+        )
 
 
 def replay_events(
@@ -867,6 +887,7 @@ def replay_events(
     sweep_every: timedelta | None = DEFAULT_SWEEP_EVERY,
     s3: Any = None,
     probe: ReplayProbe | None = None,
+    store: str | None = None,
 ) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = stdin), a capture folder or an ``s3://bucket/prefix``.
 
@@ -886,14 +907,20 @@ def replay_events(
                     policy_source=policy_source,
                     sweep_every=sweep_every,
                     probe=probe,
+                    store=store,
                 )
         if text != "-" and Path(text).is_dir():
             return replay_lines(
-                folder_lines(Path(text)), policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe
+                folder_lines(Path(text)),
+                policy,
+                policy_source=policy_source,
+                sweep_every=sweep_every,
+                probe=probe,
+                store=store,
             )
     except CaptureError as exc:
         raise ReplayInputError(str(exc)) from None
-    return replay_file(source, policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe)
+    return replay_file(source, policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe, store=store)
 
 
 def load_policy(path: str | Path) -> Policy:
@@ -1038,6 +1065,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="with --html: draw the N costliest jobs' plots (default 10; 0 = none)",
     )
+    parser.add_argument(
+        "--store",
+        choices=STORE_KINDS,
+        default=None,
+        help=(
+            "where the governor's table lives during the replay: memory (fast) or moto (the DynamoDB adapter on"
+            " moto's DynamoDB, the full AWS path; slow on long histories); the result is the same"
+            " (default: $TUNING_GOVERNOR_STORE, else memory)"
+        ),
+    )
 
 
 def _job_count(text: str) -> int:
@@ -1064,6 +1101,10 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
         policy = load_policy(args.policy)
         if args.mode:
             policy = policy.model_copy(update={"mode": args.mode})
+        try:
+            store = store_kind(getattr(args, "store", None))
+        except ValueError as exc:  # a bad $TUNING_GOVERNOR_STORE
+            raise ReplayInputError(str(exc)) from None
         if args.out and args.out != "-" and not Path(args.out).resolve().parent.is_dir():
             raise ReplayInputError(f"cannot write {args.out}: its directory does not exist")
         html_dir = getattr(args, "html", None)
@@ -1071,7 +1112,12 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
             raise ReplayInputError(f"cannot write {html_dir}: its parent directory does not exist")
         probe = _html_probe(args) if html_dir else None
         result = replay_events(
-            args.events, policy, policy_source=str(args.policy), sweep_every=args.sweep_every, probe=probe
+            args.events,
+            policy,
+            policy_source=str(args.policy),
+            sweep_every=args.sweep_every,
+            probe=probe,
+            store=store,
         )
         text = result.model_dump_json(indent=2) + "\n"
         if args.out and args.out != "-":

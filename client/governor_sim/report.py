@@ -26,6 +26,7 @@ from typing import Any
 from governor_sim.html_page import plot_img, png, pyplot, render_page
 from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.models.records import JobSummary, TrialRecord
+from tuning_governor.ports import Store
 
 TERMINAL_AND_RUNNING = ("InProgress", "Stopping", "Completed", "Stopped", "Failed")
 
@@ -73,7 +74,7 @@ class JobView:
 
 
 def collect(
-    store: GovernorStore, *, job: str | None = None, team: str | None = None, month: str | None = None
+    store: Store, *, job: str | None = None, team: str | None = None, month: str | None = None
 ) -> list[JobView]:
     """The jobs the table records, narrowed to one job, a team and/or a month (``YYYY-MM`` of creation)."""
     metas: dict[str, dict[str, Any]] = {}
@@ -254,7 +255,7 @@ def render(views: Iterable[JobView], title: str) -> str:
 
 
 def write_report(
-    store: GovernorStore,
+    store: Store,
     out_dir: Path,
     *,
     title: str,

@@ -49,7 +49,7 @@ from governor_sim.delivery import (
     EventBridgeEvent,
     ScheduledDelivery,
 )
-from governor_sim.offline import OfflineEnvironment, build_environment
+from governor_sim.offline import OfflineEnvironment, build_environment, store_kind
 from governor_sim.runner import deliver_event
 
 DEFAULT_START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -258,7 +258,8 @@ class Simulation:
       virtual times; and the stand-in emits the same events whatever ``faults`` are, as long as no handler
       changes a job (a policy in monitor mode, the default, never stops one);
     * ``environment`` is passed to :func:`~governor_sim.offline.build_environment` as keyword arguments
-      (e.g. a ``policy``);
+      (e.g. a ``policy``); its ``store`` defaults to ``$TUNING_GOVERNOR_STORE``, else ``memory`` (the
+      in-memory table; ``"moto"`` runs the DynamoDB adapter on moto);
     * ``handlers=False`` runs everything but the handlers (the outcome is ``not-invoked``): the
       simulator's own cost, as a baseline;
     * ``on_progress`` is called at most once per ``progress_every_s`` of virtual time, and once at the end
@@ -339,9 +340,9 @@ class Simulation:
         )
         amt.install()
         try:
-            self._env = build_environment(
-                slack_url=self.slack_url, clock=self.clock.now, sns=self.sns, **self.environment
-            )
+            environment = dict(self.environment)
+            environment["store"] = store_kind(environment.get("store"))
+            self._env = build_environment(slack_url=self.slack_url, clock=self.clock.now, sns=self.sns, **environment)
         except Exception:
             amt.uninstall()
             raise

@@ -3,7 +3,8 @@
 Each thread invokes the tuning-events handler with one job's InProgress event, all released at once
 by a barrier. The governor's read-judge-conditional-write cycle races for real. moto's in-process
 backend has no locking of its own, so each moto call (the whole request, as one DynamoDB request is
-atomic in AWS) runs under one lock; nothing of the governor's own cycle is serialised by it.
+atomic in AWS) runs under one lock; nothing of the governor's own cycle is serialised by it. The same
+race runs on the in-memory store (``store=memory``), whose methods are each atomic under its own lock.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 from moto.core.botocore_stubber import BotocoreStubber
 
 import tuning_events
+from governor_sim.memory_store import MemoryStore
 from governor_sim.runner import FakeLambdaContext
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
@@ -63,15 +65,18 @@ def launch(world: World, rng: random.Random, jobs: int) -> tuple[dict[str, int],
     return demand, arrivals
 
 
+@pytest.mark.parametrize("store", ["moto", "memory"])
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
 def test_simultaneous_arrivals_are_judged_as_if_one_after_the_other(
-    world: World, atomic_moto_requests: None, seed: int
+    world: World, atomic_moto_requests: None, seed: int, store: str
 ) -> None:
     # Given an account of 12 ml.p3.2xlarge, an enforcing policy and 10 jobs created at once
     rng = random.Random(seed)
     world.amt.set_applied_quota(P3, QUOTA)
     policy = parse_policy("mode: enforce\n", "test")
     services = world.env.services
+    if store == "memory":
+        services.store = MemoryStore()
     services.policy = lambda: policy
     stops: list[str] = []
     world.env.sagemaker.meta.events.register(

@@ -30,6 +30,7 @@ from tuning_governor.domain.pricing import BILLING_CODES, PriceCatalog, region_c
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.observability import logger, metrics
+from tuning_governor.ports import Store
 from tuning_governor.settings import get_settings
 
 DEFAULT_TTL = timedelta(hours=1)
@@ -44,7 +45,7 @@ class RefreshServices:
     """What the refresh needs, injected (tests pass a stubbed ``pricing`` client and a moto table)."""
 
     pricing: PriceListGateway
-    store: GovernorStore
+    store: Store
     clock: Callable[[], datetime] = _utcnow
     regions: tuple[str, ...] = tuple(BILLING_CODES)
 
@@ -99,9 +100,9 @@ def refresh_prices(services: RefreshServices) -> dict[str, Any]:
 
 @dataclass
 class StoredPrices:
-    """The refreshed catalogs, read from DynamoDB at most once per ``ttl``."""
+    """The refreshed catalogs, read from the store at most once per ``ttl``."""
 
-    store: GovernorStore
+    store: Store
     clock: Callable[[], datetime] = _utcnow
     ttl: timedelta = DEFAULT_TTL
     _cached: PriceCatalog | None = field(default=None, init=False)

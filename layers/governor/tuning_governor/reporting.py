@@ -8,14 +8,14 @@ from datetime import datetime
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.adapters.notifiers import Notifier
-from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.domain.reports import Report
 from tuning_governor.errors import DeliveryFailed
 from tuning_governor.observability import metrics
+from tuning_governor.ports import Store
 
 
 def deliver(
-    report: Report, store: GovernorStore, notifiers: Sequence[Notifier], clock: Callable[[], datetime]
+    report: Report, store: Store, notifiers: Sequence[Notifier], clock: Callable[[], datetime]
 ) -> dict[str, str]:
     """Send a report on every channel, each at most once; raise DeliveryFailed after trying them all.
 

@@ -54,6 +54,7 @@ from tuning_governor.models.sagemaker import (
 )
 from tuning_governor.observability import logger, metrics, tracer
 from tuning_governor.policy import Policy, PolicySource, policy_source
+from tuning_governor.ports import Store
 from tuning_governor.price_catalogs import StoredPrices, with_pricing_facts
 from tuning_governor.reporting import deliver
 from tuning_governor.routing import ChannelGrants, routing_warnings, team_channels
@@ -77,7 +78,8 @@ class Services:
 
     settings: Settings
     sagemaker: SageMakerGateway
-    store: GovernorStore
+    store: Store
+    """The governor's table (the port; DynamoDB in Lambda, in memory offline)."""
     notifiers: list[Notifier] = field(default_factory=list)
     catalog: PriceCatalog = field(default_factory=bundled_catalog)
     clock: Callable[[], datetime] = _utcnow

@@ -38,6 +38,11 @@ again. A running trial is added only while its trial record does not exist (so a
 event never makes a finished trial run again). A job's or team's spend is therefore read from one
 item each, never by a scan or a per-trial read.
 
+``GovernorStore`` is the DynamoDB adapter of the ``Store`` port (``tuning_governor.ports``); the item
+shapes both adapters write are built in ``tuning_governor.adapters.table_items``, and the in-memory
+adapter (``governor_sim.memory_store``, client side only) keeps the same semantics for replays, the
+simulator and the demo. ``tests/contract`` runs one suite against both.
+
 Expiry (the table's TTL attribute ``expires_at``, epoch seconds): report deliveries and decisions (job
 and team) expire 90 days after they were claimed; finished trials ``trial_retention_days`` after they
 ended when the stack sets ``TrialRetentionDays`` (0, the default: kept); every other item is kept.
@@ -45,7 +50,7 @@ ended when the stack sets ``TrialRetentionDays`` (0, the default: kept); every o
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -53,30 +58,54 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
-from tuning_governor.domain.cost import usd
+from tuning_governor.adapters.table_items import (
+    CLAIM_TIMEOUT,
+    EXPIRY_ATTRIBUTE,
+    LEDGER_KEY,
+    MIN_TRIAL_RETENTION_DAYS,
+    PENDING_STEPS,
+    decision_claim,
+    decision_sk,
+    delivery_claim,
+    delivery_sent,
+    delivery_sk,
+    gaps_item,
+    iso,
+    job_after_trial,
+    job_attributes,
+    job_modified,
+    job_pk,
+    ledger_from_item,
+    month_totals,
+    new_ledger_item,
+    plain,
+    price_catalog_item,
+    reservation_item,
+    summary_item,
+    summary_job_attributes,
+    team_decision_claim,
+    team_decision_sk,
+    team_month_deltas,
+    team_pk,
+    training_job_attributes,
+    trial_deltas,
+    trial_item,
+    trial_sk,
+    warm_pool_item,
+    warm_pool_tracked,
+)
 from tuning_governor.domain.pricing import RegionCatalog
 from tuning_governor.errors import StaleState, TransientError
 from tuning_governor.governance.capacity import Holder, Ledger, Reservation
 from tuning_governor.governance.rules import Decision
-from tuning_governor.governance.spend import (
-    MONTH_PREFIX,
-    RUNNING_PREFIX,
-    RunningTrial,
-    month_key,
-    running_trials,
-    split_by_month,
-)
+from tuning_governor.governance.spend import RUNNING_PREFIX, RunningTrial, running_trials
 from tuning_governor.models.records import JobSummary, TrialRecord
-from tuning_governor.models.sagemaker import (
-    TRAINING_RUNNING,
-    TRAINING_TERMINAL,
-    TUNING_TERMINAL,
-    TrainingJob,
-    TuningJob,
-)
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL, TrainingJob, TuningJob
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+__all__ = ["EXPIRY_ATTRIBUTE", "MIN_TRIAL_RETENTION_DAYS", "GovernorStore"]
 
 _ser = TypeSerializer()
 _de = TypeDeserializer()
@@ -88,59 +117,14 @@ THROTTLED = frozenset(
         "InternalServerError",
     }
 )
-# A delivery claim older than this is presumed abandoned by a crashed invocation.
-CLAIM_TIMEOUT = timedelta(minutes=5)
-# The sparse gsi1 partition of decisions with a step still to do (see ``_decision_claim``).
-PENDING_STEPS = "STEP#pending"
-# The table's TTL attribute (template.yaml TimeToLiveSpecification): epoch seconds, a DynamoDB Number.
-EXPIRY_ATTRIBUTE = "expires_at"
-# Delivery and decision rows only stop a report or a decision being made twice; a tuning job cannot run
-# longer than 182.5 days, but its reports and decisions are made within days of the event that claims
-# them, so after 90 days they have done their work. A monitor-mode decision on a job still running after
-# that is reported once more (a reminder), never acted on twice (stops are requested once per job).
-CLAIM_RETENTION = timedelta(days=90)
-# A trial row makes its counting exactly-once for as long as events about it can arrive: while its job
-# runs (ResourceLimits.MaxRuntimeInSeconds <= 15,768,000 s = 182.5 days), so a shorter retention is refused.
-MIN_TRIAL_RETENTION_DAYS = 200
-
-
-def expires_at(start: datetime, retention: timedelta) -> int:
-    """The TTL value for a row that may go ``retention`` after ``start``: whole epoch seconds."""
-    return int((start + retention).timestamp())
-
-
-def iso(value: datetime) -> str:
-    """Fixed-width UTC ISO time, so string order is time order in condition expressions."""
-    return value.astimezone(UTC).isoformat(timespec="milliseconds")
-
-
-def _plain(value: Any) -> Any:
-    """Make a JSON-ish value storable: floats become Decimal, datetimes ISO strings (None stays NULL)."""
-    if isinstance(value, float):
-        return Decimal(str(value))
-    if isinstance(value, datetime):
-        return iso(value)
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _item(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: _ser.serialize(v) for k, v in _plain(values).items()}
+    return {k: _ser.serialize(v) for k, v in plain(values).items()}
 
 
 def _unitem(item: dict[str, Any]) -> dict[str, Any]:
     return {k: _de.deserialize(v) for k, v in item.items()}
-
-
-def job_pk(job_key: str) -> str:
-    return f"JOB#{job_key}"
-
-
-def team_pk(team: str) -> str:
-    return f"TEAM#{team}"
 
 
 class GovernorStore:
@@ -174,34 +158,9 @@ class GovernorStore:
         event_time: datetime,
     ) -> bool:
         """Record a job's configuration and non-terminal status. False when the event is stale."""
-        modified = iso(job.last_modified_time or event_time)
-        created = iso(job.creation_time or event_time)
-        attributes: dict[str, Any] = {
-            "job_name": job.name,
-            "region": region,
-            "status": job.status,
-            "last_modified": modified,
-            "creation_time": created,
-            "max_parallel": job.max_parallel,
-            "demand": job.demand(),
-            "admission": job.admission_options(),
-            # Whether its trials run on managed spot (None when definitions disagree or are unknown):
-            # a running trial whose event lacks EnableManagedSpotTraining is judged by this.
-            "spot_training": _spot_training(job),
-            "tags": dict(job.tags),
-            # The objective per definition (a trial is judged on its own definition's direction).
-            "objectives": [o.model_dump() for o in job.objectives()] or None,
-            "gsi1pk": f"STATUS#{job.status}",
-            "gsi1sk": created,
-            "max_trials": job.max_trials,
-            "strategy": job.config.strategy if job.config else None,
-            "objective_name": job.objective.metric_name if job.objective else None,
-            "objective_type": job.objective.type if job.objective else None,
-            "arn": job.arn,
-            "team": team,
-            "owner": owner,
-        }
-        present = [(name, value) for name, value in attributes.items() if value is not None]
+        modified = job_modified(job, event_time)
+        attributes = job_attributes(job, region=region, team=team, owner=owner, event_time=event_time)
+        present = list(attributes.items())
         names = {f"#a{i}": name for i, (name, _) in enumerate(present)}
         values = {f":a{i}": value for i, (_, value) in enumerate(present)}
         update = "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(present)))
@@ -260,14 +219,6 @@ class GovernorStore:
         ``team``, the team's item (the trial out of its running trials, its cost added to the totals of
         each month it ran in).
         """
-        trial_values = {
-            "pk": job_pk(record.job_key),
-            "sk": f"TRIAL#{record.training_job_name.lower()}",
-            "type": "trial",
-        } | record.model_dump(mode="python")
-        if self._trial_retention is not None:
-            ended = record.end_time or datetime.now(UTC)
-            trial_values[EXPIRY_ATTRIBUTE] = expires_at(ended, self._trial_retention)
         deltas = trial_deltas(record)
         names = {"#run": record.training_job_name.lower()} | {f"#d{i}": name for i, name in enumerate(deltas)}
         values: dict[str, Any] = {f":d{i}": value for i, value in enumerate(deltas.values())}
@@ -301,7 +252,7 @@ class GovernorStore:
                 {
                     "Put": {
                         "TableName": self._table,
-                        "Item": _item(trial_values),
+                        "Item": _item(trial_item(record, self._trial_retention)),
                         "ConditionExpression": "attribute_not_exists(pk)",
                     }
                 },
@@ -333,7 +284,7 @@ class GovernorStore:
         True when the record grew; False when it already holds as much (a duplicate), or a concurrent
         update won. The job's totals move by the difference, in the same transaction.
         """
-        key = {"pk": job_pk(record.job_key), "sk": f"TRIAL#{record.training_job_name.lower()}"}
+        key = {"pk": job_pk(record.job_key), "sk": trial_sk(record.training_job_name)}
         item = self._client.get_item(TableName=self._table, Key=_item(key), ConsistentRead=True).get("Item")
         if not item:
             return False
@@ -391,13 +342,13 @@ class GovernorStore:
     # -- summaries -------------------------------------------------------------------------------
     def write_summary(self, summary: JobSummary) -> None:
         """Store the final summary and mark the job terminal (idempotent: a re-run overwrites it)."""
-        data = summary.model_dump(mode="python")
+        meta = summary_job_attributes(summary)
         self._client.transact_write_items(
             TransactItems=[
                 {
                     "Put": {
                         "TableName": self._table,
-                        "Item": _item({"pk": job_pk(summary.job_key), "sk": "SUMMARY", "type": "summary"} | data),
+                        "Item": _item(summary_item(summary)),
                     }
                 },
                 {
@@ -411,11 +362,11 @@ class GovernorStore:
                         "ExpressionAttributeNames": {"#status": "status", "#region": "region"},
                         "ExpressionAttributeValues": _item(
                             {
-                                ":status": summary.status,
-                                ":name": summary.job_name,
-                                ":gsi": f"STATUS#{summary.status}",
-                                ":at": summary.finalised_at,
-                                ":region": summary.region,
+                                ":status": meta["status"],
+                                ":name": meta["job_name"],
+                                ":gsi": meta["gsi1pk"],
+                                ":at": meta["finalised_at"],
+                                ":region": meta["region"],
                             }
                         ),
                     }
@@ -436,22 +387,8 @@ class GovernorStore:
     # scan, and the item goes when the summary is complete (or the sweep gives up on the trials).
     def mark_gaps(self, job_key: str, *, job_name: str, region: str, ended_at: datetime, missing: list[str]) -> None:
         """Note that ``job_key``'s summary is missing ``missing`` (idempotent: a re-run overwrites it)."""
-        self._client.put_item(
-            TableName=self._table,
-            Item=_item(
-                {
-                    "pk": job_pk(job_key),
-                    "sk": "GAPS",
-                    "type": "summary-gaps",
-                    "gsi1pk": "GAPS",
-                    "gsi1sk": iso(ended_at),
-                    "job_name": job_name,
-                    "region": region,
-                    "ended_at": ended_at,
-                    "missing": sorted(missing),
-                }
-            ),
-        )
+        item = gaps_item(job_key, job_name=job_name, region=region, ended_at=ended_at, missing=missing)
+        self._client.put_item(TableName=self._table, Item=_item(item))
 
     def jobs_with_gaps(self) -> list[dict[str, Any]]:
         """The ``GAPS`` items of every finalised job still missing trials, oldest end first."""
@@ -475,41 +412,28 @@ class GovernorStore:
     # -- report deliveries -----------------------------------------------------------------------
     def claim_delivery(self, job_key: str, kind: str, channel: str, now: datetime) -> bool:
         """Claim the right to send one report on one channel. False if sent, or being sent, already."""
-        key = {"pk": job_pk(job_key), "sk": f"DELIVERY#{kind}#{channel}"}
         return self._conditional(
             self._client.put_item,
             TableName=self._table,
-            Item=_item(
-                key | {"state": "sending", "claimed_at": now, EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION)}
-            ),
+            Item=_item(delivery_claim(job_key, kind, channel, now)),
             ConditionExpression="attribute_not_exists(pk) OR (#state = :sending AND claimed_at < :stale)",
             ExpressionAttributeNames={"#state": "state"},
             ExpressionAttributeValues=_item({":sending": "sending", ":stale": now - CLAIM_TIMEOUT}),
         )
 
     def finish_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, sent: bool) -> None:
-        key = _item({"pk": job_pk(job_key), "sk": f"DELIVERY#{kind}#{channel}"})
         if sent:
-            self._client.put_item(
-                TableName=self._table,
-                Item=_item(
-                    {
-                        "pk": job_pk(job_key),
-                        "sk": f"DELIVERY#{kind}#{channel}",
-                        "state": "sent",
-                        "sent_at": now,
-                        EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION),
-                    }
-                ),
-            )
+            self._client.put_item(TableName=self._table, Item=_item(delivery_sent(job_key, kind, channel, now)))
         else:
-            self._client.delete_item(TableName=self._table, Key=key)
+            self._client.delete_item(
+                TableName=self._table, Key=_item({"pk": job_pk(job_key), "sk": delivery_sk(kind, channel)})
+            )
 
     def delivery_sent(self, job_key: str, kind: str, channel: str) -> bool:
         """Whether the report went out on the channel (False while a claim is still ``sending``)."""
         response = self._client.get_item(
             TableName=self._table,
-            Key=_item({"pk": job_pk(job_key), "sk": f"DELIVERY#{kind}#{channel}"}),
+            Key=_item({"pk": job_pk(job_key), "sk": delivery_sk(kind, channel)}),
             ConsistentRead=True,
         )
         return _unitem(response.get("Item") or {}).get("state") == "sent"
@@ -573,7 +497,7 @@ class GovernorStore:
         """Claim a decision once. The stored row when this caller must carry out its steps (a new
         claim, or one a failed attempt left pending: its stored action and figures win over the
         caller's); None when the decision is done."""
-        item = _decision_claim(decision, mode, now, own_report=own_report)
+        item = decision_claim(decision, mode, now, own_report=own_report)
         try:
             self._client.put_item(
                 TableName=self._table,
@@ -605,9 +529,7 @@ class GovernorStore:
             {
                 "Update": {
                     "TableName": self._table,
-                    "Key": _item(
-                        {"pk": job_pk(decision.job_key), "sk": f"DECISION#{decision.rule}#{decision.verdict}"}
-                    ),
+                    "Key": _item({"pk": job_pk(decision.job_key), "sk": decision_sk(decision.rule, decision.verdict)}),
                     "UpdateExpression": "SET #action = :action, action_detail = :detail",
                     "ConditionExpression": "attribute_exists(pk)",
                     "ExpressionAttributeNames": {"#action": "action"},
@@ -634,7 +556,7 @@ class GovernorStore:
         """Every step of the decision is done: it leaves the pending steps (``gsi1``)."""
         self._client.update_item(
             TableName=self._table,
-            Key=_item({"pk": job_pk(decision.job_key), "sk": f"DECISION#{decision.rule}#{decision.verdict}"}),
+            Key=_item({"pk": job_pk(decision.job_key), "sk": decision_sk(decision.rule, decision.verdict)}),
             UpdateExpression="SET #state = :done, #action = :action, action_detail = :detail REMOVE gsi1pk, gsi1sk",
             ExpressionAttributeNames={"#state": "state", "#action": "action"},
             ExpressionAttributeValues=_item({":done": "done", ":action": action, ":detail": detail}),
@@ -671,16 +593,15 @@ class GovernorStore:
 
     def upsert_training_job(self, job: TrainingJob, *, team: str | None, event_time: datetime) -> bool:
         """Track a standalone training job's instances while it runs. False when the event is stale."""
-        active = job.status in TRAINING_RUNNING
-        modified = iso(job.last_modified_time or event_time)
+        attributes = training_job_attributes(job, team=team, event_time=event_time)
         terminal = [f":t{i}" for i in range(len(TRAINING_TERMINAL))]
         values: dict[str, Any] = {
-            ":status": job.status,
-            ":lm": modified,
-            ":instances": job.instances(),
-            ":gsi": "TRAINING#Active" if active else "TRAINING#Ended",
-            ":name": job.name,
-            ":team": team or "",
+            ":status": attributes["status"],
+            ":lm": attributes["last_modified"],
+            ":instances": attributes["instances"],
+            ":gsi": attributes["gsi1pk"],
+            ":name": attributes["job_name"],
+            ":team": attributes["team"],
         } | dict(zip(terminal, sorted(TRAINING_TERMINAL), strict=True))
         return self._conditional(
             self._client.update_item,
@@ -702,28 +623,15 @@ class GovernorStore:
         """An Available warm pool holds its instances; any other warm-pool status releases them. A job
         that never asked for a pool (no KeepAlivePeriodInSeconds > 0) and shows no warm-pool status has
         no holder to release: nothing is written."""
-        key = _item({"pk": f"WARMPOOL#{job.name.lower()}", "sk": "META"})
-        status = job.warm_pool_status.status if job.warm_pool_status else None
-        keep_alive = job.resource_config.keep_alive_period_in_seconds if job.resource_config else None
-        if status is None and not keep_alive:
+        if not warm_pool_tracked(job):
             return
-        if status == "Available":
-            self._client.put_item(
-                TableName=self._table,
-                Item=_item(
-                    {
-                        "pk": f"WARMPOOL#{job.name.lower()}",
-                        "sk": "META",
-                        "gsi1pk": "WARMPOOL#Available",
-                        "gsi1sk": job.name.lower(),
-                        "instances": job.instances(),
-                        "team": team or "",
-                        "job_name": job.name,
-                    }
-                ),
-            )
+        item = warm_pool_item(job, team=team)
+        if item is not None:
+            self._client.put_item(TableName=self._table, Item=_item(item))
         else:
-            self._client.delete_item(TableName=self._table, Key=key)
+            self._client.delete_item(
+                TableName=self._table, Key=_item({"pk": f"WARMPOOL#{job.name.lower()}", "sk": "META"})
+            )
 
     def release_warm_pool(self, name: str) -> None:
         self._client.delete_item(TableName=self._table, Key=_item({"pk": f"WARMPOOL#{name.lower()}", "sk": "META"}))
@@ -908,23 +816,7 @@ class GovernorStore:
 
         True when this caller must act on it (new, or a retry of an unfinished one).
         """
-        item = {
-            "pk": team_pk(decision.team or ""),
-            "sk": f"DECISION#{decision.rule}#{decision.verdict}#{month}",
-            "type": "team-decision",
-            "rule": decision.rule,
-            "verdict": decision.verdict,
-            "mode": mode,
-            "state": "pending",
-            "message": decision.message,
-            "numbers": decision.numbers,
-            "at": decision.at,
-            "claimed_at": now,
-            "team": decision.team,
-            "month": month,
-            "job_key": decision.job_key,
-            EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION),
-        }
+        item = team_decision_claim(decision, month, mode, now)
         return self._conditional(
             self._client.put_item,
             TableName=self._table,
@@ -938,7 +830,7 @@ class GovernorStore:
         self._client.update_item(
             TableName=self._table,
             Key=_item(
-                {"pk": team_pk(decision.team or ""), "sk": f"DECISION#{decision.rule}#{decision.verdict}#{month}"}
+                {"pk": team_pk(decision.team or ""), "sk": team_decision_sk(decision.rule, decision.verdict, month)}
             ),
             UpdateExpression="SET #state = :done, jobs = :jobs",
             ExpressionAttributeNames={"#state": "state"},
@@ -982,13 +874,7 @@ class GovernorStore:
     # -- price catalogs (written by the PriceRefreshFunction, read by every handler) ---------------
     def put_price_catalog(self, catalog: RegionCatalog) -> None:
         """Replace one region's refreshed price catalog (one item per region, well under 400 KB)."""
-        item = {
-            "pk": f"PRICES#{catalog.region}",
-            "sk": "CATALOG",
-            "gsi1pk": "PRICES",
-            "gsi1sk": catalog.region,
-            "type": "price-catalog",
-        } | catalog.model_dump(mode="python")
+        item = price_catalog_item(catalog)
         self._client.put_item(TableName=self._table, Item=_item(item))
 
     def price_catalogs(self) -> list[RegionCatalog]:
@@ -1006,16 +892,12 @@ class GovernorStore:
     # Admission reads it, judges, and writes back on the condition that the version is still the one
     # it read (optimistic concurrency): simultaneous arrivals are serialized in ledger commit order.
     # A reservation is ~300 bytes: the 400 KB item holds over a thousand running tuning jobs.
-    _LEDGER_KEY: ClassVar[dict[str, str]] = {"pk": "CAPACITY", "sk": "LEDGER"}
+    _LEDGER_KEY: ClassVar[dict[str, str]] = LEDGER_KEY
 
     def read_ledger(self) -> Ledger:
         """The ledger as last committed (version 0 and no reservations before the first admission)."""
         response = self._client.get_item(TableName=self._table, Key=_item(self._LEDGER_KEY), ConsistentRead=True)
-        item = _unitem(response["Item"]) if response.get("Item") else {}
-        reservations = {
-            str(key): _reservation(str(key), value) for key, value in (item.get("reservations") or {}).items()
-        }
-        return Ledger(version=int(item.get("version") or 0), reservations=reservations)
+        return ledger_from_item(_unitem(response["Item"]) if response.get("Item") else None)
 
     def commit_admission(
         self,
@@ -1038,7 +920,7 @@ class GovernorStore:
                 {
                     "Put": {
                         "TableName": self._table,
-                        "Item": _item(_decision_claim(decision, mode, now)),
+                        "Item": _item(decision_claim(decision, mode, now)),
                         "ConditionExpression": "attribute_not_exists(pk)",
                     }
                 }
@@ -1089,7 +971,7 @@ class GovernorStore:
     def get_decision(self, job_key: str, rule: str, verdict: str) -> dict[str, Any] | None:
         response = self._client.get_item(
             TableName=self._table,
-            Key=_item({"pk": job_pk(job_key), "sk": f"DECISION#{rule}#{verdict}"}),
+            Key=_item({"pk": job_pk(job_key), "sk": decision_sk(rule, verdict)}),
             ConsistentRead=True,
         )
         item = response.get("Item")
@@ -1101,14 +983,7 @@ class GovernorStore:
             return {
                 "Put": {
                     "TableName": self._table,
-                    "Item": _item(
-                        self._LEDGER_KEY
-                        | {
-                            "type": "capacity-ledger",
-                            "version": 1,
-                            "reservations": {k: _reservation_item(r) for k, r in put.items()},
-                        }
-                    ),
+                    "Item": _item(new_ledger_item(put)),
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             }
@@ -1117,7 +992,7 @@ class GovernorStore:
         sets = ["version = :next"]
         for i, (key, reservation) in enumerate(sorted(put.items())):
             names[f"#p{i}"] = key
-            values[f":p{i}"] = _reservation_item(reservation)
+            values[f":p{i}"] = reservation_item(reservation)
             sets.append(f"reservations.#p{i} = :p{i}")
         removes = []
         for i, key in enumerate(sorted(remove)):
@@ -1164,142 +1039,3 @@ class GovernorStore:
         if code in THROTTLED or code == "TransactionConflictException":
             return TransientError(f"DynamoDB {code}")
         return exc
-
-
-# -- what recording a trial adds (the job's and the team's running totals) -----------------------------
-def trial_deltas(record: TrialRecord) -> dict[str, Any]:
-    """What recording ``record`` ADDs to its job item, per attribute (numbers, or sets of types)."""
-    deltas: dict[str, Any] = {
-        "trials_recorded": 1,
-        f"trials_{record.status.lower()}": 1,
-        "billable_instance_seconds": record.billable_instance_seconds,
-        "warm_pool_instance_seconds": record.warm_pool_instance_seconds,
-    }
-    if record.cost_usd is not None:
-        deltas["cost_usd"] = record.cost_usd + (record.warm_pool_cost_usd or Decimal(0))
-        deltas["spot_savings_usd"] = record.spot_savings_usd or Decimal(0)
-        if record.spot:
-            # The discount running spot trials of this job accrue at: billed / on-demand equivalent.
-            deltas["spot_billed_usd"] = record.cost_usd
-            deltas["spot_on_demand_usd"] = record.cost_usd + (record.spot_savings_usd or Decimal(0))
-    else:
-        deltas["unpriced_trials"] = 1
-        deltas["unpriced_types"] = set(record.unpriced_types) or {"unknown"}
-    if record.approximate_types:
-        # Priced on the fallback (highest price in another region): the pricing rule reports it.
-        deltas["approximate_types"] = set(record.approximate_types)
-    return deltas
-
-
-def job_after_trial(job: dict[str, Any] | None, record: TrialRecord) -> dict[str, Any]:
-    """The job item ``job`` (as read; None: none yet) once ``record`` is recorded on it: its totals
-    grown by :func:`trial_deltas` and the trial out of its running trials, as DynamoDB applies them."""
-    after = dict(job or {"pk": job_pk(record.job_key), "sk": "META"})
-    for attribute, delta in trial_deltas(record).items():
-        if isinstance(delta, set):
-            after[attribute] = set(after.get(attribute) or set()) | delta
-        else:
-            after[attribute] = Decimal(str(after.get(attribute) or 0)) + Decimal(str(delta))
-    running = dict(after.get("running") or {})
-    running.pop(record.training_job_name.lower(), None)
-    after["running"] = running
-    return after
-
-
-def team_month_deltas(record: TrialRecord) -> dict[str, Any]:
-    """What recording ``record`` ADDs to its team's item: per month it ran in (``month#<YYYY-MM>#``
-    attributes), its share of the cost; the trial is counted in the month it ended."""
-    end = record.end_time or record.event_time
-    if record.cost_usd is None:
-        months = {month_key(end): Decimal(0)}
-    else:
-        months = split_by_month(record.start_time, end, record.cost_usd + (record.warm_pool_cost_usd or Decimal(0)))
-    share_total = sum(months.values(), Decimal(0))
-    deltas: dict[str, Any] = {}
-    for month, share in months.items():
-        prefix = f"{MONTH_PREFIX}{month}#"
-        deltas[f"{prefix}trials"] = 1 if month == month_key(end) else 0
-        if record.cost_usd is None:
-            deltas[f"{prefix}unpriced_trials"] = 1
-            continue
-        deltas[f"{prefix}finished_usd"] = share
-        if record.spot and share_total:
-            fraction = share / share_total
-            deltas[f"{prefix}spot_billed_usd"] = usd(record.cost_usd * fraction)
-            on_demand = record.cost_usd + (record.spot_savings_usd or Decimal(0))
-            deltas[f"{prefix}spot_on_demand_usd"] = usd(on_demand * fraction)
-    return deltas
-
-
-def month_totals(team_item: dict[str, Any], month: str) -> dict[str, Any]:
-    """A team's totals for ``month`` from its item (``{}`` before its first trial of the month)."""
-    prefix = f"{MONTH_PREFIX}{month}#"
-    totals = {str(k).removeprefix(prefix): v for k, v in team_item.items() if str(k).startswith(prefix)}
-    return (totals | {"team": team_item.get("team"), "month": month}) if totals else {}
-
-
-def _spot_training(job: TuningJob) -> bool | None:
-    flags = {definition.enable_managed_spot_training for definition in job.definitions()}
-    return flags.pop() if len(flags) == 1 else None
-
-
-# -- capacity ledger (helpers) -------------------------------------------------------------------------
-def _reservation_item(reservation: Reservation) -> dict[str, Any]:
-    return {
-        "team": reservation.team,
-        "on_demand": dict(reservation.on_demand),
-        "spot": dict(reservation.spot),
-        "plan": reservation.plan,
-        "slots": reservation.slots,
-        "per_trial_on_demand": dict(reservation.per_trial_on_demand),
-        "per_trial_spot": dict(reservation.per_trial_spot),
-        "created": reservation.created,
-        "over_limit": reservation.over_limit,
-        "version": reservation.version,
-    }
-
-
-def _reservation(job_key: str, value: dict[str, Any]) -> Reservation:
-    def counts(raw: Any) -> dict[str, int]:
-        return {str(k): int(v) for k, v in (raw or {}).items()}
-
-    return Reservation(
-        job_key=job_key,
-        team=str(value["team"]) if value.get("team") else None,
-        on_demand=counts(value.get("on_demand")),
-        spot=counts(value.get("spot")),
-        plan=str(value.get("plan") or ""),
-        slots=int(value.get("slots") or 1),
-        per_trial_on_demand=counts(value.get("per_trial_on_demand")),
-        per_trial_spot=counts(value.get("per_trial_spot")),
-        created=str(value.get("created") or ""),
-        over_limit=bool(value.get("over_limit")),
-        version=int(value.get("version") or 0),
-    )
-
-
-def _decision_claim(decision: Decision, mode: str, now: datetime, *, own_report: bool = True) -> dict[str, Any]:
-    """A pending decision item, as ``open_decision`` writes it (claimed here with the ledger commit).
-
-    While pending it is listed under ``gsi1pk = STEP#pending`` (sorted by claim time), so the sweep
-    finds the steps a failed invocation left unfinished without a scan; ``finish_decision`` removes it.
-    """
-    key = {"pk": job_pk(decision.job_key), "sk": f"DECISION#{decision.rule}#{decision.verdict}"}
-    return key | {
-        "type": "decision",
-        "rule": decision.rule,
-        "verdict": decision.verdict,
-        "mode": mode,
-        "state": "pending",
-        "message": decision.message,
-        "numbers": decision.numbers,
-        "at": decision.at,
-        "claimed_at": now,
-        "team": decision.team,
-        "job_name": decision.job_name,
-        # False for a job's part of a team decision: the team's one report covers it.
-        "own_report": own_report,
-        "gsi1pk": PENDING_STEPS,
-        "gsi1sk": f"{iso(now)}#{key['pk']}#{key['sk']}",
-        EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION),
-    }

@@ -1,0 +1,124 @@
+"""Store contract: what holds instances, the capacity ledger, snapshots and price catalogs (every adapter)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from tests.contract.conftest import T0, Adapter, catalog, decision, reservation, training_job, tuning_job
+from tuning_governor.ports import Store
+
+
+def test_standalone_training_jobs_hold_instances_while_active(store: Store) -> None:
+    assert store.upsert_training_job(training_job(modified=T0 + timedelta(minutes=5)), team="cv", event_time=T0) is True
+    assert store.upsert_training_job(training_job(modified=T0), team="cv", event_time=T0) is False  # older event
+    [holder] = store.holders()
+    assert (holder.key, holder.kind, holder.team) == ("TRAINING#solo-train", "training-job", "cv")
+    assert dict(holder.instances) == training_job().instances()
+    done = training_job(status="Completed", modified=T0 + timedelta(minutes=9))
+    assert store.upsert_training_job(done, team=None, event_time=T0) is True
+    assert store.holders() == []
+    again = training_job(status="InProgress", modified=T0 + timedelta(minutes=10))
+    assert store.upsert_training_job(again, team="cv", event_time=T0) is False  # never back from terminal
+
+
+def test_warm_pools_hold_instances_while_available(store: Store) -> None:
+    store.set_warm_pool(training_job("Pool-B", "Completed", warm_pool="Available"), team="cv")
+    store.set_warm_pool(training_job("pool-a", "Completed", warm_pool="Available"), team=None)
+    assert store.warm_pool_names() == {"Pool-B", "pool-a"}
+    assert [(h.key, h.kind, h.team) for h in store.holders()] == [
+        ("WARMPOOL#pool-a", "warm-pool", None),
+        ("WARMPOOL#pool-b", "warm-pool", "cv"),
+    ]
+    store.set_warm_pool(training_job("pool-b", "Completed", warm_pool="Terminated"), team="cv")
+    store.release_warm_pool("POOL-A")
+    store.release_warm_pool("never")
+    assert store.warm_pool_names() == set()
+
+
+def test_set_warm_pool_writes_nothing_for_a_job_that_asked_for_no_pool(adapter: Adapter) -> None:
+    store = adapter.store
+    store.set_warm_pool(training_job("pool-c", "Completed", warm_pool="Available"), team="cv")
+    before = adapter.dump()
+    # No warm-pool status and no KeepAlivePeriodInSeconds: no holder to write or release
+    store.set_warm_pool(training_job("pool-c", "Completed"), team="cv")
+    store.set_warm_pool(training_job("pool-d", "Completed", keep_alive=0), team="cv")
+    assert adapter.dump() == before
+    # A job that asked for a pool and shows no status (it ended): its holder is released
+    store.set_warm_pool(training_job("pool-c", "Completed", keep_alive=600), team="cv")
+    assert store.warm_pool_names() == set()
+
+
+def test_holders_count_running_tuning_jobs_unless_the_ledger_does(store: Store) -> None:
+    job = tuning_job()
+    store.upsert_job(job, region="us-east-1", team="nlp", owner=None, event_time=T0)
+    [holder] = store.holders()
+    assert (holder.key, holder.kind, holder.team, dict(holder.instances)) == (
+        job.key,
+        "tuning-job",
+        "nlp",
+        job.demand(),
+    )
+    assert store.holders(tuning_jobs=False) == []
+
+
+def test_the_ledger_commits_in_version_order(adapter: Adapter) -> None:
+    store = adapter.store
+    assert store.read_ledger().version == 0
+    assert store.read_ledger().reservations == {}
+    # The first commit creates the ledger; a second writer that read version 0 loses
+    assert store.commit_admission(0, "job-a", reservation("job-a")) == "committed"
+    assert store.commit_admission(0, "job-b", reservation("job-b")) == "conflict"
+    ledger = store.read_ledger()
+    assert (ledger.version, sorted(ledger.reservations)) == (1, ["job-a"])
+    assert ledger.reservations["job-a"] == reservation("job-a")
+    # A judgement with nothing to reserve still takes its place in the order
+    assert store.commit_admission(1, "job-c", None) == "committed"
+    assert store.read_ledger().version == 2
+    # The commit and its decision claim are one write: a claim already made is "decided", nothing written
+    claim = (decision(job_key="job-b"), "enforce", T0)
+    assert store.commit_admission(2, "job-b", reservation("job-b"), claim) == "committed"
+    assert store.get_decision("job-b", "budget", "breach") is not None
+    before = adapter.dump()
+    assert store.commit_admission(3, "job-b", reservation("job-b", 5), claim) == "decided"
+    assert store.commit_admission(2, "job-b", reservation("job-b", 5), claim) == "conflict"
+    assert adapter.dump() == before
+    # Reconciling: set and remove in one write at the version read
+    assert store.update_reservations(3, {}, []) is True
+    assert store.update_reservations(2, {"job-d": reservation("job-d")}, []) is False
+    assert store.update_reservations(3, {"job-d": reservation("job-d", 3)}, ["job-a"]) is True
+    ledger = store.read_ledger()
+    assert (ledger.version, sorted(ledger.reservations)) == (4, ["job-b", "job-d"])
+    assert ledger.reservations["job-d"].on_demand == {"ml.p3.2xlarge": 3}
+    # Releasing moves the version on, once
+    assert store.release_reservation("job-b") is True
+    assert store.release_reservation("job-b") is False
+    assert store.release_reservation("never") is False
+    ledger = store.read_ledger()
+    assert (ledger.version, sorted(ledger.reservations)) == (5, ["job-d"])
+
+
+def test_reconciling_before_any_admission_creates_the_ledger(store: Store) -> None:
+    assert store.release_reservation("job-a") is False
+    assert store.update_reservations(0, {"job-a": reservation("job-a")}, ["job-z"]) is True
+    assert store.update_reservations(0, {"job-b": reservation("job-b")}, []) is False
+    ledger = store.read_ledger()
+    assert (ledger.version, sorted(ledger.reservations)) == (1, ["job-a"])
+
+
+def test_capacity_snapshot_and_price_catalogs(adapter: Adapter) -> None:
+    store = adapter.store
+    store.put_capacity_snapshot({"at": T0, "used": {"ml.p3.2xlarge": 3}, "share": 0.5})
+    [snapshot] = [item for item in adapter.dump() if item["pk"] == "CAPACITY"]
+    assert snapshot == {
+        "pk": "CAPACITY",
+        "sk": "SNAPSHOT",
+        "at": "2026-11-30T09:00:00.000+00:00",
+        "used": {"ml.p3.2xlarge": 3},
+        "share": 0.5,
+    }
+    assert store.price_catalogs() == []
+    store.put_price_catalog(catalog("us-west-2"))
+    store.put_price_catalog(catalog("eu-north-1"))
+    store.put_price_catalog(catalog("eu-north-1"))
+    assert [c.region for c in store.price_catalogs()] == ["eu-north-1", "us-west-2"]
+    assert store.price_catalogs()[0] == catalog("eu-north-1")

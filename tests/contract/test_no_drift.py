@@ -1,0 +1,277 @@
+"""Store contract: the adapters cannot drift apart.
+
+* every method of the ``Store`` port has the same signature on every adapter;
+* one script calling every method of the port, conflicts and duplicates included, gives the same
+  results and leaves item-for-item the same table on every adapter;
+* racing threads get first-writer-wins outcomes on every adapter (moto's requests made atomic, as
+  AWS applies each request atomically).
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from governor_sim.memory_store import MemoryStore
+from tests.contract.conftest import (
+    ADAPTERS,
+    T0,
+    Adapter,
+    catalog,
+    decision,
+    open_adapter,
+    reservation,
+    running,
+    summary,
+    training_job,
+    trial,
+    tuning_job,
+)
+from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.errors import StaleState
+from tuning_governor.ports import Store
+
+PORT_METHODS = sorted(name for name, value in vars(Store).items() if callable(value) and not name.startswith("_"))
+
+
+def test_the_port_names_the_methods_the_domain_uses() -> None:
+    assert len(PORT_METHODS) >= 40
+    assert {"record_trial", "commit_admission", "claim_delivery", "open_decision", "holders"} <= set(PORT_METHODS)
+
+
+@pytest.mark.parametrize("name", PORT_METHODS)
+def test_every_adapter_has_the_port_signature(name: str) -> None:
+    port = inspect.signature(getattr(Store, name))
+    for adapter in (GovernorStore, MemoryStore):
+        assert inspect.signature(getattr(adapter, name)) == port, f"{adapter.__name__}.{name}"
+
+
+class Recording:
+    """Forwards to a store and records which methods were called."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.called: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        self.called.add(name)
+        return getattr(self._store, name)
+
+
+def _attempt(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except StaleState as exc:
+        return f"StaleState: {exc}"
+    except Exception:  # the adapters' own errors for a cancelled write differ by type only
+        return "raised, nothing written"
+
+
+def script(store: Any) -> list[Any]:
+    """Every method of the port, in the order a governed account calls them, with the losers' calls too."""
+    job, key = tuning_job(), tuning_job().key
+    out: list[Any] = []
+    run = out.append
+    later = T0 + timedelta(minutes=3)
+    run(store.upsert_job(job, region="us-east-1", team="nlp", owner="ana", event_time=T0))
+    run(
+        store.upsert_job(
+            tuning_job(modified=T0 - timedelta(minutes=1)), region="x", team=None, owner=None, event_time=T0
+        )
+    )
+    run(store.mark_arrival(key, T0))
+    run(store.mark_arrival(key, T0))
+    run(store.read_ledger())
+    claim = (decision(job_key=key), "enforce", T0)
+    run(store.commit_admission(0, key, reservation(key), claim))
+    run(store.commit_admission(1, key, reservation(key), claim))
+    run(store.commit_admission(0, "other", None))
+    run(store.update_reservations(1, {"other": reservation("other")}, []))
+    run(store.holders())
+    run(store.holders(tuning_jobs=False))
+    run(store.put_capacity_snapshot({"at": T0, "holders": 2, "share": 0.25}))
+    for i in (1, 2, 3):
+        run(store.track_running(running(i, job_key=key), team="nlp"))
+    run(store.team_running("nlp"))
+    read = store.get_job(key)
+    first = trial(1, job_key=key)
+    run(store.record_trial(first, job=read, team="nlp", stagnation={"trials_seen": 1}, latest_end=first.end_time))
+    run(store.record_trial(first, job=store.get_job(key), team="nlp"))
+    run(_attempt(lambda: store.record_trial(trial(2, job_key=key), job=read, team="nlp")))
+    run(
+        _attempt(
+            lambda: store.record_trial(
+                trial(2, job_key=key),
+                job=(store.get_job(key) or {}) | {"stagnation": {"trials_seen": 4}},
+                stagnation={"trials_seen": 9},
+            )
+        )
+    )
+    run(store.record_trial(trial(2, job_key=key, cost=None, status="Failed"), job=store.get_job(key), team="nlp"))
+    run(
+        store.record_trial(
+            trial(3, job_key=key, spot=True, start=T0.replace(day=30, hour=23), seconds=7200),
+            job=store.get_job(key),
+            team="nlp",
+        )
+    )
+    run(store.set_stagnation_spend(key, 1, Decimal("2.5")))
+    run(store.update_trial_warm_pool(trial(1, job_key=key, warm_pool_seconds=120)))
+    run(store.track_running(running(1, job_key=key), team="nlp"))
+    run(store.trial_records(key))
+    run(store.team_month("nlp", "2026-11"))
+    run(store.team_month("nlp", "2026-12"))
+    run(store.team_spend("nlp", "2026-12"))
+    run(store.team_jobs_in_progress("nlp"))
+    run(store.set_budget_check(key, later))
+    run(store.get_decision(key, "budget", "breach"))
+    run(store.open_decision(decision(job_key=key), "enforce", later))
+    run(store.claim_decision(decision("runtime", job_key=key), "enforce", later))
+    run(store.pending_decisions(key))
+    run(store.stale_pending_decisions(later))
+    run(_attempt(lambda: store.record_decision_action(decision("failed", job_key=key), "stopped", "x")))
+    run(store.record_decision_action(decision(job_key=key), "stopped", "stop-requested", stop_requested_at=later))
+    for channel in ("sns", "slack"):
+        run(store.claim_delivery(key, "decision-budget", channel, later))
+        run(store.claim_delivery(key, "decision-budget", channel, later))
+    run(store.finish_delivery(key, "decision-budget", "sns", later, sent=True))
+    run(store.finish_delivery(key, "decision-budget", "slack", later, sent=False))
+    run(store.delivery_sent(key, "decision-budget", "sns"))
+    run(store.delivery_sent(key, "decision-budget", "slack"))
+    run(store.finish_decision(decision(job_key=key), "stopped", "stop-requested"))
+    run(store.decisions(key))
+    team = decision("team-budget", job_key=key)
+    run(store.claim_team_decision(team, "2026-11", "enforce", later))
+    run(store.finish_team_decision(team, "2026-11", [{"job": key, "action": "stopped"}]))
+    run(store.claim_team_decision(team, "2026-11", "enforce", later))
+    run(store.upsert_training_job(training_job(), team="nlp", event_time=T0))
+    run(store.set_warm_pool(training_job("pool", "Completed", warm_pool="Available"), team="nlp"))
+    run(store.set_warm_pool(training_job("pool", "Completed"), team="nlp"))  # asked for no pool: nothing written
+    run(store.warm_pool_names())
+    run(store.holders())
+    run(store.release_warm_pool("pool"))
+    run(
+        store.upsert_job(
+            tuning_job("Stopping", modified=later), region="us-east-1", team="nlp", owner="ana", event_time=later
+        )
+    )
+    run(store.jobs_with_status("Stopping"))
+    run(store.forget_running(key, [running(2, job_key=key).trial, running(3, job_key=key).trial], team="nlp"))
+    done = summary(tuning_job("Stopped", modified=later), store.trial_records(key), now=later)
+    run(store.write_summary(done))
+    run(store.get_summary(key))
+    run(store.set_summary_reported(key, Decimal("4.2"), later))
+    run(store.set_summary_reported(key, Decimal("4.2"), later))
+    run(store.mark_gaps(key, job_name=job.name, region="us-east-1", ended_at=later, missing=["b", "a"]))
+    run(store.jobs_with_gaps())
+    run(store.clear_gaps(key))
+    run(store.release_reservation(key))
+    run(store.release_reservation(key))
+    run(store.read_ledger())
+    run(store.record_trial(trial(1, job_key="ghost"), job=None, team="cv"))  # a team whose trial never ran
+    run(_attempt(lambda: store.forget_running("nobody", ["t1"], team="cv")))
+    run(store.put_price_catalog(catalog()))
+    run(store.price_catalogs())
+    run(store.get_job(key))
+    run(store.items(key))
+    return out
+
+
+def test_the_same_calls_give_the_same_results_and_the_same_table(aws_credentials: None) -> None:
+    results: dict[str, tuple[list[Any], list[dict[str, Any]], set[str]]] = {}
+    for kind in ADAPTERS:
+        with open_adapter(kind) as adapter:
+            recording = Recording(adapter.store)
+            results[kind] = (script(recording), adapter.dump(), recording.called)
+    (moto_out, moto_table, called), (memory_out, memory_table, _) = results["moto"], results["memory"]
+    assert set(PORT_METHODS) <= called, f"not exercised: {sorted(set(PORT_METHODS) - called)}"
+    for i, (a, b) in enumerate(zip(moto_out, memory_out, strict=True)):
+        assert a == b, f"call {i} of the script"
+    assert len(moto_table) > 12
+    assert [(i["pk"], i["sk"]) for i in moto_table] == [(i["pk"], i["sk"]) for i in memory_table]
+    for a, b in zip(moto_table, memory_table, strict=True):
+        assert a == b, (a["pk"], a["sk"])
+        # Same types too (Decimal vs int compare equal): DynamoDB gives numbers back as Decimal.
+        assert {k: type(v) for k, v in a.items()} == {k: type(v) for k, v in b.items()}, (a["pk"], a["sk"])
+
+
+# -- racing threads ------------------------------------------------------------------------------------------
+THREADS = 8
+
+
+def race(calls: list[Callable[[], Any]]) -> list[Any]:
+    barrier = threading.Barrier(len(calls))
+
+    def go(call: Callable[[], Any]) -> Any:
+        barrier.wait()
+        return call()
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(go, calls))
+
+
+@pytest.fixture
+def racing(adapter: Adapter, request: pytest.FixtureRequest) -> Adapter:
+    if adapter.kind == "moto":
+        request.getfixturevalue("atomic_moto_requests")
+    return adapter
+
+
+def test_racing_claims_have_one_winner(racing: Adapter) -> None:
+    store = racing.store
+    outcomes = race([lambda: store.claim_delivery("job-a", "summary", "sns", T0) for _ in range(THREADS)])
+    assert sorted(outcomes) == [False] * (THREADS - 1) + [True]
+    opened = race([lambda: store.claim_decision(decision(), "enforce", T0) for _ in range(THREADS)])
+    assert all(opened)  # pending, no action yet: every racer may act, the stored row is one
+    assert len(store.decisions("job-a")) == 1
+
+
+def test_racing_duplicate_trials_are_counted_once(racing: Adapter) -> None:
+    store = racing.store
+    store.upsert_job(tuning_job(), region="us-east-1", team="nlp", owner=None, event_time=T0)
+    key = tuning_job().key
+    read = store.get_job(key)
+    outcomes = race([lambda: store.record_trial(trial(1, job_key=key), job=read, team="nlp") for _ in range(THREADS)])
+    assert outcomes.count(None) == THREADS - 1
+    meta = store.get_job(key)
+    assert meta is not None
+    assert [o for o in outcomes if o is not None] == [meta]
+    assert meta["trials_recorded"] == 1
+    assert store.team_month("nlp", "2026-11")["trials"] == 1
+
+
+def test_racing_trials_of_one_job_read_once_have_one_writer(racing: Adapter) -> None:
+    store = racing.store
+    store.upsert_job(tuning_job(), region="us-east-1", team="nlp", owner=None, event_time=T0)
+    key = tuning_job().key
+    store.track_running(running(99, job_key=key), team="nlp")  # the running map exists
+    read = store.get_job(key)
+
+    def record(i: int) -> Any:
+        return _attempt(lambda: store.record_trial(trial(i, job_key=key), job=read, team="nlp"))
+
+    outcomes = race([lambda i=i: record(i) for i in range(1, THREADS + 1)])  # type: ignore[misc]
+    assert sum(isinstance(o, dict) for o in outcomes) == 1
+    assert sum(str(o).startswith("StaleState") for o in outcomes) == THREADS - 1
+    meta = store.get_job(key)
+    assert meta is not None
+    assert meta["trials_recorded"] == 1
+    assert store.team_month("nlp", "2026-11")["trials"] == 1
+
+
+def test_racing_admissions_commit_one_per_version(racing: Adapter) -> None:
+    store = racing.store
+    store.commit_admission(0, "seed", None)
+    outcomes = race(
+        [lambda i=i: store.commit_admission(1, f"job-{i}", reservation(f"job-{i}")) for i in range(THREADS)]  # type: ignore[misc]
+    )
+    assert sorted(outcomes) == ["committed"] + ["conflict"] * (THREADS - 1)
+    ledger = store.read_ledger()
+    assert (ledger.version, len(ledger.reservations)) == (2, 1)
