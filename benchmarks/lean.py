@@ -36,11 +36,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from results_file import git_head, write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 START_MARKER = "<!-- lean: written by benchmarks/lean.py --write -->"
 END_MARKER = "<!-- lean: end -->"
-NOTES_MARKER = "<!-- notes: kept across runs -->"
 TARGET_RATIO = 1.25
 TARGET_ITEMS = 3
 
@@ -394,41 +395,6 @@ def section(
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: Path, text_section: str) -> None:
-    """Replace this benchmark's section of RESULTS.md (or append it below the notes marker)."""
-    text = path.read_text() if path.exists() else ""
-    if START_MARKER in text and END_MARKER in text:
-        before, rest = text.split(START_MARKER, 1)
-        after = rest.split(END_MARKER, 1)[1]
-        text = before + text_section.rstrip("\n") + after
-    else:
-        if NOTES_MARKER not in text:
-            text = text.rstrip("\n") + "\n\n" + NOTES_MARKER + "\n"
-        text = text.rstrip("\n") + "\n\n" + text_section
-    path.write_text(text)
-
-
-def _git_head() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"],  # noqa: S607
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" + uncommitted changes" if dirty else "")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--full", action="store_true", help="also N = 750 trials and J = 500 jobs (slow)")
@@ -447,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     command = " ".join([".venv/bin/python benchmarks/lean.py", *(argv if argv is not None else sys.argv[1:])])
-    code = _git_head()
+    code = git_head()
     started = time.perf_counter()
     print(f"cold init: {args.processes} processes per handler and the floor ...", flush=True)
     cold = cold_init(args.processes)
@@ -482,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         total_s=time.perf_counter() - started,
     )
     if args.write:
-        write_section(args.results, text)
+        write_section(args.results, text, start=START_MARKER, end=END_MARKER)
         print(f"wrote {args.results}")
     else:
         print(text)

@@ -47,7 +47,6 @@ import io
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -56,11 +55,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from results_file import git_head, write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 START_MARKER = "<!-- overspend: written by benchmarks/overspend.py --write -->"
 END_MARKER = "<!-- overspend: end -->"
-NOTES_MARKER = "<!-- notes: kept across runs -->"
 
 #: The deployed sweep (template.yaml's SweepSchedule default) and the poller's period.
 SWEEP_S = 300
@@ -418,41 +418,6 @@ def render(
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace the overspend section of RESULTS.md (or append it below the notes marker)."""
-    text = path.read_text() if path.exists() else ""
-    if START_MARKER in text and END_MARKER in text:
-        before, rest = text.split(START_MARKER, 1)
-        after = rest.split(END_MARKER, 1)[1]
-        text = before + section.rstrip("\n") + after
-    else:
-        if NOTES_MARKER not in text:
-            text = text.rstrip("\n") + "\n\n" + NOTES_MARKER + "\n"
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
-
-
-def _git_head() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"],  # noqa: S607
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" + uncommitted changes" if dirty else "")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=8, help="seeds per scenario (default 8)")
@@ -469,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
 
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     command = " ".join([".venv/bin/python benchmarks/overspend.py", *(argv if argv is not None else sys.argv[1:])])
-    code = _git_head()
+    code = git_head()
     started = time.perf_counter()
     runs: list[dict[str, Any]] = []
     for name in args.scenarios:
@@ -488,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     section = render(runs, seeds=args.seeds, command=command, code=code, took_s=took, sweep_s=args.sweep_seconds)
     print(section)
     if args.write:
-        write_section(args.results, section)
+        write_section(args.results, section, start=START_MARKER, end=END_MARKER)
         print(f"wrote the overspend section of {args.results}", file=sys.stderr)
     return 0
 

@@ -35,12 +35,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from results_file import git_head, write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 POLICY = ROOT / "benchmarks" / "replay-policy.yaml"
 START_MARKER = "<!-- replay-store: written by benchmarks/replay_store.py --write -->"
 END_MARKER = "<!-- replay-store: end -->"
-NOTES_MARKER = "<!-- notes: kept across runs -->"
 MODES = ("simulator", "replay-memory", "replay-moto", "replay-moto-fast")
 TARGET_SECONDS_50K = 60.0
 TARGET_RATIO = 3.0
@@ -206,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     command = " ".join([".venv/bin/python benchmarks/replay_store.py", *(argv if argv is not None else sys.argv[1:])])
-    code = _git_head()
+    code = git_head()
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="replay-bench-") as tmp:
@@ -231,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     section = render(rows, command=command, code=code, total_s=time.perf_counter() - started)
     print(section)
     if args.write:
-        write_section(args.results, section)
+        write_section(args.results, section, start=START_MARKER, end=END_MARKER)
         print(f"wrote {args.results}")
     return 0
 
@@ -282,41 +283,6 @@ def render(rows: list[dict[str, Any]], *, command: str, code: str, total_s: floa
         )
     lines += ["", END_MARKER, ""]
     return "\n".join(lines)
-
-
-def write_section(path: Path, section: str) -> None:
-    """Replace this benchmark's section of RESULTS.md (or append it below the notes marker)."""
-    text = path.read_text() if path.exists() else ""
-    if START_MARKER in text and END_MARKER in text:
-        before, rest = text.split(START_MARKER, 1)
-        after = rest.split(END_MARKER, 1)[1]
-        text = before + section.rstrip("\n") + after
-    else:
-        if NOTES_MARKER not in text:
-            text = text.rstrip("\n") + "\n\n" + NOTES_MARKER + "\n"
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
-
-
-def _git_head() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"],  # noqa: S607
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" + uncommitted changes" if dirty else "")
 
 
 if __name__ == "__main__":

@@ -47,10 +47,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from results_file import NOTES_MARKER, git_head
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 #: Text below this line in RESULTS.md is kept when the table above it is rewritten.
-NOTES_MARKER = "<!-- notes: kept across runs -->"
 MODES = ("baseline", "handlers", "handlers-stock-moto", "handlers-info-logs")
 SMALL_ONLY_MODES = ("handlers-stock-moto", "handlers-info-logs")
 
@@ -318,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     command = " ".join([".venv/bin/python benchmarks/run.py", *(argv if argv is not None else sys.argv[1:])])
-    code = _git_head()  # the code measured is the code at the start
+    code = git_head()  # the code measured is the code at the start
     started = time.perf_counter()
     verified: bool | None = None
     if not args.no_verify:
@@ -349,27 +350,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"wrote {args.results}")
     return 0
-
-
-def _git_head() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"],  # noqa: S607
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" + uncommitted changes" if dirty else "")
 
 
 def _write_results(
