@@ -116,7 +116,9 @@ def _run(
             slack_url=slack.url,
             quiet_handlers=True,
             retry=EVENTBRIDGE_MAX_RETRIES,
-            environment={"policy": policy},
+            # Faults are injected at the boto3 level: the table must be DynamoDB (on moto), not the
+            # simulator's default in-memory store.
+            environment={"policy": policy, "store": "moto"},
         )
         with simulation as sim:
             if service is not None:
