@@ -395,18 +395,17 @@ class MemoryStore:
             return True
 
     # -- report deliveries ----------------------------------------------------------------------------
-    def claim_delivery(self, job_key: str, kind: str, channel: str, now: datetime) -> bool:
+    def claim_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, token: str | None = None) -> bool:
         with self._lock:
             old = self._get(job_pk(job_key), delivery_sk(kind, channel))
-            abandoned = (
-                old is not None
-                and old.get("state") == "sending"
-                and isinstance(old.get("claimed_at"), str)
-                and old["claimed_at"] < iso(now - CLAIM_TIMEOUT)
-            )
-            if old is not None and not abandoned:
-                return False
-            self._put(delivery_claim(job_key, kind, channel, now))
+            if old is not None:
+                sending = old.get("state") == "sending"
+                claimed_at = old.get("claimed_at")
+                abandoned = sending and isinstance(claimed_at, str) and claimed_at < iso(now - CLAIM_TIMEOUT)
+                own = sending and bool(token) and old.get("claim_token") == token
+                if not (abandoned or own):
+                    return False
+            self._put(delivery_claim(job_key, kind, channel, now, token))
             return True
 
     def finish_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, sent: bool) -> None:

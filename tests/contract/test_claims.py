@@ -35,6 +35,19 @@ def test_a_delivery_is_claimed_once_until_sent_or_abandoned(store: Store) -> Non
     )
 
 
+def test_a_delivery_claim_is_taken_again_by_its_own_token_only(store: Store) -> None:
+    # Given a claim written under a token whose answer the caller never saw
+    assert store.claim_delivery(KEY, "summary", "sns", T0, token="attempt-1") is True
+    # Then the same attempt takes it again; another attempt, or a caller without a token, does not
+    assert store.claim_delivery(KEY, "summary", "sns", T0 + timedelta(seconds=1), token="attempt-1") is True
+    assert store.claim_delivery(KEY, "summary", "sns", T0 + timedelta(seconds=2), token="attempt-2") is False
+    assert store.claim_delivery(KEY, "summary", "sns", T0 + timedelta(seconds=2)) is False
+    # And once sent, not even the token that sent it claims it again
+    store.finish_delivery(KEY, "summary", "sns", T0 + timedelta(seconds=3), sent=True)
+    assert store.claim_delivery(KEY, "summary", "sns", T0 + timedelta(seconds=4), token="attempt-1") is False
+    assert store.delivery_sent(KEY, "summary", "sns") is True
+
+
 def test_a_decision_is_opened_once_and_its_stored_figures_win(store: Store) -> None:
     first = store.open_decision(decision(message="first"), "enforce", T0)
     assert first is not None

@@ -139,8 +139,9 @@ def script(store: Any) -> list[Any]:
     run(_attempt(lambda: store.record_decision_action(decision("failed", job_key=key), "stopped", "x")))
     run(store.record_decision_action(decision(job_key=key), "stopped", "stop-requested", stop_requested_at=later))
     for channel in ("sns", "slack"):
-        run(store.claim_delivery(key, "decision-budget", channel, later))
-        run(store.claim_delivery(key, "decision-budget", channel, later))
+        run(store.claim_delivery(key, "decision-budget", channel, later, token="t1"))
+        run(store.claim_delivery(key, "decision-budget", channel, later, token="t1"))
+        run(store.claim_delivery(key, "decision-budget", channel, later, token="t2"))
     run(store.finish_delivery(key, "decision-budget", "sns", later, sent=True))
     run(store.finish_delivery(key, "decision-budget", "slack", later, sent=False))
     run(store.delivery_sent(key, "decision-budget", "sns"))

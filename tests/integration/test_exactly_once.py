@@ -21,6 +21,8 @@ from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, mid_month
 from tests.integration.test_governance import P3_2X, decisions, launch_two_teams, record_stop_calls, use_policy
+from tuning_governor.adapters.table_items import CLAIM_TIMEOUT
+from tuning_governor.reporting import BOOKKEEPING_ATTEMPTS
 
 TRAINING = "SageMaker Training Job State Change"
 __all__ = ["mid_month"]  # a fixture, used by name
@@ -28,7 +30,7 @@ TUNING = "SageMaker HyperParameter Tuning Job State Change"
 
 
 class OneFault:
-    """Fail the first call of ``operation`` whose parameters ``match``, once, with a throttling error.
+    """Fail the first ``times`` calls of ``operation`` whose parameters ``match`` with a throttling error.
 
     ``when="before"``: raised before the request is sent; ``"after"``: raised after the service
     answered successfully (the write or send took effect, the caller sees a failure).
@@ -41,20 +43,22 @@ class OneFault:
         *,
         when: str = "before",
         match: Callable[[dict[str, Any]], bool] = lambda _params: True,
+        times: int = 1,
     ) -> None:
         self.operation = operation
         self.match = match
+        self.times = times
         self.fired = 0
         service = client.meta.service_model.service_id.hyphenize()
         client.meta.events.register(f"provide-client-params.{service}.{operation}", self._mark)
         client.meta.events.register(f"{when}-call.{service}.{operation}", self._fire)
 
     def _mark(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
-        if not self.fired and self.match(params):
+        if self.fired < self.times and self.match(params):
             context["inject_fault"] = True
 
     def _fire(self, context: dict[str, Any], **_: Any) -> None:
-        if context.get("inject_fault") and not self.fired:
+        if context.get("inject_fault") and self.fired < self.times:
             self.fired += 1
             raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "injected"}}, self.operation)
 
@@ -243,3 +247,73 @@ def test_team_decision_reported_on_retry_when_its_report_failed(mid_month: World
     slack = [m for m in world.slack.messages if "STOPPED team nlp" in m.get("text", "")]
     assert (len(sns), len(slack)) == (1, 1)
     assert "nlp-a: stopped" in sns[0]["Message"]
+
+
+def delivery_write(state: str) -> Callable[[dict[str, Any]], bool]:
+    """Matches the PutItem of a summary report's delivery row in ``state`` (sending: the claim)."""
+
+    def match(params: dict[str, Any]) -> bool:
+        item = params.get("Item", {})
+        return str(item.get("sk", {}).get("S", "")).startswith("DELIVERY#summary-") and item.get("state") == {
+            "S": state
+        }
+
+    return match
+
+
+def summaries_sent(world: World, job: str) -> tuple[int, int]:
+    """How many summary reports of ``job`` went out on SNS and on Slack."""
+    sns = [m for m in world.env.sns_messages() if str(m["Subject"]).startswith(f"[tuning-governor] {job} ")]
+    slack = [m for m in world.slack.messages if f"{job} completed" in str(m.get("text", ""))]
+    return len(sns), len(slack)
+
+
+def quiet_job(world: World) -> None:
+    """A job no rule judges: its summary is its only report."""
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**seed_tuning_request("quiet", max_jobs=2, max_parallel=2))
+
+
+def test_a_delivery_claim_whose_answer_was_lost_is_taken_again_in_place(world: World) -> None:
+    # Given the summary's claim on SNS written, but the caller seeing a throttling error
+    quiet_job(world)
+    fault = OneFault(world.env.dynamodb, "PutItem", when="after", match=delivery_write("sending"))
+    failed = run_redelivering(world)
+    # Then the same attempt takes its own claim again (nothing was sent under it): no retry, sent once
+    assert fault.fired == 1
+    assert failed == []
+    assert summaries_sent(world, "quiet") == (1, 1)
+
+
+def test_a_sent_mark_that_failed_before_the_call_is_written_in_place_and_sent_once(world: World) -> None:
+    # Given the summary sent on SNS and the write saying so throttled twice
+    quiet_job(world)
+    fault = OneFault(world.env.dynamodb, "PutItem", match=delivery_write("sent"), times=2)
+    failed = run_redelivering(world)
+    # Then the process that sent it writes the mark (it alone knows): no retry, no second send
+    assert fault.fired == 2
+    assert failed == []
+    assert summaries_sent(world, "quiet") == (1, 1)
+    assert world.env.services.store.delivery_sent("quiet", "summary-completed", "sns")
+
+
+def test_a_summary_claim_lost_for_good_is_sent_by_the_sweep_once_stale(world: World) -> None:
+    # Given the summary's SNS claim written but every in-place attempt seeing an error: the invocation
+    # fails, and its retry finds the claim held by an attempt that is gone (in-flight)
+    quiet_job(world)
+    fault = OneFault(
+        world.env.dynamodb, "PutItem", when="after", match=delivery_write("sending"), times=BOOKKEEPING_ATTEMPTS
+    )
+    failed = run_redelivering(world)
+    assert fault.fired == BOOKKEEPING_ATTEMPTS
+    assert [e["detail-type"] for e in failed] == [TUNING]
+    assert summaries_sent(world, "quiet") == (0, 1)
+    assert [item["job_name"] for item in world.env.services.store.jobs_with_gaps()] == ["quiet"]
+    assert "summary_reported_at" not in (world.env.services.store.get_job("quiet") or {})
+    # When the sweep runs once the claim is stale (CLAIM_TIMEOUT)
+    world.amt.advance(CLAIM_TIMEOUT.total_seconds() + 60)
+    report = sweep.handler({"source": "aws.scheduler"}, FakeLambdaContext("sweep"), services=world.env.services)
+    # Then it sends the summary where it was missing, once, and the job is no longer followed
+    assert [(g["job"], g["reports"]) for g in report["gaps"]] == [("quiet", {"sns": "sent", "slack": "already-sent"})]
+    assert summaries_sent(world, "quiet") == (1, 1)
+    assert world.env.services.store.jobs_with_gaps() == []
+    assert (world.env.services.store.get_job("quiet") or {}).get("summary_reported_at")

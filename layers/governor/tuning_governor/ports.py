@@ -64,7 +64,8 @@ class Store(Protocol):
     ) -> None: ...
 
     def jobs_with_gaps(self) -> list[dict[str, Any]]:
-        """``GAPS`` items of finalised jobs still missing trials, oldest end first."""
+        """``GAPS`` items of finalised jobs still missing trials or whose first summary report is not
+        yet out on every channel, oldest end first."""
         ...
 
     def clear_gaps(self, job_key: str) -> None: ...
@@ -118,8 +119,9 @@ class Store(Protocol):
     def team_jobs_in_progress(self, team: str) -> list[dict[str, Any]]: ...
 
     # -- report deliveries ------------------------------------------------------------------------------
-    def claim_delivery(self, job_key: str, kind: str, channel: str, now: datetime) -> bool:
-        """Claim one report on one channel. False if sent, or being sent (claim younger than 5 minutes)."""
+    def claim_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, token: str | None = None) -> bool:
+        """Claim one report on one channel. False if sent, or being sent (claim younger than 5 minutes)
+        under another ``token`` than the caller's."""
         ...
 
     def finish_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, sent: bool) -> None: ...

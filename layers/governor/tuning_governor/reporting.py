@@ -2,30 +2,54 @@
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import partial
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.adapters.notifiers import Notifier
 from tuning_governor.domain.reports import Report
-from tuning_governor.errors import DeliveryFailed
-from tuning_governor.observability import metrics
+from tuning_governor.errors import DeliveryFailed, TransientError
+from tuning_governor.observability import logger, metrics
 from tuning_governor.ports import Store
+
+#: How often a delivery's own bookkeeping write is tried in place before the invocation gives up.
+BOOKKEEPING_ATTEMPTS = 6
+#: Pause before the first retry, doubled each time (0.05 + 0.1 + ... + 0.8 s: 1.55 s at most in all).
+BOOKKEEPING_BACKOFF_S = 0.05
 
 
 def deliver(
-    report: Report, store: Store, notifiers: Sequence[Notifier], clock: Callable[[], datetime]
+    report: Report,
+    store: Store,
+    notifiers: Sequence[Notifier],
+    clock: Callable[[], datetime],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> dict[str, str]:
     """Send a report on every channel, each at most once; raise DeliveryFailed after trying them all.
 
     Per channel: "sent", "already-sent", or "in-flight" (another attempt holds the claim: it may be
-    re-claimed once ``CLAIM_TIMEOUT`` has passed; see ``all_delivered``)."""
+    re-claimed once ``CLAIM_TIMEOUT`` has passed; see ``all_delivered``).
+
+    The two writes around a send are what makes it happen once, so a transient failure of either is
+    retried in place (:data:`BOOKKEEPING_ATTEMPTS`) rather than handed to EventBridge's retry:
+    - the claim carries this attempt's token, so when its answer is lost after the write, the retry
+      finds its own claim and takes it (nothing was sent under it); handed to a new invocation, the
+      claim would look like someone else's and wait out ``CLAIM_TIMEOUT``;
+    - the "sent" mark is written by the only process that knows the report went out; lost, the
+      claim would go stale and the report be sent again.
+    """
     results: dict[str, str] = {}
     failures: list[str] = []
     for notifier in notifiers:
         channel = notifier.channel
-        if not store.claim_delivery(report.job_key, report.kind, channel, clock()):
+        claim = partial(store.claim_delivery, report.job_key, report.kind, channel, token=uuid.uuid4().hex)
+        claimed = _in_place(claim, clock, sleep)
+        if not claimed:
             # "in-flight": claimed by an attempt that has not finished (or crashed): not yet delivered.
             sent = store.delivery_sent(report.job_key, report.kind, channel)
             results[channel] = "already-sent" if sent else "in-flight"
@@ -38,12 +62,28 @@ def deliver(
             results[channel] = "failed"
             metrics.add_metric(name="ReportFailures", unit=MetricUnit.Count, value=1)
             continue
-        store.finish_delivery(report.job_key, report.kind, channel, clock(), sent=True)
+        mark_sent = partial(store.finish_delivery, report.job_key, report.kind, channel, sent=True)
+        _in_place(mark_sent, clock, sleep)
         results[channel] = "sent"
         metrics.add_metric(name="ReportsSent", unit=MetricUnit.Count, value=1)
     if failures:
         raise DeliveryFailed("; ".join(failures))
     return results
+
+
+def _in_place[T](write: Callable[[datetime], T], clock: Callable[[], datetime], sleep: Callable[[float], None]) -> T:
+    """``write(now)``, tried up to :data:`BOOKKEEPING_ATTEMPTS` times while it fails with a
+    TransientError (the write must be idempotent); the last failure is raised."""
+    pause = BOOKKEEPING_BACKOFF_S
+    for _ in range(BOOKKEEPING_ATTEMPTS - 1):
+        try:
+            return write(clock())
+        except TransientError as exc:
+            logger.warning("delivery bookkeeping write failed; trying again", extra={"error": str(exc)})
+            metrics.add_metric(name="DeliveryWritesRetried", unit=MetricUnit.Count, value=1)
+            sleep(pause)
+            pause *= 2
+    return write(clock())
 
 
 def all_delivered(results: dict[str, str]) -> bool:

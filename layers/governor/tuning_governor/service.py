@@ -56,7 +56,7 @@ from tuning_governor.observability import logger, metrics, tracer
 from tuning_governor.policy import Policy, PolicySource, policy_source
 from tuning_governor.ports import Store
 from tuning_governor.price_catalogs import StoredPrices, with_pricing_facts
-from tuning_governor.reporting import deliver
+from tuning_governor.reporting import all_delivered, deliver
 from tuning_governor.routing import ChannelGrants, routing_warnings, team_channels
 from tuning_governor.settings import Settings, get_settings
 
@@ -675,17 +675,22 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
     its report went out gets one ``summary-corrected`` report (once per channel).
 
     Returns the delivery result per channel (``waiting-for-trials`` while the report is held back).
-    Jobs with unrecorded trials keep a ``GAPS`` item until complete, for the sweep.
+    A job keeps a ``GAPS`` item, for the sweep, while trials are unrecorded or its first report is not
+    yet out on every channel (a channel still ``in-flight``: another attempt's claim, taken again
+    once stale); the item is written before the report is sent, so an invocation that fails for good
+    in between still leaves the sweep something to finish. Both give up :data:`GAPS_GIVE_UP` after the
+    job ended.
     """
     summary, store, now = done.summary, services.store, services.clock()
     ended = done.job.end_time or now
     gaps = summary.unaccounted_trials
-    if gaps and now - ended < GAPS_GIVE_UP:
+    meta = store.get_job(summary.job_key) or {}
+    reported_at = meta.get("summary_reported_at")
+    unfinished = bool(gaps) or reported_at is None
+    if unfinished and now - ended < GAPS_GIVE_UP:
         store.mark_gaps(summary.job_key, job_name=summary.job_name, region=summary.region, ended_at=ended, missing=gaps)
     else:
         store.clear_gaps(summary.job_key)
-    meta = store.get_job(summary.job_key) or {}
-    reported_at = meta.get("summary_reported_at")
     if reported_at is None and gaps and now - ended < REPORT_GRACE:
         metrics.add_metric(name="SummariesWaitingForTrials", unit=MetricUnit.Count, value=1)
         return {notifier.channel: "waiting-for-trials" for notifier in services.notifiers}
@@ -695,8 +700,11 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
     report = summary_report(summary, decisions, owner_member=member)
     channels = deliver(report, store, services.notifiers_for(report, policy), services.clock)
     if reported_at is None:
-        store.set_summary_reported(summary.job_key, summary.cost.priced_cost_usd, now)
-        team_spent(summary.team, summary.cost.priced_cost_usd)  # once per job: the dashboard's spend by team
+        if all_delivered(channels):
+            store.set_summary_reported(summary.job_key, summary.cost.priced_cost_usd, now)
+            team_spent(summary.team, summary.cost.priced_cost_usd)  # once per job: the dashboard's spend by team
+            if not gaps:
+                store.clear_gaps(summary.job_key)
         return channels
     reported = Decimal(str(meta.get("summary_reported_usd") or 0))
     if abs(summary.cost.priced_cost_usd - reported) > CORRECTION_THRESHOLD:

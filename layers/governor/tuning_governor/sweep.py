@@ -32,6 +32,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
+from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tuning_governor.adapters.checks import CHECK_KEY
@@ -62,13 +63,21 @@ def run_sweep(services: Services) -> dict[str, Any]:
     report: dict[str, Any] = {"finalised": [], "discovered": [], "decisions": [], "errors": []}
 
     def attempt(key: str, step: str, fn: Any) -> None:
+        # One job's step failing, whatever the failure (a throttled read surfaces as botocore's own
+        # ClientError), is counted and logged; the sweep goes on with the others, and the next sweep
+        # tries this step again.
         try:
             fn()
-        except GovernorError as exc:
+        except Exception as exc:  # the backstop must not stop at one job
             report["errors"].append({"job": key, "step": step, "error": type(exc).__name__})
             metrics.add_metric(name="SweepErrors", unit=MetricUnit.Count, value=1)
-            level = logger.warning if exc.disposition is Disposition.DROP else logger.error
-            level("sweep step failed", extra={"job": key, "step": step, "error": type(exc).__name__})
+            extra = {"job": key, "step": step, "error": type(exc).__name__}
+            if isinstance(exc, GovernorError) and exc.disposition is Disposition.DROP:
+                logger.warning("sweep step failed", extra=extra)
+            elif isinstance(exc, GovernorError | ClientError):
+                logger.error("sweep step failed", extra=extra | {"reason": str(exc)[:300]})
+            else:  # not a failure of AWS or of the input: show where it came from
+                logger.exception("sweep step failed", extra=extra)
 
     for key, item in known.items():
         if key in live:
@@ -138,10 +147,14 @@ def run_sweep(services: Services) -> dict[str, Any]:
     attempt("pending-steps", "resume", lambda: report["resumed"].extend(resume_stale(services, now)))
 
     attempt("warm-pools", "refresh", lambda: _refresh_warm_pools(services, policy.team_of, now))
-    holders = store.holders()
-    snapshot = {"taken_at": now, "usage": total(holders), "holders": len(holders)}
-    store.put_capacity_snapshot(snapshot)
-    report["capacity"] = snapshot["usage"]
+
+    def snapshot() -> None:
+        holders = store.holders()
+        taken = {"taken_at": now, "usage": total(holders), "holders": len(holders)}
+        store.put_capacity_snapshot(taken)
+        report["capacity"] = taken["usage"]
+
+    attempt("capacity-snapshot", "write", snapshot)
     metrics.add_metric(name="SweepJobsSeen", unit=MetricUnit.Count, value=len(live))
     return report
 

@@ -382,7 +382,8 @@ class GovernorStore:
         return JobSummary.model_validate(_unitem(item)) if item else None
 
     # -- summaries still waiting for trials ------------------------------------------------------
-    # A finalised job whose summary lacks trials SageMaker lists as finished has a ``GAPS`` item
+    # A finalised job whose summary lacks trials SageMaker lists as finished, or whose first summary
+    # report is not yet out on every channel, has a ``GAPS`` item
     # (gsi1pk ``GAPS``, gsi1sk its end time): the sweep finds every such job with one Query, never a
     # scan, and the item goes when the summary is complete (or the sweep gives up on the trials).
     def mark_gaps(self, job_key: str, *, job_name: str, region: str, ended_at: datetime, missing: list[str]) -> None:
@@ -391,7 +392,7 @@ class GovernorStore:
         self._client.put_item(TableName=self._table, Item=_item(item))
 
     def jobs_with_gaps(self) -> list[dict[str, Any]]:
-        """The ``GAPS`` items of every finalised job still missing trials, oldest end first."""
+        """The ``GAPS`` items of every finalised job still missing trials or a report, oldest end first."""
         return sorted(self._by_gsi("GAPS"), key=lambda item: str(item.get("gsi1sk", "")))
 
     def clear_gaps(self, job_key: str) -> None:
@@ -410,24 +411,37 @@ class GovernorStore:
         )
 
     # -- report deliveries -----------------------------------------------------------------------
-    def claim_delivery(self, job_key: str, kind: str, channel: str, now: datetime) -> bool:
-        """Claim the right to send one report on one channel. False if sent, or being sent, already."""
+    def claim_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, token: str | None = None) -> bool:
+        """Claim the right to send one report on one channel. False if sent, or being sent, already.
+
+        A claim held under the same ``token`` is taken again: the caller's own claim, whose answer was
+        lost (the write happened, the caller saw an error), so nothing can have been sent under it."""
+        condition = "attribute_not_exists(pk) OR (#state = :sending AND claimed_at < :stale)"
+        values: dict[str, Any] = {":sending": "sending", ":stale": now - CLAIM_TIMEOUT}
+        if token:
+            condition += " OR (#state = :sending AND claim_token = :token)"
+            values[":token"] = token
         return self._conditional(
             self._client.put_item,
             TableName=self._table,
-            Item=_item(delivery_claim(job_key, kind, channel, now)),
-            ConditionExpression="attribute_not_exists(pk) OR (#state = :sending AND claimed_at < :stale)",
+            Item=_item(delivery_claim(job_key, kind, channel, now, token)),
+            ConditionExpression=condition,
             ExpressionAttributeNames={"#state": "state"},
-            ExpressionAttributeValues=_item({":sending": "sending", ":stale": now - CLAIM_TIMEOUT}),
+            ExpressionAttributeValues=_item(values),
         )
 
     def finish_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, sent: bool) -> None:
-        if sent:
-            self._client.put_item(TableName=self._table, Item=_item(delivery_sent(job_key, kind, channel, now)))
-        else:
-            self._client.delete_item(
-                TableName=self._table, Key=_item({"pk": job_pk(job_key), "sk": delivery_sk(kind, channel)})
-            )
+        """Mark the report sent on the channel (for good), or give the claim up (it was not sent).
+        Idempotent; a throttled or failed call raises ``TransientError``."""
+        try:
+            if sent:
+                self._client.put_item(TableName=self._table, Item=_item(delivery_sent(job_key, kind, channel, now)))
+            else:
+                self._client.delete_item(
+                    TableName=self._table, Key=_item({"pk": job_pk(job_key), "sk": delivery_sk(kind, channel)})
+                )
+        except ClientError as exc:
+            raise self._translate(exc) from exc
 
     def delivery_sent(self, job_key: str, kind: str, channel: str) -> bool:
         """Whether the report went out on the channel (False while a claim is still ``sending``)."""

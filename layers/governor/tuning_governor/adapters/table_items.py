@@ -245,14 +245,19 @@ def month_totals(team_item: dict[str, Any], month: str) -> dict[str, Any]:
 
 
 # -- report deliveries --------------------------------------------------------------------------------------------
-def delivery_claim(job_key: str, kind: str, channel: str, now: datetime) -> dict[str, Any]:
-    return {
+def delivery_claim(job_key: str, kind: str, channel: str, now: datetime, token: str | None = None) -> dict[str, Any]:
+    """A claim on one report for one channel; ``token`` names the attempt that holds it, so that the
+    attempt can take it again when the answer to its own claim was lost (see ``claim_delivery``)."""
+    item: dict[str, Any] = {
         "pk": job_pk(job_key),
         "sk": delivery_sk(kind, channel),
         "state": "sending",
         "claimed_at": now,
         EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION),
     }
+    if token:
+        item["claim_token"] = token
+    return item
 
 
 def delivery_sent(job_key: str, kind: str, channel: str, now: datetime) -> dict[str, Any]:
