@@ -25,7 +25,6 @@ REQUIRED = (
     "tuning_governor/__init__.py",
     "tuning_governor/data/default-policy.yaml",
     "pydantic",
-    "pydantic_settings",
     "aws_lambda_powertools",
     "slack_sdk",
     "yaml",

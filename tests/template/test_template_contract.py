@@ -209,7 +209,7 @@ def test_layer_requirements_pin_runtime_dependencies_only() -> None:
 
     # The whole closure, installed with --no-deps: Powertools (+ jmespath, typing-extensions), its
     # tracer (aws-xray-sdk + wrapt, without the botocore aws-xray-sdk declares), pydantic and its
-    # parts, pydantic-settings (+ python-dotenv), slack_sdk, and pyyaml (the governance policy).
+    # parts, slack_sdk, and pyyaml (the governance policy).
     # Nothing the python3.13 runtime ships: boto3, botocore, s3transfer, dateutil, urllib3, six.
     assert names == {
         "aws-lambda-powertools",
@@ -221,8 +221,6 @@ def test_layer_requirements_pin_runtime_dependencies_only() -> None:
         "pydantic-core",
         "annotated-types",
         "typing-inspection",
-        "pydantic-settings",
-        "python-dotenv",
         "slack-sdk",
         "pyyaml",
     }

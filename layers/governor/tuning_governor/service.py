@@ -17,11 +17,11 @@ from typing import Any
 import boto3
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
-from aws_lambda_powertools.utilities.parser import parse
 from botocore.config import Config
 from pydantic import BaseModel, ValidationError
 
 from tuning_governor.adapters.checks import CheckScheduler, SchedulerChecks
+from tuning_governor.adapters.clients import deferred
 from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_from_secret
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
@@ -165,14 +165,14 @@ def default_services() -> Services:
     # Standard retry mode backs off on throttling before an error reaches the governor.
     retrying = Config(retries={"mode": "standard", "max_attempts": 5})
     notifiers: list[Notifier] = []
-    sns = boto3.client("sns", config=retrying) if settings.topic_arn else None
+    sns = deferred(lambda: boto3.client("sns", config=retrying)) if settings.topic_arn else None
     if sns is not None:
         notifiers.append(SnsNotifier(sns, settings.topic_arn))
     if settings.slack_secret_arn:
         notifiers.append(
             slack_from_secret(
                 settings.slack_secret_arn,
-                boto3.client("secretsmanager", config=retrying),
+                deferred(lambda: boto3.client("secretsmanager", config=retrying)),
                 max_age=settings.secret_max_age_seconds,
             )
         )
@@ -207,7 +207,7 @@ def default_services() -> Services:
         grants=grants,
         policy=policy_loader(source, grants),
         quotas=QuotaGateway(
-            boto3.client("service-quotas", config=retrying),
+            deferred(lambda: boto3.client("service-quotas", config=retrying)),
             clock=_utcnow,
             ttl=timedelta(seconds=settings.quota_cache_seconds),
         ),
@@ -228,7 +228,7 @@ def parse_event[M: BaseModel](event: Any, model: type[M]) -> M:
     if not isinstance(event, dict):
         raise RejectedEvent(f"event is a {type(event).__name__}, not a JSON object")
     try:
-        return parse(event=event, model=model)
+        return model.model_validate(event)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()[:5]

@@ -1,12 +1,17 @@
-"""EventBridge events SageMaker sends directly (source ``aws.sagemaker``), parsed with Powertools Parser."""
+"""EventBridge events SageMaker sends directly (source ``aws.sagemaker``).
+
+The envelope is declared here rather than taken from Powertools Parser's ``EventBridgeModel``: importing
+that model imports Parser's models for every AWS event source, about 50 ms of every cold start for two
+classes (benchmarks/RESULTS.md, "Cold init"). The fields and their types are EventBridge's envelope.
+"""
 
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Literal
 
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from pydantic import Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tuning_governor.models.limits import utf8_text
 from tuning_governor.models.sagemaker import TrainingJob, TuningJob
@@ -32,7 +37,23 @@ def _envelope_id(value: str) -> str:
     return utf8_text(value)
 
 
-class TuningJobStateChange(EventBridgeModel):
+class EventBridgeEvent(BaseModel):
+    """The envelope EventBridge puts around every event (version "0", a UUID id, ISO-8601 time)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    version: str
+    id: str
+    source: str
+    account: str
+    time: datetime
+    region: str
+    resources: list[str]
+    detail_type: str = Field(alias="detail-type")
+    replay_name: str | None = Field(default=None, alias="replay-name")
+
+
+class TuningJobStateChange(EventBridgeEvent):
     detail_type: Literal["SageMaker HyperParameter Tuning Job State Change"] = Field(alias="detail-type")
     source: Literal["aws.sagemaker"]
     detail: TuningJob
@@ -41,7 +62,7 @@ class TuningJobStateChange(EventBridgeModel):
     _id = field_validator("id")(_envelope_id)
 
 
-class TrainingJobStateChange(EventBridgeModel):
+class TrainingJobStateChange(EventBridgeEvent):
     detail_type: Literal["SageMaker Training Job State Change"] = Field(alias="detail-type")
     source: Literal["aws.sagemaker"]
     detail: TrainingJob
