@@ -102,13 +102,19 @@ def _dynamo(value: Any) -> Any:
     raise TypeError(f"unsupported type for the store: {type(value).__name__}")
 
 
+_CONTAINERS = (dict, list, set)
+
+
 def _copy(value: Any) -> Any:
-    """A copy of a stored value the caller may change (leaves are immutable)."""
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    if isinstance(value, set):
+    """A copy of a stored value the caller may change (leaves are immutable). Stored values are built by
+    :func:`stored`, so containers are exactly dict, list and set; leaves are returned without a call
+    (most of an item is leaves: this copy is on every read)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
+    if kind is list:
+        return [_copy(v) if type(v) in _CONTAINERS else v for v in value]
+    if kind is set:
         return set(value)
     return value
 

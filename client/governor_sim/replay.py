@@ -94,7 +94,7 @@ from tuning_governor.models.sagemaker import (
 )
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy, PolicyError, parse_policy
-from tuning_governor.service import OBJECTIVE_HYPERPARAMETER, Services, parse_event
+from tuning_governor.service import OBJECTIVE_HYPERPARAMETER, Services, parse_event, parsed_already
 from tuning_governor.settings import Settings
 from tuning_governor.sweep import run_budget_check, run_sweep
 
@@ -607,7 +607,8 @@ class _Replay:
         self._idle = False
         self.clock.at = parsed.time
         reports = len(self.outbox)
-        with contextlib.redirect_stdout(io.StringIO()):  # the handlers' EMF metric lines
+        # The handler's own parse_event of this event object returns what parse_line validated.
+        with contextlib.redirect_stdout(io.StringIO()), parsed_already(event, type(parsed), parsed):
             outcome = deliver_event(event, self.services).outcome
         self._step(parsed.time, reports)
         self.processed += 1

@@ -17,7 +17,11 @@ from tuning_governor.service import default_services
 services = default_services()
 print(json.dumps({"channels": [n.channel for n in services.notifiers],
                   "slack_sdk": sorted(m for m in sys.modules if m.split(".")[0] == "slack_sdk"),
-                  "xray": sorted(m for m in sys.modules if m.split(".")[0] == "aws_xray_sdk")}))
+                  "xray": sorted(m for m in sys.modules if m.split(".")[0] == "aws_xray_sdk"),
+                  "heavy": sorted(m for m in sys.modules
+                                  if m.startswith(("pydantic_settings", "aws_lambda_powertools.utilities.parser"))),
+                  "made": [n._client._client is not None for n in services.notifiers if n.channel == "sns"]
+                          + [services.quotas._client._client is not None]}))
 """
 ENVIRONMENT = {
     "TABLE_NAME": "governor-test",
@@ -80,3 +84,13 @@ def test_the_x_ray_sdk_is_imported_only_with_detailed_tracing(disabled: str, loa
     report = _cold_start("", POWERTOOLS_TRACE_DISABLED=disabled)
 
     assert bool(report["xray"]) is loads_xray
+
+
+def test_cold_start_builds_no_client_it_may_not_need_and_imports_no_parser_models() -> None:
+    # Given the stack's environment, after the handlers' import and their services
+    report = _cold_start("arn:aws:secretsmanager:us-east-1:123456789012:secret:governor/slack-AbC123")
+
+    # Then neither Powertools Parser's models (every AWS event source's) nor pydantic-settings are loaded
+    assert report["heavy"] == []
+    # And the SNS and Service Quotas clients are not made yet (the first report, the first arrival)
+    assert report["made"] == [False, False]

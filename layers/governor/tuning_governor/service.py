@@ -8,11 +8,13 @@ small dict the handler returns; errors whose disposition is RETRY propagate so E
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import boto3
 from aws_lambda_powertools.metrics import MetricUnit
@@ -223,10 +225,30 @@ def default_services() -> Services:
 
 
 # -- shared steps ------------------------------------------------------------------------------------
+#: An event its caller has already parsed with :func:`parse_event` (the replay, which reads each line
+#: before delivering it): (the very event object, the model, the result). See :func:`parsed_already`.
+_PARSED: ContextVar[tuple[object, type[BaseModel], BaseModel] | None] = ContextVar("parsed_event", default=None)
+
+
+@contextmanager
+def parsed_already(event: dict[str, Any], model: type[BaseModel], parsed: BaseModel) -> Iterator[None]:
+    """Inside, :func:`parse_event` of this very ``event`` object with this ``model`` returns ``parsed``
+    (which ``parse_event(event, model)`` gave) instead of validating it a second time. Nothing else
+    changes; in Lambda nothing sets it."""
+    token = _PARSED.set((event, model, parsed))
+    try:
+        yield
+    finally:
+        _PARSED.reset(token)
+
+
 def parse_event[M: BaseModel](event: Any, model: type[M]) -> M:
     """Parse an EventBridge event or raise RejectedEvent with a readable reason."""
     if not isinstance(event, dict):
         raise RejectedEvent(f"event is a {type(event).__name__}, not a JSON object")
+    known = _PARSED.get()
+    if known is not None and known[0] is event and known[1] is model:
+        return cast("M", known[2])
     try:
         return model.model_validate(event)
     except ValidationError as exc:
@@ -234,7 +256,7 @@ def parse_event[M: BaseModel](event: Any, model: type[M]) -> M:
             f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()[:5]
         )
         raise RejectedEvent(problems) from None
-    except Exception as exc:  # Powertools wraps some failures in its own types
+    except Exception as exc:  # a validator's own failure (a model bug, never an input's): still a reason
         raise RejectedEvent(str(exc)[:500]) from None
 
 
