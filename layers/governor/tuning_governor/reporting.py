@@ -57,7 +57,8 @@ def deliver(
         try:
             notifier.send(report)
         except DeliveryFailed as exc:
-            store.finish_delivery(report.job_key, report.kind, channel, clock(), sent=False)
+            give_back = partial(store.finish_delivery, report.job_key, report.kind, channel, sent=False)
+            _in_place(give_back, clock, sleep)  # lost, the claim would hold the report back until stale
             failures.append(str(exc))
             results[channel] = "failed"
             metrics.add_metric(name="ReportFailures", unit=MetricUnit.Count, value=1)

@@ -28,6 +28,7 @@ from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotif
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.adapters.table_items import job_partition
 from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.breakdowns import team_spent
 from tuning_governor.domain.cost import trial_cost
@@ -623,12 +624,21 @@ def judge_ended(job_key: str, at: datetime, services: Services) -> list[dict[str
 
 @dataclass(frozen=True)
 class Finalised:
-    """A finalisation: the summary stored, the job as described, and the trials it recorded itself."""
+    """A finalisation: the summary stored, the job as described, the trials it recorded itself, and
+    the job item and decision rows as read (after any trial it recorded and decision it made)."""
 
     summary: JobSummary
     job: TuningJob
     recovered: list[str]
     late_decisions: list[dict[str, Any]]
+    meta: dict[str, Any] = field(default_factory=dict)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def read_job(job_key: str, services: Services) -> tuple[dict[str, Any], list[TrialRecord], list[dict[str, Any]]]:
+    """The job item, its trial records and its decision rows, in one consistent read of its partition."""
+    meta, trials, decisions = job_partition(services.store.items(job_key))
+    return meta or {}, [TrialRecord.model_validate(item) for item in trials], decisions
 
 
 def finalise_job(
@@ -641,15 +651,13 @@ def finalise_job(
     described = services.sagemaker.describe_tuning_job(job_name)
     if described.status not in TUNING_TERMINAL:
         raise TransientError(f"DescribeHyperParameterTuningJob still says {described.status}")
-    meta = services.store.get_job(described.key) or {}
+    meta, records, decisions = read_job(described.key, services)
     tags = event_tags or dict(meta.get("tags") or {})
     job = described.model_copy(update={"tags": tags})
     trials = services.sagemaker.list_trials(job.name)
-    records = services.store.trial_records(job.key)
     recovered = record_missing_trials(job, trials, records, region=region, services=services)
     if recovered:
-        records = services.store.trial_records(job.key)
-        meta = services.store.get_job(job.key) or meta
+        meta, records, decisions = read_job(job.key, services)
     stop_requested = meta.get("stop_requested_at")
     stopping = meta.get("stopping_at")
     summary = summarise(
@@ -670,10 +678,11 @@ def finalise_job(
         team = meta.get("team") or services.policy().team_of(tags)
         services.store.forget_running(job.key, leftover, team=team)
     late: list[dict[str, Any]] = []
-    pending = recovered or judge or any(d.get("state") == "pending" for d in services.store.decisions(job.key))
+    pending = recovered or judge or any(d.get("state") == "pending" for d in decisions)
     if pending:
         late = judge_ended(job.key, job.end_time or services.clock(), services)
-    return Finalised(summary=summary, job=job, recovered=recovered, late_decisions=late)
+        decisions = services.store.decisions(job.key)
+    return Finalised(summary=summary, job=job, recovered=recovered, late_decisions=late, meta=meta, decisions=decisions)
 
 
 def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services: Services) -> JobSummary:
@@ -681,12 +690,10 @@ def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services
     return finalise_job(job_name, region=region, event_tags=event_tags, services=services).summary
 
 
-def decision_lines(job_key: str, services: Services) -> list[tuple[str, str, str]]:
-    """The job's finished decisions as a summary report lists them: (rule, verdict, action)."""
+def decision_lines(decisions: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """A job's finished decisions as a summary report lists them: (rule, verdict, action)."""
     return sorted(
-        (str(d.get("rule")), str(d.get("verdict")), str(d.get("action")))
-        for d in services.store.decisions(job_key)
-        if d.get("state") == "done"
+        (str(d.get("rule")), str(d.get("verdict")), str(d.get("action"))) for d in decisions if d.get("state") == "done"
     )
 
 
@@ -706,7 +713,8 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
     summary, store, now = done.summary, services.store, services.clock()
     ended = done.job.end_time or now
     gaps = summary.unaccounted_trials
-    meta = store.get_job(summary.job_key) or {}
+    # As read by the finalisation: only set_summary_reported writes these, and only below.
+    meta = done.meta
     reported_at = meta.get("summary_reported_at")
     unfinished = bool(gaps) or reported_at is None
     if unfinished and now - ended < GAPS_GIVE_UP:
@@ -716,7 +724,7 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
     if reported_at is None and gaps and now - ended < REPORT_GRACE:
         metrics.add_metric(name="SummariesWaitingForTrials", unit=MetricUnit.Count, value=1)
         return {notifier.channel: "waiting-for-trials" for notifier in services.notifiers}
-    decisions = decision_lines(summary.job_key, services)
+    decisions = decision_lines(done.decisions)
     policy = services.policy()
     member = policy.slack_member(summary.owner)
     report = summary_report(summary, decisions, owner_member=member)

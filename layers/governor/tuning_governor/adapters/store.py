@@ -453,12 +453,13 @@ class GovernorStore:
         return _unitem(response.get("Item") or {}).get("state") == "sent"
 
     def items(self, job_key: str) -> list[dict[str, Any]]:
-        """Every item of a job (for reports, the demo and tests)."""
+        """Every item of a job, read consistently (the finaliser's one read of the job; reports, tests)."""
         out: list[dict[str, Any]] = []
         for page in self._client.get_paginator("query").paginate(
             TableName=self._table,
             KeyConditionExpression="pk = :pk",
             ExpressionAttributeValues=_item({":pk": job_pk(job_key)}),
+            ConsistentRead=True,
         ):
             out.extend(_unitem(item) for item in page.get("Items", []))
         return out

@@ -81,6 +81,16 @@ def decision_sk(rule: str, verdict: str) -> str:
     return f"DECISION#{rule}#{verdict}"
 
 
+def job_partition(
+    items: list[dict[str, Any]],
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]:
+    """A job's items (``Store.items``) as its META item, its trial items and its decision items."""
+    meta = next((item for item in items if item.get("sk") == "META"), None)
+    trials = [item for item in items if str(item.get("sk", "")).startswith("TRIAL#")]
+    decisions = [item for item in items if str(item.get("sk", "")).startswith("DECISION#")]
+    return meta, trials, decisions
+
+
 def team_decision_sk(rule: str, verdict: str, month: str) -> str:
     return f"DECISION#{rule}#{verdict}#{month}"
 
