@@ -501,12 +501,20 @@ LATE_DETAIL = "the job had ended when this trial was recorded: no stop call"
 
 
 def record_missing_trials(
-    job: TuningJob, trials: list[TrialSummary], records: list[TrialRecord], *, region: str, services: Services
+    job: TuningJob,
+    trials: list[TrialSummary],
+    records: list[TrialRecord],
+    meta: dict[str, Any] | None,
+    *,
+    region: str,
+    services: Services,
 ) -> list[str]:
     """Record the trials SageMaker lists as finished that have no trial record (their event was lost or
     is still on its way): one DescribeTrainingJob each, through the same conditional write as a trial
     event, so a late real event of the same trial is a duplicate. In order of their end, as events would
-    have come. Returns the trials recorded; a trial Describe does not show finished yet is left out."""
+    have come. ``meta`` is the job item as read (None: none yet); each trial recorded carries it forward
+    as written, so no trial reads it again. Returns the trials recorded; a trial Describe does not show
+    finished yet is left out."""
     recorded = {r.training_job_name.lower() for r in records}
     latest = datetime.max.replace(tzinfo=UTC)
     missing = sorted(
@@ -526,7 +534,6 @@ def record_missing_trials(
         described = services.sagemaker.describe_training_job(trial.training_job_name)
         if described.status not in TRAINING_TERMINAL or described.tuning_job_key != job.key:
             continue
-        meta = services.store.get_job(job.key)
         team = (meta or {}).get("team") or policy.team_of(job.tags)
         services.store.set_warm_pool(described, team=team)
         objective = trial_objective(meta, described)
@@ -539,7 +546,9 @@ def record_missing_trials(
             event_id=f"finaliser:{described.name}",
             event_time=described.training_end_time or services.clock(),
         )
-        if record_trial(record, described, meta, team=team, services=services, catalog=catalog) is not None:
+        written = record_trial(record, described, meta, team=team, services=services, catalog=catalog)
+        if written is not None:
+            meta = written
             added.append(described.name)
             metrics.add_metric(name="TrialsRecoveredAtFinalise", unit=MetricUnit.Count, value=1)
     return added
@@ -631,8 +640,8 @@ class Finalised:
     job: TuningJob
     recovered: list[str]
     late_decisions: list[dict[str, Any]]
-    meta: dict[str, Any] = field(default_factory=dict)
-    decisions: list[dict[str, Any]] = field(default_factory=list)
+    meta: dict[str, Any]
+    decisions: list[dict[str, Any]]
 
 
 def read_job(job_key: str, services: Services) -> tuple[dict[str, Any], list[TrialRecord], list[dict[str, Any]]]:
@@ -655,7 +664,7 @@ def finalise_job(
     tags = event_tags or dict(meta.get("tags") or {})
     job = described.model_copy(update={"tags": tags})
     trials = services.sagemaker.list_trials(job.name)
-    recovered = record_missing_trials(job, trials, records, region=region, services=services)
+    recovered = record_missing_trials(job, trials, records, meta or None, region=region, services=services)
     if recovered:
         meta, records, decisions = read_job(job.key, services)
     stop_requested = meta.get("stop_requested_at")
