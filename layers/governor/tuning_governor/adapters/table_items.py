@@ -281,6 +281,23 @@ def delivery_sent(job_key: str, kind: str, channel: str, now: datetime) -> dict[
 
 
 # -- decisions -----------------------------------------------------------------------------------------------------
+def _pending(decision: Decision, kind: str, mode: str, now: datetime) -> dict[str, Any]:
+    """What every pending decision item holds, a job's or a team's: the decision as first claimed."""
+    return {
+        "type": kind,
+        "rule": decision.rule,
+        "verdict": decision.verdict,
+        "mode": mode,
+        "state": "pending",
+        "message": decision.message,
+        "numbers": decision.numbers,
+        "at": decision.at,
+        "claimed_at": now,
+        "team": decision.team,
+        EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION),
+    }
+
+
 def decision_claim(decision: Decision, mode: str, now: datetime, *, own_report: bool = True) -> dict[str, Any]:
     """A pending decision item, as ``open_decision`` writes it (claimed here with the ledger commit).
 
@@ -288,45 +305,23 @@ def decision_claim(decision: Decision, mode: str, now: datetime, *, own_report: 
     finds the steps a failed invocation left unfinished without a scan; ``finish_decision`` removes it.
     """
     key = {"pk": job_pk(decision.job_key), "sk": decision_sk(decision.rule, decision.verdict)}
-    return key | {
-        "type": "decision",
-        "rule": decision.rule,
-        "verdict": decision.verdict,
-        "mode": mode,
-        "state": "pending",
-        "message": decision.message,
-        "numbers": decision.numbers,
-        "at": decision.at,
-        "claimed_at": now,
-        "team": decision.team,
-        "job_name": decision.job_name,
-        # False for a job's part of a team decision: the team's one report covers it.
-        "own_report": own_report,
-        "gsi1pk": PENDING_STEPS,
-        "gsi1sk": f"{iso(now)}#{key['pk']}#{key['sk']}",
-        EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION),
-    }
+    return (
+        key
+        | _pending(decision, "decision", mode, now)
+        | {
+            "job_name": decision.job_name,
+            # False for a job's part of a team decision: the team's one report covers it.
+            "own_report": own_report,
+            "gsi1pk": PENDING_STEPS,
+            "gsi1sk": f"{iso(now)}#{key['pk']}#{key['sk']}",
+        }
+    )
 
 
 def team_decision_claim(decision: Decision, month: str, mode: str, now: datetime) -> dict[str, Any]:
     """A team's pending decision for ``month`` (``TEAM#<team>`` / ``DECISION#<rule>#<verdict>#<month>``)."""
-    return {
-        "pk": team_pk(decision.team or ""),
-        "sk": team_decision_sk(decision.rule, decision.verdict, month),
-        "type": "team-decision",
-        "rule": decision.rule,
-        "verdict": decision.verdict,
-        "mode": mode,
-        "state": "pending",
-        "message": decision.message,
-        "numbers": decision.numbers,
-        "at": decision.at,
-        "claimed_at": now,
-        "team": decision.team,
-        "month": month,
-        "job_key": decision.job_key,
-        EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION),
-    }
+    key = {"pk": team_pk(decision.team or ""), "sk": team_decision_sk(decision.rule, decision.verdict, month)}
+    return key | _pending(decision, "team-decision", mode, now) | {"month": month, "job_key": decision.job_key}
 
 
 # -- standalone training jobs and warm pools ------------------------------------------------------------------------
