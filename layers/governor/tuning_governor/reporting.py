@@ -23,12 +23,7 @@ BOOKKEEPING_BACKOFF_S = 0.05
 
 
 def deliver(
-    report: Report,
-    store: Store,
-    notifiers: Sequence[Notifier],
-    clock: Callable[[], datetime],
-    *,
-    sleep: Callable[[float], None] = time.sleep,
+    report: Report, store: Store, notifiers: Sequence[Notifier], clock: Callable[[], datetime]
 ) -> dict[str, str]:
     """Send a report on every channel, each at most once; raise DeliveryFailed after trying them all.
 
@@ -48,7 +43,7 @@ def deliver(
     for notifier in notifiers:
         channel = notifier.channel
         claim = partial(store.claim_delivery, report.job_key, report.kind, channel, token=uuid.uuid4().hex)
-        claimed = _in_place(claim, clock, sleep)
+        claimed = _in_place(claim, clock)
         if not claimed:
             # "in-flight": claimed by an attempt that has not finished (or crashed): not yet delivered.
             sent = store.delivery_sent(report.job_key, report.kind, channel)
@@ -58,13 +53,13 @@ def deliver(
             notifier.send(report)
         except DeliveryFailed as exc:
             give_back = partial(store.finish_delivery, report.job_key, report.kind, channel, sent=False)
-            _in_place(give_back, clock, sleep)  # lost, the claim would hold the report back until stale
+            _in_place(give_back, clock)  # lost, the claim would hold the report back until stale
             failures.append(str(exc))
             results[channel] = "failed"
             metrics.add_metric(name="ReportFailures", unit=MetricUnit.Count, value=1)
             continue
         mark_sent = partial(store.finish_delivery, report.job_key, report.kind, channel, sent=True)
-        _in_place(mark_sent, clock, sleep)
+        _in_place(mark_sent, clock)
         results[channel] = "sent"
         metrics.add_metric(name="ReportsSent", unit=MetricUnit.Count, value=1)
     if failures:
@@ -72,7 +67,7 @@ def deliver(
     return results
 
 
-def _in_place[T](write: Callable[[datetime], T], clock: Callable[[], datetime], sleep: Callable[[float], None]) -> T:
+def _in_place[T](write: Callable[[datetime], T], clock: Callable[[], datetime]) -> T:
     """``write(now)``, tried up to :data:`BOOKKEEPING_ATTEMPTS` times while it fails with a
     TransientError (the write must be idempotent); the last failure is raised."""
     pause = BOOKKEEPING_BACKOFF_S
@@ -82,7 +77,7 @@ def _in_place[T](write: Callable[[datetime], T], clock: Callable[[], datetime], 
         except TransientError as exc:
             logger.warning("delivery bookkeeping write failed; trying again", extra={"error": str(exc)})
             metrics.add_metric(name="DeliveryWritesRetried", unit=MetricUnit.Count, value=1)
-            sleep(pause)
+            time.sleep(pause)
             pause *= 2
     return write(clock())
 

@@ -725,8 +725,8 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
     # As read by the finalisation: only set_summary_reported writes these, and only below.
     meta = done.meta
     reported_at = meta.get("summary_reported_at")
-    unfinished = bool(gaps) or reported_at is None
-    if unfinished and now - ended < GAPS_GIVE_UP:
+    followed = (bool(gaps) or reported_at is None) and now - ended < GAPS_GIVE_UP
+    if followed:
         store.mark_gaps(summary.job_key, job_name=summary.job_name, region=summary.region, ended_at=ended, missing=gaps)
     else:
         store.clear_gaps(summary.job_key)
@@ -742,8 +742,8 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
         if all_delivered(channels):
             store.set_summary_reported(summary.job_key, summary.cost.priced_cost_usd, now)
             team_spent(summary.team, summary.cost.priced_cost_usd)  # once per job: the dashboard's spend by team
-            if not gaps:
-                store.clear_gaps(summary.job_key)
+            if followed and not gaps:
+                store.clear_gaps(summary.job_key)  # written above for this report only
         return channels
     reported = Decimal(str(meta.get("summary_reported_usd") or 0))
     if abs(summary.cost.priced_cost_usd - reported) > CORRECTION_THRESHOLD:

@@ -74,6 +74,7 @@ from tuning_governor.adapters.table_items import (
     job_after_trial,
     job_attributes,
     job_modified,
+    job_partition,
     job_pk,
     ledger_from_item,
     month_totals,
@@ -604,7 +605,8 @@ class GovernorStore:
         return out
 
     def decisions(self, job_key: str) -> list[dict[str, Any]]:
-        return [item for item in self.items(job_key) if str(item.get("sk", "")).startswith("DECISION#")]
+        _, _, decisions = job_partition(self.items(job_key))
+        return decisions
 
     def upsert_training_job(self, job: TrainingJob, *, team: str | None, event_time: datetime) -> bool:
         """Track a standalone training job's instances while it runs. False when the event is stale."""
