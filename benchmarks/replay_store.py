@@ -6,7 +6,9 @@
 For each size, the simulator (:func:`governor_sim.workload.many_jobs`, the same mix as benchmarks/run.py,
 light EventBridge faults: duplicates and delays) runs *without* the handlers and writes its event log:
 that run is the **simulator-alone baseline**. The log is then replayed under benchmarks/replay-policy.yaml
-(enforce, every guard on) with ``--store memory``; at the sizes in ``--moto-sizes`` with ``--store moto``
+(enforce, every guard on) with ``--store memory`` (``replay_file``: it reads the file twice and forgets each
+tuning job once it has settled, ``governor_sim.replay_forget``) and, for comparison, reading the log once as a
+replay of standard input does (``replay-memory-one-pass``: nothing forgotten); at the sizes in ``--moto-sizes`` with ``--store moto``
 (stock moto: every transaction deep-copies the table, so its time and memory grow with N^2: at 5,000 it
 was killed by the out-of-memory killer at 24 GB, so the default replays it at 1,000 only); and at the
 sizes in ``--moto-fast-sizes`` with ``--store moto`` under benchmarks/run.py's touched-item rollback
@@ -42,7 +44,7 @@ RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 POLICY = ROOT / "benchmarks" / "replay-policy.yaml"
 START_MARKER = "<!-- replay-store: written by benchmarks/replay_store.py --write -->"
 END_MARKER = "<!-- replay-store: end -->"
-MODES = ("simulator", "replay-memory", "replay-moto", "replay-moto-fast")
+MODES = ("simulator", "replay-memory", "replay-memory-one-pass", "replay-moto", "replay-moto-fast")
 TARGET_SECONDS_50K = 60.0
 TARGET_RATIO = 3.0
 
@@ -112,10 +114,11 @@ def simulate(trial_events: int, log: Path) -> dict[str, Any]:
 
 def replay(log: Path, store: str) -> dict[str, Any]:
     """One replay of ``log`` with ``store`` (``memory``, ``moto`` or ``moto-fast``), as ``tuning-governor
-    replay`` runs it."""
+    replay`` runs it; ``memory-one-pass``: the in-memory store reading the log once, as a replay of standard
+    input does (it forgets no job: the comparison for ``governor_sim.replay_forget``)."""
     import contextlib  # noqa: PLC0415
 
-    from governor_sim.replay import load_policy, replay_file  # noqa: PLC0415
+    from governor_sim.replay import load_policy, replay_file, replay_lines  # noqa: PLC0415
 
     fast: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     if store == "moto-fast":
@@ -126,8 +129,13 @@ def replay(log: Path, store: str) -> dict[str, Any]:
     policy = load_policy(POLICY)
     rss_before = _rss_kib()
     started = time.perf_counter()
+    source = str(POLICY.relative_to(ROOT))
     with fast:
-        result = replay_file(log, policy, policy_source=str(POLICY.relative_to(ROOT)), store=store)
+        if store == "memory-one-pass":
+            with log.open("rb") as once:
+                result = replay_lines(once, policy, policy_source=source, store="memory")
+        else:
+            result = replay_file(log, policy, policy_source=source, store=store)
     wall = time.perf_counter() - started
     return {
         "wall_s": wall,
@@ -174,6 +182,7 @@ def _plan(args: argparse.Namespace, size: int) -> dict[str, int]:
     return {
         "simulator": repeats,
         "replay-memory": repeats,
+        "replay-memory-one-pass": int(args.one_pass_repeats),
         "replay-moto": int(args.moto_repeats) if size in args.moto_sizes else 0,
         "replay-moto-fast": int(args.moto_repeats) if size in args.moto_fast_sizes else 0,
     }
@@ -190,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
         "--moto-fast-sizes", type=int, nargs="*", default=[5000], help="sizes replayed on moto with run.py's fast path"
     )
     parser.add_argument("--moto-repeats", type=int, default=1, help="moto replays per size in --moto-sizes")
+    parser.add_argument(
+        "--one-pass-repeats", type=int, default=1, help="replays per size reading the log once (forgetting nothing)"
+    )
     parser.add_argument("--write", action="store_true", help="replace this benchmark's section of RESULTS.md")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--simulate-worker", type=int, help=argparse.SUPPRESS)
@@ -252,7 +264,9 @@ def render(rows: list[dict[str, Any]], *, command: str, code: str, total_s: floa
         f"- targets: replay of 50,000 trial events < {TARGET_SECONDS_50K:.0f} s and <= {TARGET_RATIO:.0f}x the"
         " simulator alone; memory flat in N",
         "",
-        "simulator = the simulator alone (no handlers) writing the event log; replay-* = `replay_file` of that log."
+        "simulator = the simulator alone (no handlers) writing the event log; replay-* = `replay_file` of that log"
+        " (two readings: the in-memory store forgets each job once it has settled, `governor_sim.replay_forget`);"
+        " replay-memory-one-pass = `replay_lines` reading it once, as from standard input (forgets nothing)."
         " Wall = median seconds around the run only (each run a fresh process); x baseline = median wall / median"
         " simulator wall at the same size; RSS = the process's peak `ru_maxrss` (median), 'before' = after imports"
         " and setup. result digest = sha256 of the replay result as canonical JSON (lists sorted): equal digests ="

@@ -52,6 +52,7 @@ from moto import mock_aws
 from governor_sim.capture import CaptureError, download, folder_lines, is_s3_uri
 from governor_sim.memory_store import MemoryStore
 from governor_sim.offline import STORE_KINDS, create_table, store_kind
+from governor_sim.replay_forget import job_key_of, last_lines, settled
 from governor_sim.replay_model import (
     SAVINGS_METHOD,
     ActionResult,
@@ -229,6 +230,19 @@ class EventSourcedSageMaker(SageMakerGateway):
         known = self._tuning.get(key)
         return known.job.name if known else key
 
+    def trials_of(self, key: str) -> list[TrainingJob]:
+        """The latest known state of each trial of tuning job ``key``, first seen first."""
+        return [self._training[name].job for name in self._trials.get(key, {})]
+
+    def forget(self, key: str) -> None:
+        """Drop tuning job ``key`` and its trials (a settled job, see ``governor_sim.replay_forget``). It
+        stays in :meth:`job_keys`, so the result keeps the order jobs were first seen in."""
+        for name in self._trials.pop(key, {}):
+            self._training.pop(name, None)
+        self._tuning.pop(key, None)
+        self._ranges.pop(key, None)
+        self._stopped.discard(key)
+
     # -- SageMakerGateway ----------------------------------------------------------------------------------
     def describe_training_job(self, name: str) -> TrainingJob:
         known = self._training.get(name.lower())
@@ -245,8 +259,8 @@ class EventSourcedSageMaker(SageMakerGateway):
     def list_trials(self, tuning_job_name: str) -> list[TrialSummary]:
         key = tuning_job_name.lower()
         tuning = self.tuning_job(key)
-        trials = [self._training[name].job for name in self._trials.get(key, {})]
-        return [self._summary(trial, tuning, key) for trial in sorted(trials, key=lambda t: t.name)]
+        trials = sorted(self.trials_of(key), key=lambda t: t.name)
+        return [self._summary(trial, tuning, key) for trial in trials]
 
     def _summary(self, trial: TrainingJob, tuning: TuningJob | None, key: str) -> TrialSummary:
         ranges = self._ranges.get(key, set())
@@ -338,15 +352,25 @@ class EventSourcedSageMaker(SageMakerGateway):
 
 
 # -- notifications, recorded -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What the result keeps of one report given to a channel."""
+
+    channel: str
+    job_key: str
+    kind: str
+    subject: str
+
+
 @dataclass
 class RecordingNotifier:
     """A report channel that records what it is given and sends nothing (never fails)."""
 
     channel: str
-    outbox: list[tuple[str, Report]]
+    outbox: list[Recorded]
 
     def send(self, report: Report) -> None:
-        self.outbox.append((self.channel, report))
+        self.outbox.append(Recorded(self.channel, report.job_key, report.kind, report.subject))
 
 
 # -- reading events ----------------------------------------------------------------------------------------
@@ -553,8 +577,24 @@ def _job_result(
     )
 
 
+@dataclass(frozen=True)
+class _JobOutcome:
+    """What the result says of one tuning job: its name, its result, its accepted stops and, if it was
+    stopped, the savings of its first stop."""
+
+    name: str
+    result: JobResult
+    stops: list[DecisionResult]
+    saved: Decimal | None
+
+
 class _Replay:
-    """One replay: the moto-backed services, the event-sourced SageMaker and what was recorded."""
+    """One replay: the services, the event-sourced SageMaker and what was recorded.
+
+    With ``last_lines`` (:func:`governor_sim.replay_forget.last_lines` of the same lines) and the in-memory
+    store, a tuning job is forgotten once its last line is processed and it has settled: its outcome is
+    taken then, as :meth:`result` would take it at the end, and its items and SageMaker state dropped.
+    """
 
     def __init__(
         self,
@@ -565,6 +605,7 @@ class _Replay:
         sweep_every: timedelta | None = None,
         *,
         probe: ReplayProbe | None = None,
+        last_lines: Mapping[str, int] | None = None,
     ) -> None:
         self.services = services
         self.probe = probe
@@ -578,7 +619,7 @@ class _Replay:
         self.checks = PendingChecks()
         services.checks = self.checks
         self._idle = False  # the last sweep run found nothing to do, and no event has come since
-        self.outbox: list[tuple[str, Report]] = []
+        self.outbox: list[Recorded] = []
         services.notifiers = [RecordingNotifier("sns", self.outbox), RecordingNotifier("slack", self.outbox)]
         self.rejected: list[LineProblem] = []
         self.failed: list[LineProblem] = []
@@ -586,6 +627,10 @@ class _Replay:
         self.processed = 0
         self.first_at: datetime | None = None
         self.last_at: datetime | None = None
+        forgets = last_lines is not None and probe is None and isinstance(services.store, MemoryStore)
+        self._last_lines: Mapping[str, int] = last_lines if forgets and last_lines is not None else {}
+        self._ended: set[str] = set()  # past their last line, not settled yet
+        self._forgotten: dict[str, _JobOutcome] = {}
 
     def feed(self, number: int, raw: bytes | str) -> None:
         try:
@@ -602,6 +647,12 @@ class _Replay:
         except RejectedEvent as exc:
             self.rejected.append(LineProblem(line=number, reason=exc.reason))
             return
+        key = job_key_of(event)
+        if key is not None and key in self._forgotten:
+            raise ReplayInputError(
+                f"line {number}: tuning job {key} appears after what the first reading found to be its last"
+                " line: the events changed while they were replayed"
+            )
         self._sweep_before(parsed.time, number)
         self.sagemaker.observe(parsed, event["detail"])
         self._idle = False
@@ -617,6 +668,21 @@ class _Replay:
         if outcome.get("outcome") == "error":
             reason = f"{outcome.get('error')}: {outcome.get('reason')}"
             self.failed.append(LineProblem(line=number, reason=_short(reason)))
+        if key is not None and self._last_lines.get(key) == number:
+            self._ended.add(key)
+            self._forget_settled()
+
+    # -- forgetting settled jobs --------------------------------------------------------------------------
+    def _forget_settled(self) -> None:
+        """Take the outcome of every ended job that has settled, then drop its state (see replay_forget)."""
+        store = self.services.store
+        for key in sorted(self._ended):
+            if settled(key, self.sagemaker, store, self.checks):
+                self._forgotten[key] = self._outcome(key)
+                assert isinstance(store, MemoryStore)
+                store.forget_job(key)
+                self.sagemaker.forget(key)
+                self._ended.discard(key)
 
     # -- the scheduled sweep, on the event timeline -------------------------------------------------------
     def _sweep_before(self, at: datetime, number: int) -> None:
@@ -661,6 +727,8 @@ class _Replay:
                 metrics.clear_metrics()
             self._idle = False
             self._step(when, reports)
+        if self._ended:
+            self._forget_settled()
 
     def _sweep(self, at: datetime, number: int) -> None:
         self.sweeps += 1
@@ -680,6 +748,8 @@ class _Replay:
             metrics.clear_metrics()  # the sweep handler would flush them; a replay prints none
             self._step(at, reports)
         self._idle = not report["errors"] and self._nothing_running()
+        if self._ended:
+            self._forget_settled()
 
     def _step(self, at: datetime, reports_before: int) -> None:
         if self.probe is not None:
@@ -717,35 +787,45 @@ class _Replay:
         )
         return provisional, "provisional"
 
-    def result(self, policy_source: str) -> ReplayResult:
+    def _outcome(self, key: str) -> _JobOutcome:
         store = self.services.store
-        names = {key: self.sagemaker.job_name(key) for key in self.sagemaker.job_keys()}
-        jobs: dict[str, JobResult] = {}
-        actions: list[ActionResult] = []
-        for key, name in names.items():
-            meta = store.get_job(key) or {}
-            summary, kind = self._summary(key, meta)
-            items = store.decisions(key)
-            decisions = sorted((_decision(i) for i in items), key=lambda d: (d.at, d.rule, d.verdict))
-            # An accepted stop: the guard stopped the job and SageMaker took the request (not a second
-            # stop of a job already stopping, nor one of a job that had ended).
-            stops = [_decision(i) for i in items if _accepted_stop(i)]
-            actions += [ActionResult(job=name, action="stop", rule=d.rule, at=d.at) for d in stops]
-            first_stop = min((d.at for d in stops), default=None)
-            jobs[name] = _job_result(summary, kind, decisions, first_stop)
+        meta = store.get_job(key) or {}
+        summary, kind = self._summary(key, meta)
+        items = store.decisions(key)
+        decisions = sorted((_decision(i) for i in items), key=lambda d: (d.at, d.rule, d.verdict))
+        # An accepted stop: the guard stopped the job and SageMaker took the request (not a second
+        # stop of a job already stopping, nor one of a job that had ended).
+        stops = [_decision(i) for i in items if _accepted_stop(i)]
+        first = min(stops, key=lambda d: (d.at, d.rule), default=None)
+        saved = stopped_job_savings(store.trial_records(key), first.at) if first is not None else None
+        return _JobOutcome(
+            name=self.sagemaker.job_name(key),
+            result=_job_result(summary, kind, decisions, first.at if first is not None else None),
+            stops=stops,
+            saved=saved,
+        )
+
+    def result(self, policy_source: str) -> ReplayResult:
+        outcomes = {key: self._forgotten.get(key) or self._outcome(key) for key in self.sagemaker.job_keys()}
+        jobs = {outcome.name: outcome.result for outcome in outcomes.values()}
+        actions = [
+            ActionResult(job=outcome.name, action="stop", rule=d.rule, at=d.at)
+            for outcome in outcomes.values()
+            for d in outcome.stops
+        ]
         actions.sort(key=lambda a: (a.at, a.job, a.rule))
+        saved = {outcome.name: outcome.saved for outcome in outcomes.values()}
         by_job: dict[str, float | None] = {}
         total = Decimal(0)
-        keys = {name: key for key, name in names.items()}
         for action in actions:
             if action.job in by_job:
                 continue
-            saved = stopped_job_savings(store.trial_records(keys[action.job]), action.at)
-            by_job[action.job] = _money(saved)
-            total += saved if saved is not None else Decimal(0)
+            by_job[action.job] = _money(saved[action.job])
+            total += saved[action.job] or Decimal(0)
+        names = {key: outcome.name for key, outcome in outcomes.items()}
         notifications = [
-            NotificationResult(channel=channel, job=names.get(r.job_key, r.job_key), kind=r.kind, subject=r.subject)
-            for channel, r in self.outbox
+            NotificationResult(channel=r.channel, job=names.get(r.job_key, r.job_key), kind=r.kind, subject=r.subject)
+            for r in self.outbox
         ]
         return ReplayResult(
             policy=PolicyInfo(source=policy_source, mode=self.policy.mode),
@@ -789,6 +869,7 @@ def replay_lines(
     sweep_every: timedelta | None = DEFAULT_SWEEP_EVERY,
     probe: ReplayProbe | None = None,
     store: str | None = None,
+    reread: Callable[[], Iterable[bytes | str]] | None = None,
 ) -> ReplayResult:
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
@@ -802,6 +883,10 @@ def replay_lines(
     ``memory``; both give the same result. Quiet: the handlers' logs and metrics are suppressed.
     Deterministic: the same lines and policy give the same result.
     A ``probe`` watches the run (see ``ReplayProbe``); it does not change the result.
+    ``reread``: a second reading of the same lines (a file opened again). Given it, with the in-memory
+    store and no probe, the replay first finds each tuning job's last line and forgets each job once
+    nothing left can change it (``governor_sim.replay_forget``): the same result, in memory that does
+    not grow with the number of jobs that have ended.
     """
     clock = _Clock()
     sagemaker = EventSourcedSageMaker(clock)
@@ -828,7 +913,8 @@ def replay_lines(
             )
             if probe is not None:
                 probe.attach(services, sagemaker)
-            run = _Replay(services, sagemaker, clock, policy, sweep_every, probe=probe)
+            ends = last_lines(reread()) if reread is not None and probe is None and kind == "memory" else None
+            run = _Replay(services, sagemaker, clock, policy, sweep_every, probe=probe, last_lines=ends)
             for number, raw in enumerate(lines, start=1):
                 run.feed(number, raw)
             result = run.result(policy_source)
@@ -870,13 +956,27 @@ def replay_file(
             probe=probe,
             store=store,
         )
+
+    def reread() -> Iterator[bytes]:
+        try:
+            with open(path, "rb") as again:
+                yield from read(again)
+        except OSError as exc:
+            raise unreadable(exc) from None
+
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below; only opening errors are caught here
     except OSError as exc:
         raise unreadable(exc) from None
     with handle:
         return replay_lines(
-            read(handle), policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe, store=store
+            read(handle),
+            policy,
+            policy_source=policy_source,
+            sweep_every=sweep_every,
+            probe=probe,
+            store=store,
+            reread=reread,
         )
 
 
@@ -909,6 +1009,7 @@ def replay_events(
                     sweep_every=sweep_every,
                     probe=probe,
                     store=store,
+                    reread=lambda: folder_lines(Path(folder)),
                 )
         if text != "-" and Path(text).is_dir():
             return replay_lines(
@@ -918,6 +1019,7 @@ def replay_events(
                 sweep_every=sweep_every,
                 probe=probe,
                 store=store,
+                reread=lambda: folder_lines(Path(text)),
             )
     except CaptureError as exc:
         raise ReplayInputError(str(exc)) from None

@@ -1,0 +1,102 @@
+"""Which tuning jobs a replay may forget before its end, so that its memory does not grow with the log.
+
+A replay of a file or a capture folder can read its events twice. The first reading
+(:func:`last_lines`) finds, for each tuning job, the last line that names it: one of its own events,
+or one of its trials' (by ``TuningJobArn``). Once that line has been processed, no later event
+touches the job; only the sweep and the budget checks could. :func:`settled` says when they no longer
+can. Then the job's result is taken, and its items and its SageMaker state are dropped:
+
+* SageMaker: the job and every one of its trials are terminal, and no trial keeps a warm pool;
+* the governor's table: the job's summary is final and its META item terminal; nothing is left to
+  finish: no ``GAPS`` item, no pending decision, no report still being sent, no running trial in its
+  team's spend, no reservation in the capacity ledger, no warm pool held by one of its trials;
+* no budget check is scheduled for it.
+
+A job that never settles (the log ends while it runs) is kept to the end, as before. A replay that
+reads its events once (standard input) forgets nothing. tests/integration/replay checks that a replay
+that forgets gives the same result as one that does not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from tuning_governor.adapters.checks import PendingChecks
+from tuning_governor.adapters.table_items import job_partition
+from tuning_governor.models.events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL, TrainingJob, TuningJob
+from tuning_governor.ports import Store
+
+
+class JobHistory(Protocol):
+    """What :func:`settled` reads of the replay's SageMaker (``EventSourcedSageMaker``)."""
+
+    def tuning_job(self, key: str) -> TuningJob | None: ...
+
+    def trials_of(self, key: str) -> list[TrainingJob]: ...
+
+
+def job_key_of(event: Mapping[str, Any]) -> str | None:
+    """The key (lower-case name) of the tuning job an event names, from the raw event; None if it names
+    none (a training job outside tuning, or not a SageMaker state change). The same key the replay's
+    models give: ``TuningJob.key``, and a trial's ``TuningJobArn`` up to its last ``/``."""
+    detail = event.get("detail")
+    if not isinstance(detail, dict):
+        return None
+    detail_type = event.get("detail-type")
+    if detail_type == TUNING_DETAIL_TYPE:
+        name = detail.get("HyperParameterTuningJobName")
+        return name.lower() if isinstance(name, str) else None
+    if detail_type == TRAINING_DETAIL_TYPE:
+        arn = detail.get("TuningJobArn")
+        return arn.rsplit("/", 1)[-1].lower() if isinstance(arn, str) and arn else None
+    return None
+
+
+def last_lines(lines: Iterable[bytes | str]) -> dict[str, int]:
+    """For each tuning job named in ``lines`` (numbered from 1, as the replay numbers them), the number
+    of the last line naming it. Lines that are not JSON objects are skipped: the replay rejects them."""
+    last: dict[str, int] = {}
+    for number, raw in enumerate(lines, start=1):
+        try:
+            event = json.loads(raw)
+        except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            continue
+        if not isinstance(event, dict):
+            continue
+        if "detail-type" not in event and isinstance(event.get("event"), dict):
+            event = event["event"]  # a line of the simulator's event log, as parse_line reads it
+        key = job_key_of(event)
+        if key is not None:
+            last[key] = number
+    return last
+
+
+def settled(key: str, history: JobHistory, store: Store, checks: PendingChecks) -> bool:
+    """Whether nothing the sweep or a budget check could do would change tuning job ``key`` any more."""
+    job = history.tuning_job(key)
+    if job is None or job.status not in TUNING_TERMINAL or key in checks.pending:
+        return False
+    trials = history.trials_of(key)
+    for trial in trials:
+        pool = trial.warm_pool_status
+        if trial.status not in TRAINING_TERMINAL or (pool is not None and pool.status == "Available"):
+            return False
+    meta, _, decisions = job_partition(items := store.items(key))
+    if meta is None or meta.get("status") not in TUNING_TERMINAL or store.get_summary(key) is None:
+        return False
+    for item in items:
+        sk = str(item.get("sk", ""))
+        if sk == "GAPS" or (sk.startswith("DELIVERY#") and item.get("state") != "sent"):
+            return False
+    if any(decision.get("state") == "pending" for decision in decisions):
+        return False
+    team = meta.get("team")
+    if team and any(running.job_key == key for running in store.team_running(str(team))):
+        return False
+    if key in store.read_ledger().reservations:
+        return False
+    names = {trial.name.lower() for trial in trials}
+    return not names & {name.lower() for name in store.warm_pool_names()}
