@@ -15,8 +15,11 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 from moto import mock_aws
 
 from governor_sim.amt import AmtStandIn, VirtualClock
+from governor_sim.delivery import DeliveryFaults
 from governor_sim.offline import build_environment
 from governor_sim.runner import deliver_all
+from governor_sim.simulation import Simulation
+from governor_sim.workload import many_jobs
 from tests.conftest import ROOT
 from tuning_governor.models.records import JobSummary
 
@@ -26,6 +29,15 @@ TERMINAL = {"Completed", "Stopped", "Failed"}
 TRAINING = "SageMaker Training Job State Change"
 TUNING = "SageMaker HyperParameter Tuning Job State Change"
 SCHEMA_PATH = ROOT / "docs" / "replay-result.schema.json"
+
+
+def busy_account_log(path: Path, trial_events: int) -> Path:
+    """The simulator's event log of a busy account (``many_jobs``, five teams; 1 % same-id and 2 % new-id
+    duplicates, delays up to 5 s), written to ``path`` without the handlers."""
+    faults = DeliveryFaults(same_id_duplicate_rate=0.01, new_id_duplicate_rate=0.02, max_delay_s=5.0, seed=11)
+    with mock_aws(), Simulation(many_jobs(trial_events), seed=7, faults=faults, handlers=False, event_log=path) as sim:
+        sim.run()
+    return path
 
 
 @dataclass

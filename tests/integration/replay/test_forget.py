@@ -14,14 +14,11 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from moto import mock_aws
 
-from governor_sim.delivery import DeliveryFaults
 from governor_sim.memory_store import MemoryStore
 from governor_sim.replay import ReplayInputError, replay_file, replay_lines
 from governor_sim.replay_forget import job_key_of, last_lines, settled
-from governor_sim.simulation import Simulation
-from governor_sim.workload import many_jobs
+from tests.integration.replay.conftest import busy_account_log
 from tuning_governor.adapters.checks import PendingChecks
 from tuning_governor.governance.capacity import Ledger
 from tuning_governor.governance.spend import RunningTrial
@@ -44,11 +41,7 @@ defaults:
 
 @pytest.fixture(scope="module")
 def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("forget") / "events.jsonl"
-    faults = DeliveryFaults(same_id_duplicate_rate=0.01, new_id_duplicate_rate=0.02, max_delay_s=5.0, seed=11)
-    with mock_aws(), Simulation(many_jobs(600), seed=7, faults=faults, handlers=False, event_log=path) as sim:
-        sim.run()
-    return path
+    return busy_account_log(tmp_path_factory.mktemp("forget") / "events.jsonl", 600)
 
 
 def test_a_replay_that_forgets_gives_the_result_of_one_that_does_not(

@@ -13,12 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from moto import mock_aws
 
 from governor_sim.cli import main
-from governor_sim.delivery import DeliveryFaults
-from governor_sim.simulation import Simulation
-from governor_sim.workload import many_jobs
+from tests.integration.replay.conftest import busy_account_log
 
 POLICY = """
 mode: enforce
@@ -56,11 +53,7 @@ def canonical_bytes(path: Path) -> bytes:
 
 @pytest.fixture(scope="module")
 def busy_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    log = tmp_path_factory.mktemp("store-equivalence") / "events.jsonl"
-    faults = DeliveryFaults(same_id_duplicate_rate=0.01, new_id_duplicate_rate=0.02, max_delay_s=5.0, seed=11)
-    with mock_aws(), Simulation(many_jobs(1000), seed=7, faults=faults, handlers=False, event_log=log) as sim:
-        sim.run()
-    return log
+    return busy_account_log(tmp_path_factory.mktemp("store-equivalence") / "events.jsonl", 1000)
 
 
 def test_memory_and_moto_stores_replay_to_the_same_result(
