@@ -44,17 +44,23 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return busy_account_log(tmp_path_factory.mktemp("forget") / "events.jsonl", 600)
 
 
-def test_a_replay_that_forgets_gives_the_result_of_one_that_does_not(
-    log: Path, aws_credentials: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    forgotten: list[str] = []
+@pytest.fixture
+def forgotten(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The keys of the jobs the in-memory store is told to forget, in order."""
+    keys: list[str] = []
     forget_job = MemoryStore.forget_job
 
     def spy(self: MemoryStore, job_key: str) -> None:
-        forgotten.append(job_key)
+        keys.append(job_key)
         forget_job(self, job_key)
 
     monkeypatch.setattr(MemoryStore, "forget_job", spy)
+    return keys
+
+
+def test_a_replay_that_forgets_gives_the_result_of_one_that_does_not(
+    log: Path, aws_credentials: None, forgotten: list[str]
+) -> None:
     # When the same log is replayed from its file (two readings) and from a one-pass iterator
     with log.open("rb") as once:
         kept = replay_lines(once, POLICY)
@@ -67,6 +73,16 @@ def test_a_replay_that_forgets_gives_the_result_of_one_that_does_not(
     assert forgetting.model_dump_json() == kept.model_dump_json()
     assert len(forgetting.actions) >= 3
     assert forgetting.events.failed == 0
+
+
+def test_without_sweeps_a_replay_forgets_too_and_gives_the_same_result(
+    log: Path, aws_credentials: None, forgotten: list[str]
+) -> None:
+    with log.open("rb") as once:
+        kept = replay_lines(once, POLICY, sweep_every=None)
+    forgetting = replay_file(log, POLICY, sweep_every=None)
+    assert forgotten, "no job was forgotten"
+    assert forgetting.model_dump_json() == kept.model_dump_json()
 
 
 def test_a_job_named_after_its_last_line_of_the_first_reading_is_an_input_error(
