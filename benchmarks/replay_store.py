@@ -7,8 +7,8 @@ For each size, the simulator (:func:`governor_sim.workload.many_jobs`, the same 
 light EventBridge faults: duplicates and delays) runs *without* the handlers and writes its event log:
 that run is the **simulator-alone baseline**. The log is then replayed under benchmarks/replay-policy.yaml
 (enforce, every guard on) with ``--store memory`` (``replay_file``: it reads the file twice and forgets each
-tuning job once it has settled, ``governor_sim.replay_forget``) and, for comparison, reading the log once as a
-replay of standard input does (``replay-memory-one-pass``: nothing forgotten); at the sizes in ``--moto-sizes`` with ``--store moto``
+tuning job once it has settled, ``governor_sim.replay_forget``) and, for comparison, reading the log once
+(``replay-memory-one-pass``: ``replay_lines`` without ``reread``, nothing forgotten); at the sizes in ``--moto-sizes`` with ``--store moto``
 (stock moto: every transaction deep-copies the table, so its time and memory grow with N^2: at 5,000 it
 was killed by the out-of-memory killer at 24 GB, so the default replays it at 1,000 only); and at the
 sizes in ``--moto-fast-sizes`` with ``--store moto`` under benchmarks/run.py's touched-item rollback
@@ -114,8 +114,8 @@ def simulate(trial_events: int, log: Path) -> dict[str, Any]:
 
 def replay(log: Path, store: str) -> dict[str, Any]:
     """One replay of ``log`` with ``store`` (``memory``, ``moto`` or ``moto-fast``), as ``tuning-governor
-    replay`` runs it; ``memory-one-pass``: the in-memory store reading the log once, as a replay of standard
-    input does (it forgets no job: the comparison for ``governor_sim.replay_forget``)."""
+    replay`` runs it; ``memory-one-pass``: the in-memory store reading the log once (``replay_lines``
+    without ``reread``: it forgets no job, the comparison for ``governor_sim.replay_forget``)."""
     import contextlib  # noqa: PLC0415
 
     from governor_sim.replay import load_policy, replay_file, replay_lines  # noqa: PLC0415
@@ -266,7 +266,7 @@ def render(rows: list[dict[str, Any]], *, command: str, code: str, total_s: floa
         "",
         "simulator = the simulator alone (no handlers) writing the event log; replay-* = `replay_file` of that log"
         " (two readings: the in-memory store forgets each job once it has settled, `governor_sim.replay_forget`);"
-        " replay-memory-one-pass = `replay_lines` reading it once, as from standard input (forgets nothing)."
+        " replay-memory-one-pass = `replay_lines` reading it once (no `reread`: forgets nothing)."
         " Wall = median seconds around the run only (each run a fresh process); x baseline = median wall / median"
         " simulator wall at the same size; RSS = the process's peak `ru_maxrss` (median), 'before' = after imports"
         " and setup. result digest = sha256 of the replay result as canonical JSON (lists sorted): equal digests ="

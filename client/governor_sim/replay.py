@@ -34,6 +34,7 @@ import io
 import json
 import logging
 import re
+import shutil
 import sys
 import tempfile
 import uuid
@@ -935,7 +936,11 @@ def replay_file(
     probe: ReplayProbe | None = None,
     store: str | None = None,
 ) -> ReplayResult:
-    """``replay_lines`` over a JSONL file (``-`` = standard input). ``ReplayInputError`` if it cannot be read."""
+    """``replay_lines`` over a JSONL file (``-`` = standard input). ``ReplayInputError`` if it cannot be read.
+
+    The file is read twice (``reread``: the replay forgets each job once it has settled). Standard input
+    is first copied to a temporary file, removed afterwards, so that it can be read twice too.
+    """
     source = str(path)
 
     def unreadable(exc: OSError) -> ReplayInputError:
@@ -948,14 +953,18 @@ def replay_file(
             raise unreadable(exc) from None
 
     if source == "-":
-        return replay_lines(
-            read(sys.stdin.buffer),
-            policy,
-            policy_source=policy_source,
-            sweep_every=sweep_every,
-            probe=probe,
-            store=store,
-        )
+        with tempfile.TemporaryDirectory(prefix="tuning-governor-stdin-") as folder:
+            copy = Path(folder) / "events.jsonl"
+            try:
+                with copy.open("wb") as spool:
+                    shutil.copyfileobj(sys.stdin.buffer, spool)
+            except OSError as exc:
+                raise ReplayInputError(
+                    f"cannot copy standard input to a temporary file: {exc.strerror or type(exc).__name__}"
+                ) from None
+            return replay_file(
+                copy, policy, policy_source=policy_source, sweep_every=sweep_every, probe=probe, store=store
+            )
 
     def reread() -> Iterator[bytes]:
         try:

@@ -15,7 +15,8 @@ can. Then the job's result is taken, and its items and its SageMaker state are d
 The replay asks at the job's last line, and again after every sweep and budget check while it has
 not settled. A job that never settles (the log ends while it runs, or a report gap only a sweep would
 close with ``--sweep-every 0``) is kept to the end, as before. A replay that
-reads its events once (standard input) forgets nothing. tests/integration/replay checks that a replay
+reads its events once (``replay_lines`` without ``reread``) forgets nothing; standard input is copied
+to a temporary file first, so that it can be read twice. tests/integration/replay checks that a replay
 that forgets gives the same result as one that does not.
 """
 

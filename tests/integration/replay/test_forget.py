@@ -8,7 +8,9 @@ forgets nothing (``replay_lines`` without ``reread``), and check what keeps a jo
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -73,6 +75,17 @@ def test_a_replay_that_forgets_gives_the_result_of_one_that_does_not(
     assert forgetting.model_dump_json() == kept.model_dump_json()
     assert len(forgetting.actions) >= 3
     assert forgetting.events.failed == 0
+
+
+def test_standard_input_is_copied_and_forgotten_alike(
+    log: Path, aws_credentials: None, forgotten: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with log.open("rb") as once:
+        kept = replay_lines(once, POLICY)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(log.read_bytes())))
+    from_stdin = replay_file("-", POLICY)
+    assert forgotten, "no job was forgotten"
+    assert from_stdin.model_dump_json() == kept.model_dump_json()
 
 
 def test_without_sweeps_a_replay_forgets_too_and_gives_the_same_result(
