@@ -53,7 +53,7 @@ from moto import mock_aws
 from governor_sim.capture import CaptureError, download, folder_lines, is_s3_uri
 from governor_sim.memory_store import MemoryStore
 from governor_sim.offline import STORE_KINDS, create_table, store_kind
-from governor_sim.replay_forget import job_key_of, last_lines, settled
+from governor_sim.replay_forget import job_key_of, last_lines, logged_event, settled
 from governor_sim.replay_model import (
     SAVINGS_METHOD,
     ActionResult,
@@ -406,9 +406,7 @@ def parse_line(text: str) -> tuple[dict[str, Any], StateChange]:
         raise RejectedEvent(f"not valid JSON: {type(exc).__name__}") from None
     if not isinstance(event, dict):
         raise RejectedEvent(f"{_kind(event)}, not an event object")
-    if "detail-type" not in event and isinstance(event.get("event"), dict):
-        # A line of the simulator's event log ({"seq", "delivered_at", ..., "event"}): replay its event.
-        event = event["event"]
+    event = logged_event(event)  # a line of the simulator's event log: replay its event
     source, detail_type = event.get("source"), event.get("detail-type")
     if source != "aws.sagemaker":
         raise RejectedEvent(_short(f"source {json.dumps(source)} is not aws.sagemaker"))

@@ -58,6 +58,13 @@ def job_key_of(event: Mapping[str, Any]) -> str | None:
     return None
 
 
+def logged_event(line: dict[str, Any]) -> dict[str, Any]:
+    """The EventBridge event a line holds: the line itself, or the ``event`` of a line of the simulator's
+    event log (``{"seq", "delivered_at", ..., "event"}``)."""
+    inner = line.get("event")
+    return inner if "detail-type" not in line and isinstance(inner, dict) else line
+
+
 def last_lines(lines: Iterable[bytes | str]) -> dict[str, int]:
     """For each tuning job named in ``lines`` (numbered from 1, as the replay numbers them), the number
     of the last line naming it. Lines that are not JSON objects are skipped: the replay rejects them."""
@@ -69,9 +76,7 @@ def last_lines(lines: Iterable[bytes | str]) -> dict[str, int]:
             continue
         if not isinstance(event, dict):
             continue
-        if "detail-type" not in event and isinstance(event.get("event"), dict):
-            event = event["event"]  # a line of the simulator's event log, as parse_line reads it
-        key = job_key_of(event)
+        key = job_key_of(logged_event(event))
         if key is not None:
             last[key] = number
     return last
@@ -88,8 +93,8 @@ def settled(key: str, history: JobHistory, store: Store, checks: PendingChecks) 
         if trial.status not in TRAINING_TERMINAL or (pool is not None and pool.status == "Available"):
             return False
     meta, _, decisions = job_partition(items := store.items(key))
-    if meta is None or meta.get("status") not in TUNING_TERMINAL or store.get_summary(key) is None:
-        return False
+    if meta is None or meta.get("status") not in TUNING_TERMINAL or not any(i.get("sk") == "SUMMARY" for i in items):
+        return False  # no final summary yet (its item is the one ``Store.get_summary`` reads)
     for item in items:
         sk = str(item.get("sk", ""))
         if sk == "GAPS" or (sk.startswith("DELIVERY#") and item.get("state") != "sent"):

@@ -166,17 +166,16 @@ class _Store:
     """The reads ``settled`` makes, answered from fields a test changes."""
 
     def __init__(self) -> None:
-        self.partition: list[dict[str, Any]] = [{"pk": "JOB#j", "sk": "META", "status": "Completed", "team": "vision"}]
-        self.summary: object | None = object()
+        self.partition: list[dict[str, Any]] = [
+            {"pk": "JOB#j", "sk": "META", "status": "Completed", "team": "vision"},
+            {"pk": "JOB#j", "sk": "SUMMARY", "type": "summary"},
+        ]
         self.running: list[RunningTrial] = []
         self.ledger = Ledger(version=1, reservations={})
         self.pools: set[str] = set()
 
     def items(self, job_key: str) -> list[dict[str, Any]]:
         return self.partition
-
-    def get_summary(self, job_key: str) -> object | None:
-        return self.summary
 
     def team_running(self, team: str) -> list[RunningTrial]:
         return self.running
@@ -221,7 +220,7 @@ def test_a_job_sagemaker_has_not_finished_with_is_not_settled(history: _History,
 
 
 def _no_summary(store: _Store) -> None:
-    store.summary = None
+    store.partition = [item for item in store.partition if item["sk"] != "SUMMARY"]
 
 
 def _running_meta(store: _Store) -> None:
