@@ -590,8 +590,8 @@ class _JobOutcome:
 class _Replay:
     """One replay: the services, the event-sourced SageMaker and what was recorded.
 
-    With ``last_lines`` (:func:`governor_sim.replay_forget.last_lines` of the same lines) and the in-memory
-    store, a tuning job is forgotten once its last line is processed and it has settled: its outcome is
+    With ``last_lines`` (:func:`governor_sim.replay_forget.last_lines` of the same lines; given by
+    :func:`replay_lines` with the in-memory store and no probe only), a tuning job is forgotten once its last line is processed and it has settled: its outcome is
     taken then, as :meth:`result` would take it at the end, and its items and SageMaker state dropped.
     """
 
@@ -626,8 +626,7 @@ class _Replay:
         self.processed = 0
         self.first_at: datetime | None = None
         self.last_at: datetime | None = None
-        forgets = last_lines is not None and probe is None and isinstance(services.store, MemoryStore)
-        self._last_lines: Mapping[str, int] = last_lines if forgets and last_lines is not None else {}
+        self._last_lines: Mapping[str, int] = last_lines or {}
         self._ended: set[str] = set()  # past their last line, not settled yet
         self._forgotten: dict[str, _JobOutcome] = {}
 
@@ -675,10 +674,10 @@ class _Replay:
     def _forget_settled(self) -> None:
         """Take the outcome of every ended job that has settled, then drop its state (see replay_forget)."""
         store = self.services.store
+        assert isinstance(store, MemoryStore)  # replay_lines passes last_lines with the in-memory store only
         for key in sorted(self._ended):
             if settled(key, self.sagemaker, store, self.checks):
                 self._forgotten[key] = self._outcome(key)
-                assert isinstance(store, MemoryStore)
                 store.forget_job(key)
                 self.sagemaker.forget(key)
                 self._ended.discard(key)
