@@ -73,7 +73,7 @@ from governor_sim.replay_model import (
 )
 from governor_sim.runner import deliver_event
 from tuning_governor.adapters.checks import CHECK_KEY, PendingChecks
-from tuning_governor.adapters.sagemaker import SageMakerGateway, StopResult
+from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.domain.cost import MICRO
 from tuning_governor.domain.reports import Report
@@ -96,6 +96,7 @@ from tuning_governor.models.sagemaker import (
 )
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy, PolicyError, parse_policy
+from tuning_governor.ports import StopResult
 from tuning_governor.service import OBJECTIVE_HYPERPARAMETER, Services, parse_event, parsed_already
 from tuning_governor.settings import Settings
 from tuning_governor.sweep import run_budget_check, run_sweep

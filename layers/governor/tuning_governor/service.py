@@ -57,7 +57,7 @@ from tuning_governor.models.sagemaker import (
 )
 from tuning_governor.observability import logger, metrics, tracer
 from tuning_governor.policy import Policy, PolicySource, policy_source
-from tuning_governor.ports import Store
+from tuning_governor.ports import SageMaker, Store
 from tuning_governor.price_catalogs import StoredPrices, with_pricing_facts
 from tuning_governor.reporting import all_delivered, deliver
 from tuning_governor.routing import ChannelGrants, routing_warnings, team_channels
@@ -80,7 +80,7 @@ class Services:
     """Everything a handler needs, injected: tests pass moto-backed or fake adapters."""
 
     settings: Settings
-    sagemaker: SageMakerGateway
+    sagemaker: SageMaker
     store: Store
     """The governor's table (the port; DynamoDB in Lambda, in memory offline)."""
     notifiers: list[Notifier] = field(default_factory=list)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ValidationError
@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from tuning_governor.errors import JobNotFound, RejectedEvent, TransientError
 from tuning_governor.models.limits import clean_tags, validation_problems
 from tuning_governor.models.sagemaker import TUNING_TERMINAL, TrainingJob, TrialSummary, TuningJob
+from tuning_governor.ports.sagemaker import StopResult
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker import SageMakerClient
@@ -25,8 +26,6 @@ TRANSIENT = frozenset(
 )
 PAGE_SIZE = 100  # the API maximum: finalising N trials takes ceil(N / 100) list calls
 STOP_ATTEMPTS = 4  # a throttled stop is retried here first, then by EventBridge (TransientError)
-
-StopResult = Literal["stop-requested", "already-stopping", "already-ended", "not-found"]
 
 
 def _translate(exc: ClientError, name: str, not_found: frozenset[str]) -> Exception:
