@@ -8,9 +8,9 @@ run on the AMT stand-in's virtual clock (``governor_sim.amt``) with EventBridge'
 process on moto, once per governor and seed:
 
 * ``event+sweep``: the deployed governor. The budget rule is judged on every event of the job (the
-  handlers), on every sweep (``tuning_governor.sweep.run_sweep``), every 5 minutes: template.yaml's
+  handlers), on every sweep (``tuning_governor.app.sweep.run_sweep``), every 5 minutes: template.yaml's
   ``SweepSchedule`` default, and at the one-time check each judgement asks for at the projected
-  crossing (``tuning_governor.sweep.run_budget_check``, run here when its time comes, as EventBridge
+  crossing (``tuning_governor.app.budget_check.run_budget_check``, run here when its time comes, as EventBridge
   Scheduler would invoke BudgetCheckFunction);
 * ``poller``: the same rule (with the same stop lead), judged only every 15 minutes by the sweep; the
   handlers still record trials (so the poller sees the same billed + accrued spend in DynamoDB) but
@@ -181,9 +181,10 @@ def run_once(case: Case, governor: Governor, seed: int) -> dict[str, Any]:
     from governor_sim.requests import tuning_request  # noqa: PLC0415
     from governor_sim.runner import deliver_event  # noqa: PLC0415
     from tuning_governor.adapters.checks import CHECK_KEY, PendingChecks  # noqa: PLC0415
+    from tuning_governor.app.budget_check import run_budget_check  # noqa: PLC0415
+    from tuning_governor.app.sweep import run_sweep  # noqa: PLC0415
     from tuning_governor.domain.pricing import bundled_catalog  # noqa: PLC0415
     from tuning_governor.policy import Policy  # noqa: PLC0415
-    from tuning_governor.sweep import run_budget_check, run_sweep  # noqa: PLC0415
 
     price_entry = bundled_catalog().price(REGION, case.instance_type)
     assert price_entry is not None, case.instance_type

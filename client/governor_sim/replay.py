@@ -17,7 +17,7 @@ handlers in-process (:func:`governor_sim.runner.deliver_event`) with:
   are unknown in a replay, the policy's ``quotas`` are the limits;
 * notifiers that record reports on channels ``sns`` and ``slack`` and send nothing.
 
-Between the events, the scheduled sweep (:func:`tuning_governor.sweep.run_sweep`) runs with the same
+Between the events, the scheduled sweep (:func:`tuning_governor.app.sweep.run_sweep`) runs with the same
 services every ``--sweep-every`` of the events' time (default: template.yaml's ``SweepSchedule``,
 5 minutes), its clock at its own time, as the deployed governor would run it.
 
@@ -75,6 +75,11 @@ from governor_sim.runner import deliver_event
 from tuning_governor.adapters.checks import CHECK_KEY, PendingChecks
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.app.budget_check import run_budget_check
+from tuning_governor.app.envelope import parse_event
+from tuning_governor.app.sweep import run_sweep
+from tuning_governor.app.trial_records import OBJECTIVE_HYPERPARAMETER
+from tuning_governor.app.wiring import Services
 from tuning_governor.domain.cost import MICRO
 from tuning_governor.domain.reports import Report
 from tuning_governor.domain.summary import summarise
@@ -97,9 +102,7 @@ from tuning_governor.models.sagemaker import (
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy, PolicyError, parse_policy
 from tuning_governor.ports import StopResult
-from tuning_governor.service import OBJECTIVE_HYPERPARAMETER, Services, parse_event, parsed_already
 from tuning_governor.settings import Settings
-from tuning_governor.sweep import run_budget_check, run_sweep
 
 DEFAULT_REGION = "us-east-1"
 #: template.yaml's ``SweepSchedule`` default (a test holds them equal): the sweep a replay runs unless told.
@@ -657,8 +660,7 @@ class _Replay:
         self._idle = False
         self.clock.at = parsed.time
         reports = len(self.outbox)
-        # The handler's own parse_event of this event object returns what parse_line validated.
-        with contextlib.redirect_stdout(io.StringIO()), parsed_already(event, type(parsed), parsed):
+        with contextlib.redirect_stdout(io.StringIO()):
             outcome = deliver_event(event, self.services).outcome
         self._step(parsed.time, reports)
         self.processed += 1
@@ -873,7 +875,7 @@ def replay_lines(
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
     Lines are numbered from 1; blank lines are skipped (not counted). A line that is not a valid event
-    is reported in ``rejected_events`` and the run goes on. The sweep (``tuning_governor.sweep.run_sweep``)
+    is reported in ``rejected_events`` and the run goes on. The sweep (``tuning_governor.app.sweep.run_sweep``)
     runs every ``sweep_every`` of the events' time, with the clock at its own time, interleaved with the
     events (see ``_Replay._sweep_before``); None runs none. Runs inside its own ``moto.mock_aws()``
     (nesting inside another is fine: its table has a unique name and is deleted afterwards); ``region``

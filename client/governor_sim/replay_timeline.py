@@ -1,7 +1,7 @@
 """What ``tuning-governor replay --html`` draws, gathered while the replay runs. No matplotlib here.
 
 :class:`Timeline` is a :class:`governor_sim.replay.ReplayProbe`. During the run it samples each team's
-spend in the calendar month as the governor judged it (``tuning_governor.guard.team_month_spend``:
+spend in the calendar month as the governor judged it (``tuning_governor.governance.team_months.team_month_spend``:
 finished trials from the team's month item + what its running trials had accrued, the team-budget
 rule's own figures). When the run ends, before the replay's table is dropped, it reads what the page
 needs from the table: each job's team, the per-job views of ``tuning-governor report`` for the costliest
@@ -24,9 +24,9 @@ from decimal import Decimal
 from governor_sim.replay import EventSourcedSageMaker
 from governor_sim.replay_model import ReplayResult, stopped_job_savings
 from governor_sim.report import JobView, collect
+from tuning_governor.app.wiring import Services
 from tuning_governor.domain.pricing import PriceCatalog
-from tuning_governor.guard import team_month_spend
-from tuning_governor.service import Services
+from tuning_governor.governance.team_months import team_month_spend
 
 STOP_ACTIONS = frozenset({"stopped", "would-stop"})
 DEFAULT_SAMPLE_EVERY = timedelta(minutes=1)

@@ -13,8 +13,8 @@ from typing import Any
 
 import training_events
 import tuning_events
+from tuning_governor.app.wiring import Services
 from tuning_governor.models.events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE
-from tuning_governor.service import Services
 
 ACCOUNT = "123456789012"  # moto's default account: an obvious fake
 

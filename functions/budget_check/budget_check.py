@@ -6,9 +6,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from tuning_governor.app.budget_check import run_budget_check
+from tuning_governor.app.wiring import Services, default_services
 from tuning_governor.observability import logger, metrics, tracer
-from tuning_governor.service import Services, default_services
-from tuning_governor.sweep import run_budget_check
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -6,8 +6,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from tuning_governor.app.price_refresh import RefreshServices, default_refresh_services, refresh_prices
 from tuning_governor.observability import logger, metrics, tracer
-from tuning_governor.price_catalogs import RefreshServices, default_refresh_services, refresh_prices
 
 
 @logger.inject_lambda_context(clear_state=True)

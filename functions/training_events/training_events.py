@@ -6,8 +6,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from tuning_governor.app.training_events import process_training_event
+from tuning_governor.app.wiring import Services, default_services
 from tuning_governor.observability import logger, metrics, tracer
-from tuning_governor.service import Services, default_services, process_training_event
 
 
 @logger.inject_lambda_context(correlation_id_path="id", clear_state=True)

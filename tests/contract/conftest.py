@@ -24,6 +24,7 @@ from governor_sim.memory_store import MemoryStore
 from governor_sim.offline import TABLE_NAME, create_table
 from tests.conftest import REGION, load_event
 from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.app.envelope import parse_event
 from tuning_governor.domain.pricing import RegionCatalog
 from tuning_governor.domain.summary import summarise
 from tuning_governor.governance.capacity import Reservation
@@ -33,7 +34,6 @@ from tuning_governor.models.events import TrainingJobStateChange, TuningJobState
 from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.models.sagemaker import TrainingJob, TuningJob
 from tuning_governor.ports import Store
-from tuning_governor.service import parse_event
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 ADAPTERS = ("moto", "memory")

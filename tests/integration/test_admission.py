@@ -11,9 +11,9 @@ from governor_sim.runner import deliver_event
 from governor_sim.scenarios import seed_tuning_request
 from tests.conftest import load_event
 from tests.integration.conftest import World
+from tuning_governor.app.sweep import run_sweep
 from tuning_governor.errors import TransientError
 from tuning_governor.policy import parse_policy
-from tuning_governor.sweep import run_sweep
 
 P3 = "ml.p3.2xlarge"
 G5, G4DN, G5_2X = "ml.g5.xlarge", "ml.g4dn.xlarge", "ml.g5.2xlarge"

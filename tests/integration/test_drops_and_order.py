@@ -22,9 +22,9 @@ from governor_sim.runner import deliver_event
 from governor_sim.simulation import Progress, Simulation
 from governor_sim.slack_server import SlackWebhookServer
 from tuning_governor.adapters.sagemaker import SageMakerGateway
+from tuning_governor.app.sweep import run_sweep
 from tuning_governor.models.sagemaker import TrainingJob
 from tuning_governor.policy import Defaults, Policy
-from tuning_governor.sweep import run_sweep
 
 from .conftest import T0, World
 from .simulator.conftest import ALL_PHASES, summaries_of, teams_scenario

@@ -33,8 +33,8 @@ from governor_sim.simulation import CreateTuningJob, RetryPolicy, Scenario, Simu
 from governor_sim.slack_server import SlackWebhookServer
 from tests.faults import FaultInjector, Phase, deliver_until_done, environment_clients, failed_for_good
 from tests.integration.conftest import World
+from tuning_governor.app.sweep import run_sweep
 from tuning_governor.policy import Policy
-from tuning_governor.sweep import run_sweep
 
 JOBS = ("churn-hb", "fraud-rand")
 SCENARIO = Scenario(

@@ -11,7 +11,7 @@ import pytest
 from governor_sim.runner import deliver_event
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
-from tuning_governor.guard import job_facts
+from tuning_governor.governance.job import job_facts
 from tuning_governor.policy import Policy, parse_policy
 
 P3_2X = "ml.p3.2xlarge"

@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from tests.conftest import load_event
+from tuning_governor.app.envelope import parse_event
 from tuning_governor.governance.capacity import (
     Holder,
     Quota,
@@ -19,7 +20,6 @@ from tuning_governor.governance.facts import AdmissionPlan, JobFacts
 from tuning_governor.governance.rules import ConcurrencyRule
 from tuning_governor.models.events import TuningJobStateChange
 from tuning_governor.policy import parse_policy
-from tuning_governor.service import parse_event
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 G5, G4DN, M5_2X, P3 = "ml.g5.xlarge", "ml.g4dn.xlarge", "ml.m5.2xlarge", "ml.p3.2xlarge"

@@ -13,7 +13,7 @@ import pytest
 COLD_START = """
 import json, sys
 import price_refresh, sweep, training_events, tuning_events
-from tuning_governor.service import default_services
+from tuning_governor.app.wiring import default_services
 services = default_services()
 print(json.dumps({"channels": [n.channel for n in services.notifiers],
                   "slack_sdk": sorted(m for m in sys.modules if m.split(".")[0] == "slack_sdk"),

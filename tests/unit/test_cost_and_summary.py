@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.domain.cost import trial_cost
 from tuning_governor.domain.pricing import PriceCatalog, PriceEntry
 from tuning_governor.domain.reports import summary_report
 from tuning_governor.domain.summary import summarise
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.models.sagemaker import TrainingJob, TrialSummary, TuningJob
-from tuning_governor.service import build_trial_record
 
 REGION = "us-east-1"
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

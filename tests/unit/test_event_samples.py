@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import EVENTS_DIR, load_event
+from tuning_governor.app.envelope import parse_event
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.models.events import (
     TRAINING_DETAIL_TYPE,
@@ -15,7 +16,6 @@ from tuning_governor.models.events import (
     TrainingJobStateChange,
     TuningJobStateChange,
 )
-from tuning_governor.service import parse_event, parsed_already
 
 SAMPLES = sorted(p.name for p in EVENTS_DIR.glob("*.json"))
 MODELS: dict[str, Any] = {TUNING_DETAIL_TYPE: TuningJobStateChange, TRAINING_DETAIL_TYPE: TrainingJobStateChange}
@@ -114,18 +114,14 @@ def test_malformed_events_are_rejected_with_a_reason(event: Any, model: Any, exp
     assert expected in info.value.reason
 
 
-def test_an_event_parsed_already_is_not_validated_again_and_only_that_object() -> None:
+def test_an_event_parsed_already_is_returned_as_it_is() -> None:
     event = load_event("training-completed.json")
     parsed = parse_event(event, TrainingJobStateChange)
-    copy = json.loads(json.dumps(event))
-    with parsed_already(event, TrainingJobStateChange, parsed):
-        # The very object, with the same model: what the caller parsed, not a new validation
-        assert parse_event(event, TrainingJobStateChange) is parsed
-        # An equal event that is another object, or another model, is validated as usual
-        again = parse_event(copy, TrainingJobStateChange)
-        assert again is not parsed
-        assert again == parsed
-        with pytest.raises(RejectedEvent):
-            parse_event(event, TuningJobStateChange)
-    # Outside, nothing is remembered
-    assert parse_event(event, TrainingJobStateChange) is not parsed
+    # The parsed model itself, with its own model: returned, not validated again
+    assert parse_event(parsed, TrainingJobStateChange) is parsed
+    # An equal event as a dict is validated as usual; another model rejects the parsed one
+    again = parse_event(json.loads(json.dumps(event)), TrainingJobStateChange)
+    assert again is not parsed
+    assert again == parsed
+    with pytest.raises(RejectedEvent):
+        parse_event(parsed, TuningJobStateChange)

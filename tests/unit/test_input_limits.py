@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tests.conftest import load_event
+from tuning_governor.app.envelope import parse_event
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.limits import clean_tags, dynamodb_number_problem, tag_problem
 from tuning_governor.models.sagemaker import TrainingJob, TuningJob
 from tuning_governor.policy import Policy
-from tuning_governor.service import parse_event
 
 Mutation = Callable[[dict[str, Any]], None]
 HUGE = 10**40  # 41 digits: boto3's serializer raises decimal.Rounded

@@ -15,14 +15,14 @@ Each run (rate set in template.yaml, default 5 minutes):
    entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call;
 4b. finishes the decisions a failed, never-retried invocation left pending (stop or a report not yet
    done) for longer than a sweep interval: one Query on gsi1 (``STEP#pending``) and no SageMaker call
-   beyond a stop still to be made (guard.resume_stale);
+   beyond a stop still to be made (governance.actions.resume_stale);
 5. refreshes warm pools (ceil(training jobs modified in the last 7 hours / 100) list calls: a pool is
    Available for at most the longest keep-alive after its job last changed; plus one Describe per new
    pool) and writes the capacity snapshot (usage per instance type, and the limits that apply).
 SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, never with trials nor with the
 account's training-job history.
 
-Between sweeps, ``run_budget_check`` judges one job at the moment its running trials were projected
+Between sweeps, ``app.budget_check.run_budget_check`` judges one job at the moment its running trials were projected
 to bring it to its budget (a one-time schedule asked for by an earlier judgement; adapters.checks).
 """
 
@@ -33,15 +33,15 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict, ValidationError
 
-from tuning_governor.adapters.checks import CHECK_KEY
-from tuning_governor.errors import Disposition, GovernorError, RejectedEvent
+from tuning_governor.app.finalise import finalise_and_report
+from tuning_governor.app.wiring import Services
+from tuning_governor.errors import Disposition, GovernorError
+from tuning_governor.governance.actions import resume_stale
+from tuning_governor.governance.admission import reconcile_ledger
 from tuning_governor.governance.capacity import total
-from tuning_governor.guard import govern, reconcile_ledger, resume_stale
-from tuning_governor.models.limits import TuningJobName
+from tuning_governor.governance.engine import govern
 from tuning_governor.observability import logger, metrics
-from tuning_governor.service import Services, finalise_and_report, handle_errors
 
 RUNNING = ("InProgress", "Stopping")
 
@@ -164,6 +164,8 @@ def run_sweep(services: Services) -> dict[str, Any]:
 #: ResourceConfigForUpdate: 21,600 s in its model; the developer guide still says 3,600 s). A pool is
 #: Available from its job's end (or a keep-alive update, which modifies the job) for at most that long.
 MAX_KEEP_ALIVE = timedelta(seconds=21_600)
+
+
 #: Clock skew and the time between a job's last change and its pool becoming Available.
 WARM_POOL_MARGIN = timedelta(hours=1)
 
@@ -180,26 +182,3 @@ def _refresh_warm_pools(services: Services, team_of: Any, now: datetime) -> None
         services.store.set_warm_pool(job, team=team_of(job.tags))
     for name in sorted(known - available):
         services.store.release_warm_pool(name)
-
-
-class _BudgetCheck(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    job: TuningJobName
-
-
-def run_budget_check(event: Any, services: Services) -> dict[str, Any]:
-    """Judge one job now, as a sweep would (from the table only): the one-time check scheduled at the
-    projected budget crossing. ``event`` is ``{"budget_check": {"job": <name>, ...}}``; anything else
-    is rejected with a reason (metric ``RejectedEvents``), never retried."""
-
-    def run() -> dict[str, Any]:
-        body = event.get(CHECK_KEY) if isinstance(event, dict) else None
-        try:
-            check = _BudgetCheck.model_validate(body)
-        except ValidationError as exc:
-            raise RejectedEvent(f"not a budget check: {exc.errors()[0]['msg']}") from None
-        decisions = govern("sweep", check.job.lower(), services.clock(), services)
-        return {"outcome": "checked", "job": check.job, "decisions": decisions}
-
-    return handle_errors("budget check", event, run)

@@ -1,0 +1,248 @@
+"""Use case: a finished tuning job summarised, its missing trials recorded, its summary reported
+(once per channel, held back while trials are missing, corrected once if its cost moves)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from tuning_governor.adapters.table_items import job_partition
+from tuning_governor.app.trial_records import build_trial_record
+from tuning_governor.app.wiring import Services
+from tuning_governor.breakdowns import team_spent
+from tuning_governor.domain.reports import corrected_report, summary_report
+from tuning_governor.domain.summary import summarise
+from tuning_governor.errors import TransientError
+from tuning_governor.governance.engine import judge_ended
+from tuning_governor.governance.spend import running_trials
+from tuning_governor.governance.trials import record_trial, trial_objective
+from tuning_governor.models.records import JobSummary, TrialRecord
+from tuning_governor.models.sagemaker import (
+    TRAINING_TERMINAL,
+    TUNING_TERMINAL,
+    TrialSummary,
+    TuningJob,
+)
+from tuning_governor.observability import metrics
+from tuning_governor.reporting import all_delivered, deliver
+
+#: How long after its tuning job ended a summary report waits for trials SageMaker lists as finished
+#: but the governor could not record yet (judged by the sweep); then it goes out naming them.
+REPORT_GRACE = timedelta(minutes=30)
+
+
+#: A summary whose cost moves by more than this after its report went out is reported again, once.
+CORRECTION_THRESHOLD = Decimal("0.01")
+
+
+#: How long after its job ended the sweep keeps trying to record a summary's missing trials.
+GAPS_GIVE_UP = timedelta(days=1)
+
+
+def record_missing_trials(
+    job: TuningJob,
+    trials: list[TrialSummary],
+    records: list[TrialRecord],
+    meta: dict[str, Any] | None,
+    *,
+    region: str,
+    services: Services,
+) -> list[str]:
+    """Record the trials SageMaker lists as finished that have no trial record (their event was lost or
+    is still on its way): one DescribeTrainingJob each, through the same conditional write as a trial
+    event, so a late real event of the same trial is a duplicate. In order of their end, as events would
+    have come. ``meta`` is the job item as read (None: none yet); each trial recorded carries it forward
+    as written, so no trial reads it again. Returns the trials recorded; a trial Describe does not show
+    finished yet is left out."""
+    recorded = {r.training_job_name.lower() for r in records}
+    latest = datetime.max.replace(tzinfo=UTC)
+    missing = sorted(
+        (
+            t
+            for t in trials
+            if t.training_job_status in TRAINING_TERMINAL and t.training_job_name.lower() not in recorded
+        ),
+        key=lambda t: (t.training_end_time or latest, t.training_job_name),
+    )
+    if not missing:
+        return []
+    policy = services.policy()
+    catalog = services.price_catalog(policy)
+    added: list[str] = []
+    for trial in missing:
+        described = services.sagemaker.describe_training_job(trial.training_job_name)
+        if described.status not in TRAINING_TERMINAL or described.tuning_job_key != job.key:
+            continue
+        team = (meta or {}).get("team") or policy.team_of(job.tags)
+        services.store.set_warm_pool(described, team=team)
+        objective = trial_objective(meta, described)
+        record = build_trial_record(
+            described,
+            job_key=job.key,
+            region=region,
+            objective_name=objective.metric if objective else (meta or {}).get("objective_name"),
+            catalog=catalog,
+            event_id=f"finaliser:{described.name}",
+            event_time=described.training_end_time or services.clock(),
+        )
+        written = record_trial(record, described, meta, team=team, services=services, catalog=catalog)
+        if written is not None:
+            meta = written
+            added.append(described.name)
+            metrics.add_metric(name="TrialsRecoveredAtFinalise", unit=MetricUnit.Count, value=1)
+    return added
+
+
+@dataclass(frozen=True)
+class Finalised:
+    """A finalisation: the summary stored, the job as described, the trials it recorded itself, and
+    the job item and decision rows as read (after any trial it recorded and decision it made)."""
+
+    summary: JobSummary
+    job: TuningJob
+    recovered: list[str]
+    late_decisions: list[dict[str, Any]]
+    meta: dict[str, Any]
+    decisions: list[dict[str, Any]]
+
+
+def read_job(job_key: str, services: Services) -> tuple[dict[str, Any], list[TrialRecord], list[dict[str, Any]]]:
+    """The job item, its trial records and its decision rows, in one consistent read of its partition."""
+    meta, trials, decisions = job_partition(services.store.items(job_key))
+    return meta or {}, [TrialRecord.model_validate(item) for item in trials], decisions
+
+
+def finalise_job(
+    job_name: str, *, region: str, event_tags: dict[str, str], services: Services, judge: bool = False
+) -> Finalised:
+    """Summarise a finished job and store it: 1 Describe + ceil(trials / 100) List calls, plus one
+    DescribeTrainingJob per trial listed as finished but not recorded (recorded now, see
+    :func:`record_missing_trials`). Trials recorded here, or ``judge``, or a late decision left pending
+    make the trial rules judge the ended job (:func:`judge_ended`). Idempotent."""
+    described = services.sagemaker.describe_tuning_job(job_name)
+    if described.status not in TUNING_TERMINAL:
+        raise TransientError(f"DescribeHyperParameterTuningJob still says {described.status}")
+    meta, records, decisions = read_job(described.key, services)
+    tags = event_tags or dict(meta.get("tags") or {})
+    job = described.model_copy(update={"tags": tags})
+    trials = services.sagemaker.list_trials(job.name)
+    recovered = record_missing_trials(job, trials, records, meta or None, region=region, services=services)
+    if recovered:
+        meta, records, decisions = read_job(job.key, services)
+    stop_requested = meta.get("stop_requested_at")
+    stopping = meta.get("stopping_at")
+    summary = summarise(
+        job,
+        trials,
+        records,
+        region=region,
+        team_tag=services.policy().team_tag,
+        owner_tag=services.settings.owner_tag,
+        now=services.clock(),
+        stop_requested_at=datetime.fromisoformat(stop_requested) if stop_requested else None,
+        stopping_at=datetime.fromisoformat(stopping) if stopping else None,
+    )
+    services.store.write_summary(summary)
+    leftover = [trial.trial for trial in running_trials(meta)]
+    if leftover:
+        # Trials whose terminal event never came: the job has ended, so they accrue no more.
+        team = meta.get("team") or services.policy().team_of(tags)
+        services.store.forget_running(job.key, leftover, team=team)
+    late: list[dict[str, Any]] = []
+    pending = recovered or judge or any(d.get("state") == "pending" for d in decisions)
+    if pending:
+        late = judge_ended(job.key, job.end_time or services.clock(), services)
+        decisions = services.store.decisions(job.key)
+    return Finalised(summary=summary, job=job, recovered=recovered, late_decisions=late, meta=meta, decisions=decisions)
+
+
+def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services: Services) -> JobSummary:
+    """Summarise a finished job and store it (see :func:`finalise_job`); nothing is reported."""
+    return finalise_job(job_name, region=region, event_tags=event_tags, services=services).summary
+
+
+def decision_lines(decisions: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """A job's finished decisions as a summary report lists them: (rule, verdict, action)."""
+    return sorted(
+        (str(d.get("rule")), str(d.get("verdict")), str(d.get("action"))) for d in decisions if d.get("state") == "done"
+    )
+
+
+def report_summary(done: Finalised, services: Services) -> dict[str, str]:
+    """Report a finalised job's summary, once per channel, when it is complete; or, when trials listed
+    as finished are still unrecorded, once :data:`REPORT_GRACE` after the job ended (the sweep judges
+    that), naming them. A summary whose cost has moved by more than :data:`CORRECTION_THRESHOLD` since
+    its report went out gets one ``summary-corrected`` report (once per channel).
+
+    Returns the delivery result per channel (``waiting-for-trials`` while the report is held back).
+    A job keeps a ``GAPS`` item, for the sweep, while trials are unrecorded or its first report is not
+    yet out on every channel (a channel still ``in-flight``: another attempt's claim, taken again
+    once stale); the item is written before the report is sent, so an invocation that fails for good
+    in between still leaves the sweep something to finish. Both give up :data:`GAPS_GIVE_UP` after the
+    job ended.
+    """
+    summary, store, now = done.summary, services.store, services.clock()
+    ended = done.job.end_time or now
+    gaps = summary.unaccounted_trials
+    # As read by the finalisation: only set_summary_reported writes these, and only below.
+    meta = done.meta
+    reported_at = meta.get("summary_reported_at")
+    followed = (bool(gaps) or reported_at is None) and now - ended < GAPS_GIVE_UP
+    if followed:
+        store.mark_gaps(summary.job_key, job_name=summary.job_name, region=summary.region, ended_at=ended, missing=gaps)
+    else:
+        store.clear_gaps(summary.job_key)
+    if reported_at is None and gaps and now - ended < REPORT_GRACE:
+        metrics.add_metric(name="SummariesWaitingForTrials", unit=MetricUnit.Count, value=1)
+        return {notifier.channel: "waiting-for-trials" for notifier in services.notifiers}
+    decisions = decision_lines(done.decisions)
+    policy = services.policy()
+    member = policy.slack_member(summary.owner)
+    report = summary_report(summary, decisions, owner_member=member)
+    channels = deliver(report, store, services.notifiers_for(report, policy), services.clock)
+    if reported_at is None:
+        if all_delivered(channels):
+            store.set_summary_reported(summary.job_key, summary.cost.priced_cost_usd, now)
+            team_spent(summary.team, summary.cost.priced_cost_usd)  # once per job: the dashboard's spend by team
+            if followed and not gaps:
+                store.clear_gaps(summary.job_key)  # written above for this report only
+        return channels
+    reported = Decimal(str(meta.get("summary_reported_usd") or 0))
+    if abs(summary.cost.priced_cost_usd - reported) > CORRECTION_THRESHOLD:
+        correction = corrected_report(summary, reported, decisions, owner_member=member)
+        corrected = deliver(correction, store, services.notifiers_for(correction, policy), services.clock)
+        channels |= {f"{channel}-corrected": result for channel, result in corrected.items()}
+        metrics.add_metric(name="SummariesCorrected", unit=MetricUnit.Count, value=1)
+    return channels
+
+
+def refinalise(
+    job_key: str, meta: dict[str, Any] | None, *, region: str, services: Services, judge: bool = False
+) -> JobSummary:
+    """Recompute a finalised job's summary after late trial data (``judge``: a trial was recorded, so
+    the trial rules judge the ended job), then report it if it was waiting for this trial, or correct
+    its report once if the cost moved."""
+    meta = meta or {}
+    done = finalise_job(
+        str(meta.get("job_name") or job_key),
+        region=region,
+        event_tags=dict(meta.get("tags") or {}),
+        services=services,
+        judge=judge,
+    )
+    report_summary(done, services)
+    return done.summary
+
+
+def finalise_and_report(
+    job_name: str, *, region: str, tags: dict[str, str], services: Services
+) -> tuple[JobSummary, dict[str, str]]:
+    """Finalise, then report the summary once per channel (the tuning handler and the sweep share this);
+    see :func:`report_summary` for when it is held back or corrected."""
+    done = finalise_job(job_name, region=region, event_tags=tags, services=services)
+    metrics.add_metric(name="JobsFinalised", unit=MetricUnit.Count, value=1)
+    return done.summary, report_summary(done, services)

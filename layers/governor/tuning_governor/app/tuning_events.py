@@ -1,0 +1,86 @@
+"""Use case: a SageMaker HyperParameter Tuning Job State Change event (arrival, or the job's end)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
+from tuning_governor.app.finalise import finalise_and_report
+from tuning_governor.app.wiring import Services
+from tuning_governor.governance.engine import govern
+from tuning_governor.models.events import TuningJobStateChange
+from tuning_governor.models.sagemaker import (
+    TUNING_TERMINAL,
+    TuningJob,
+)
+from tuning_governor.observability import logger, metrics, tracer
+
+
+def complete_arrival_facts(job: TuningJob, services: Services) -> TuningJob:
+    """The job with what arrival is judged on, whatever the event carried.
+
+    AWS's documented tuning-job event has no HyperParameterTuningJobConfig (MaxParallel) and may have
+    no Tags: then one DescribeHyperParameterTuningJob (for the configuration and definitions) and one
+    ListTags (for the tags) complete it. The event's own status and times are kept, so ordering
+    against other events still goes by the event.
+    """
+    has_tags = "tags" in job.model_fields_set
+    if job.lacks_arrival_facts() or (not has_tags and not job.arn):
+        described = services.sagemaker.describe_tuning_job(job.name)
+        metrics.add_metric(name="ArrivalDescribes", unit=MetricUnit.Count, value=1)
+        job = job.model_copy(
+            update={
+                "config": described.config,
+                "training_job_definition": described.training_job_definition,
+                "training_job_definitions": described.training_job_definitions,
+                "arn": job.arn or described.arn,
+                "creation_time": job.creation_time or described.creation_time,
+            }
+        )
+    if not has_tags and job.arn:
+        job = job.model_copy(update={"tags": services.sagemaker.list_tags(job.arn)})
+    return job
+
+
+@tracer.capture_method
+def process_tuning_event(event: Any, services: Services) -> Outcome:
+    """InProgress/Stopping: record the job and its demand. Completed/Stopped/Failed: finalise and report."""
+
+    def run() -> Outcome:
+        parsed = parse_event(event, TuningJobStateChange)
+        job = parsed.detail
+        logger.append_keys(tuning_job=job.name)
+        if job.status in TUNING_TERMINAL:
+            summary, channels = finalise_and_report(job.name, region=parsed.region, tags=job.tags, services=services)
+            # The job holds no instances any more: its reservation goes back to the capacity ledger.
+            services.store.release_reservation(job.key)
+            return {"outcome": "finalised", "job": job.key, "status": summary.status, "reports": channels}
+        if job.status in {"Deleting", "DeleteFailed"}:
+            return {"outcome": "ignored", "reason": f"status {job.status}"}
+        job = complete_arrival_facts(job, services)
+        fresh = services.store.upsert_job(
+            job,
+            region=parsed.region,
+            team=services.policy().team_of(job.tags),
+            owner=job.tags.get(services.settings.owner_tag),
+            event_time=parsed.time,
+        )
+        if not fresh:
+            metrics.add_metric(name="StaleEvents", unit=MetricUnit.Count, value=1)
+            return {"outcome": "stale", "job": job.key, "status": job.status}
+        decisions: list[dict[str, Any]] = []
+        if job.status == "InProgress":
+            # Judged through the capacity ledger: a job already reserved, or whose decision is already
+            # claimed, is not judged again; a retry after a failure finishes what was started.
+            decisions = govern("arrival", job.key, parsed.time, services)
+        return {
+            "outcome": "recorded",
+            "job": job.key,
+            "status": job.status,
+            "demand": job.demand(),
+            "decisions": decisions,
+        }
+
+    return handle_errors("tuning", event, run)

@@ -1,0 +1,189 @@
+"""The composition root: the adapters a handler runs with (``default_services`` in Lambda; tests
+and the simulator build ``Services`` with fakes or moto-backed adapters)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from typing import Any
+
+import boto3
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
+from botocore.config import Config
+
+from tuning_governor.adapters.checks import CheckScheduler, SchedulerChecks
+from tuning_governor.adapters.clients import deferred
+from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_from_secret
+from tuning_governor.adapters.quotas import QuotaGateway
+from tuning_governor.adapters.sagemaker import SageMakerGateway
+from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.adapters.team_channels import TeamNotifiers
+from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
+from tuning_governor.domain.reports import Report
+from tuning_governor.observability import logger, metrics
+from tuning_governor.policy import Policy, PolicySource, policy_source
+from tuning_governor.ports import SageMaker, Store
+from tuning_governor.price_catalogs import StoredPrices
+from tuning_governor.routing import ChannelGrants, routing_warnings, team_channels
+from tuning_governor.settings import Settings, get_settings
+
+
+def _utcnow() -> datetime:
+    return datetime.now(tz=UTC)
+
+
+def _default_policy() -> Policy:
+    return Policy()
+
+
+@dataclass
+class Services:
+    """Everything a handler needs, injected: tests pass moto-backed or fake adapters."""
+
+    settings: Settings
+    sagemaker: SageMaker
+    store: Store
+    """The governor's table (the port; DynamoDB in Lambda, in memory offline)."""
+    notifiers: list[Notifier] = field(default_factory=list)
+    catalog: PriceCatalog = field(default_factory=bundled_catalog)
+    clock: Callable[[], datetime] = _utcnow
+    policy: Callable[[], Policy] = _default_policy
+    """The governance policy in force (cached by its loader; called once per event)."""
+    quotas: QuotaGateway | None = None
+    stored_prices: StoredPrices | None = None
+    """The refreshed catalogs in DynamoDB (None: trials are priced from ``catalog`` and the policy only)."""
+    checks: CheckScheduler | None = None
+    """Where one-time budget checks are scheduled (None: budgets are judged on events and sweeps only)."""
+    team_notifiers: TeamNotifiers | None = None
+    """The teams' own channels (None: every report goes to ``notifiers`` only)."""
+    grants: ChannelGrants = field(default_factory=ChannelGrants)
+    """Which team secrets and topics the stack may use (see ``tuning_governor.routing``)."""
+
+    def notifiers_for(self, report: Report, policy: Policy) -> list[Notifier]:
+        """Every channel ``report`` goes to: the default ones (always), then its team's own, if the
+        policy names them and the stack grants them (``routing.team_channels``)."""
+        if self.team_notifiers is None:
+            return list(self.notifiers)
+        team = [self.team_notifiers.notifier(channel) for channel in team_channels(report, policy, self.grants)]
+        return [*self.notifiers, *team]
+
+    def price_catalog(self, policy: Policy) -> PriceCatalog:
+        """The prices in force, first found wins: the refreshed catalog in DynamoDB, then ``catalog`` (the
+        bundled one), then the policy's per-region and all-region ``prices``; see domain.pricing."""
+        catalog = self.catalog
+        stored = self.stored_prices.catalog() if self.stored_prices is not None else None
+        if stored is not None:
+            catalog = stored.over(catalog)
+        return catalog.with_policy_prices(policy.price_overrides(), policy.regional_prices())
+
+
+def policy_loader(source: PolicySource, grants: ChannelGrants | None = None) -> Callable[[], Policy]:
+    """The policy in force for each event; a rejected policy update is counted once, never fatal.
+
+    With ``grants``, each new policy text's team channels the stack does not grant are logged once as a
+    warning (``routing_warnings``): those channels are not used, the team's reports go to the default ones.
+    """
+    warned: set[str] = set()
+
+    def current() -> Policy:
+        loaded = source.load()
+        if loaded.error is not None:
+            metrics.add_metric(name="PolicyErrors", unit=MetricUnit.Count, value=1)
+        if grants is not None and loaded.digest not in warned:
+            warned.add(loaded.digest)
+            problems = routing_warnings(loaded.policy, grants)
+            if problems:
+                logger.warning(
+                    "policy names team channels the stack does not grant",
+                    extra={
+                        "policy_source": loaded.source,
+                        "policy_digest": loaded.digest[:12],
+                        "warnings": [f"{path}: {message}" for path, message in problems],
+                    },
+                )
+        return loaded.policy
+
+    return current
+
+
+def channel_grants(settings: Settings) -> ChannelGrants:
+    """The team channels the deployment grants (its prefixes), in its own account and region."""
+    return ChannelGrants(
+        slack_secret_prefix=settings.slack_secret_prefix,
+        topic_prefix=settings.team_topic_prefix,
+        region=settings.region,
+        account=settings.account_id,
+    )
+
+
+def slack_from_secret(secret_arn: str, secrets_client: Any, *, max_age: int = 300) -> SlackNotifier:
+    """A Slack notifier whose webhook URL is read (and cached) through Powertools Parameters."""
+    provider = SecretsProvider(boto3_client=secrets_client)
+    return SlackNotifier(webhook_from_secret(provider, secret_arn, max_age=max_age))
+
+
+@cache
+def default_services() -> Services:
+    """Adapters for Lambda, built on first use and reused while the execution environment lives."""
+    settings = get_settings()
+    # Standard retry mode backs off on throttling before an error reaches the governor.
+    retrying = Config(retries={"mode": "standard", "max_attempts": 5})
+    notifiers: list[Notifier] = []
+    sns = deferred(lambda: boto3.client("sns", config=retrying)) if settings.topic_arn else None
+    if sns is not None:
+        notifiers.append(SnsNotifier(sns, settings.topic_arn))
+    if settings.slack_secret_arn:
+        notifiers.append(
+            slack_from_secret(
+                settings.slack_secret_arn,
+                deferred(lambda: boto3.client("secretsmanager", config=retrying)),
+                max_age=settings.secret_max_age_seconds,
+            )
+        )
+    ssm = SSMProvider(boto3_client=boto3.client("ssm", config=retrying)) if settings.policy_parameter else None
+    source = policy_source(
+        parameter=settings.policy_parameter,
+        file=settings.policy_file,
+        ssm=ssm,
+        max_age_seconds=settings.policy_max_age_seconds,
+    )
+    grants = channel_grants(settings)
+    team_notifiers = None
+    if grants.slack_secret_prefix or grants.topic_prefix:
+        # Clients made when a team channel is first used (the SNS client shared with the default topic).
+        team_notifiers = TeamNotifiers(
+            sns_client=lambda: sns if sns is not None else boto3.client("sns", config=retrying),
+            secrets_client=lambda: boto3.client("secretsmanager", config=retrying),
+            secret_max_age=settings.secret_max_age_seconds,
+        )
+    store = GovernorStore(
+        boto3.client("dynamodb", config=retrying),
+        settings.table_name,
+        trial_retention_days=settings.trial_retention_days,
+    )
+    return Services(
+        settings=settings,
+        sagemaker=SageMakerGateway(boto3.client("sagemaker", config=retrying)),
+        store=store,
+        stored_prices=StoredPrices(store, clock=_utcnow, ttl=timedelta(seconds=settings.price_cache_seconds)),
+        notifiers=notifiers,
+        team_notifiers=team_notifiers,
+        grants=grants,
+        policy=policy_loader(source, grants),
+        quotas=QuotaGateway(
+            deferred(lambda: boto3.client("service-quotas", config=retrying)),
+            clock=_utcnow,
+            ttl=timedelta(seconds=settings.quota_cache_seconds),
+        ),
+        checks=SchedulerChecks(
+            lambda: boto3.client("scheduler", config=retrying),
+            group=settings.budget_check_group,
+            target_arn=settings.budget_check_target_arn,
+            role_arn=settings.budget_check_role_arn,
+        )
+        if settings.budget_check_target_arn and settings.budget_check_role_arn
+        else None,
+    )

@@ -1,0 +1,157 @@
+"""What a claimed decision does, each step once: the stop, then its report on every channel."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from tuning_governor.breakdowns import rule_decided, rule_stopped
+from tuning_governor.domain.reports import decision_report
+from tuning_governor.errors import GovernorError
+from tuning_governor.governance import grace
+from tuning_governor.governance.facts import JobFacts
+from tuning_governor.governance.ports import EngineServices
+from tuning_governor.governance.rules import Decision
+from tuning_governor.observability import logger, metrics
+from tuning_governor.policy import Policy
+from tuning_governor.reporting import all_delivered, deliver
+
+
+def enforce(decision: Decision, tags: dict[str, str], policy: Policy, services: EngineServices) -> tuple[str, str]:
+    """What a claimed decision does to its job: stop it (enforce), or only say so. (action, detail).
+
+    Makes the stop call only; the caller records the step (``record_stop``)."""
+    if decision.verdict == grace.GRACE:
+        stop_at = decision.numbers.get("stop_at")
+        if policy.mode != "enforce":
+            return grace.GRACE, f"monitor mode: would stop at {stop_at} if the breach still holds"
+        return grace.GRACE, f"will stop at {stop_at} if the breach still holds"
+    if decision.verdict != "breach":
+        return "warned", "reported only"
+    if policy.is_exempt(tags):
+        return "exempt", f"tag {policy.exempt_tag}=true; would have stopped"
+    if policy.mode != "enforce":
+        return "would-stop", "monitor mode: no stop call made"
+    result = services.sagemaker.stop_tuning_job(decision.job_name)
+    stopping = result in {"stop-requested", "already-stopping"}
+    metrics.add_metric(name="JobsStopped", unit=MetricUnit.Count, value=1)
+    rule_stopped(decision.rule)
+    return ("stopped" if stopping else result), result
+
+
+def stop_step(
+    decision: Decision, stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: EngineServices
+) -> tuple[str, str]:
+    """The decision's stop step, once: the action a failed attempt already recorded, or enforce and
+    record it now. Only a stop that took effect marks the job (``stop_requested_at``): it separates
+    our stop from early stopping."""
+    if stored.get("action") is not None:
+        return str(stored["action"]), str(stored.get("action_detail") or "")
+    action, detail = enforce(decision, tags, policy, services)
+    services.store.record_decision_action(
+        decision, action, detail, stop_requested_at=decision.at if action == "stopped" else None
+    )
+    return action, detail
+
+
+def resume_decision(
+    stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: EngineServices
+) -> dict[str, Any]:
+    """Carry out a claimed decision's steps from its stored row, each once: the stop, then its report
+    on every channel (built from the stored action, detail and figures, so a retry sends what the
+    first attempt would have). The decision is done only when every step is; a channel that fails
+    raises ``DeliveryFailed`` (the event is retried) and one still in flight leaves it pending for
+    the sweep (``resume_stale``)."""
+    decision = Decision.model_validate(stored | {"job_key": str(stored["pk"]).removeprefix("JOB#")})
+    mode = str(stored.get("mode") or policy.mode)
+    fresh = stored.get("action") is None
+    action, detail = stop_step(decision, stored, tags, policy, services)
+    if fresh:
+        metrics.add_metric(name="Decisions", unit=MetricUnit.Count, value=1)
+        rule_decided(decision.rule)
+        logger.info(
+            "governance decision",
+            extra={
+                "rule": decision.rule,
+                "verdict": decision.verdict,
+                "mode": mode,
+                "action": action,
+                "job": decision.job_name,
+            },
+        )
+    delivered = True
+    if stored.get("own_report", True):
+        owner = tags.get(services.settings.owner_tag)
+        report = decision_report(
+            rule=decision.rule,
+            verdict=decision.verdict,
+            job_key=decision.job_key,
+            job_name=decision.job_name,
+            team=decision.team,
+            message=decision.message,
+            numbers=decision.numbers,
+            at=decision.at.isoformat(),
+            mode=mode,
+            action=action,
+            detail=detail,
+            owner=owner,
+            owner_member=policy.slack_member(owner),
+        )
+        delivered = all_delivered(
+            deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
+        )
+    if delivered:
+        services.store.finish_decision(decision, action, detail)
+    outcome = {"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "action": action, "at": decision.at}
+    return outcome if delivered else outcome | {"pending": True}
+
+
+def act(decision: Decision, job: JobFacts, policy: Policy, services: EngineServices) -> dict[str, Any]:
+    """Claim the decision once, then carry out its steps (stop, reports); a retry resumes them."""
+    stored = services.store.open_decision(decision, policy.mode, services.clock())
+    if stored is None:
+        return {
+            "rule": decision.rule,
+            "verdict": decision.verdict,
+            "mode": policy.mode,
+            "action": "already-decided",
+            "at": decision.at,
+        }
+    return resume_decision(stored, job.tags, policy, services)
+
+
+def resume_job(job_key: str, meta: dict[str, Any] | None, services: EngineServices) -> list[dict[str, Any]]:
+    """Finish the steps a failed attempt left pending on one job's decisions (a redelivered event's
+    first move: whatever it then judges, what was started is finished first)."""
+    pending = services.store.pending_decisions(job_key)
+    if not pending:
+        return []
+    policy = services.policy()
+    tags = {str(k): str(v) for k, v in ((meta or {}).get("tags") or {}).items()}
+    return [resume_decision(stored, tags, policy, services) for stored in pending]
+
+
+# A step pending this long was left by an attempt that failed and was not retried (or whose claim on
+# a channel lapsed): one sweep interval, and the delivery claim timeout.
+STEP_TIMEOUT = timedelta(minutes=5)
+
+
+def resume_stale(services: EngineServices, now: datetime) -> list[dict[str, Any]]:
+    """The sweep's pass over decisions left pending longer than ``STEP_TIMEOUT`` (one gsi1 Query, one
+    GetItem per job for its tags). A failure on one is logged and counted; the others still resume."""
+    outcomes: list[dict[str, Any]] = []
+    policy = services.policy()
+    for stored in services.store.stale_pending_decisions(now - STEP_TIMEOUT):
+        job_key = str(stored["pk"]).removeprefix("JOB#")
+        try:
+            meta = services.store.get_job(job_key) or {}
+            tags = {str(k): str(v) for k, v in (meta.get("tags") or {}).items()}
+            outcome = resume_decision(stored, tags, policy, services)
+        except GovernorError as exc:
+            metrics.add_metric(name="StepResumeFailures", unit=MetricUnit.Count, value=1)
+            logger.warning("pending decision not finished", extra={"job": job_key, "error": type(exc).__name__})
+            continue
+        outcomes.append(outcome | {"job": job_key})
+    return outcomes

@@ -1,0 +1,174 @@
+"""Admission: a job's arrival judged through the capacity ledger, and the sweep's reconciliation of
+that ledger with what SageMaker runs."""
+
+from __future__ import annotations
+
+import random
+import time
+from datetime import datetime, timedelta
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from tuning_governor.errors import TransientError
+from tuning_governor.governance import spend
+from tuning_governor.governance.actions import act
+from tuning_governor.governance.capacity import Ledger, Quota, Reservation, capacity_facts, first_fit
+from tuning_governor.governance.facts import CapacityFacts, JobFacts
+from tuning_governor.governance.job import iso_time, job_facts
+from tuning_governor.governance.ports import EngineServices
+from tuning_governor.governance.rules import Decision, registry
+from tuning_governor.observability import metrics
+from tuning_governor.policy import Policy
+
+
+def _capacity(job: JobFacts, policy: Policy, services: EngineServices, ledger: Ledger | None = None) -> CapacityFacts:
+    """What others hold and the limits for every type the job's plans may use.
+
+    Tuning jobs are counted by their reservations in the capacity ledger (read by the caller, whose
+    commit is conditional on it); standalone training jobs and warm pools from their own items.
+    """
+    plans = job.admission_plans()
+    on_demand_types = sorted({t for plan in plans for t in plan.on_demand})
+    spot_types = sorted({t for plan in plans for t in plan.spot})
+    gateway = services.quotas
+    quotas: dict[str, Quota | None] = {t: gateway.training_quota(t) if gateway else None for t in on_demand_types}
+    spot_quotas: dict[str, Quota | None] = {t: gateway.spot_training_quota(t) if gateway else None for t in spot_types}
+    team_limits: dict[str, int] = {}
+    if job.team:
+        for itype in sorted(set(on_demand_types) | set(spot_types)):
+            limit = policy.team_limit(job.team, itype)
+            if limit is not None:
+                team_limits[itype] = limit
+    holders = services.store.holders(tuning_jobs=ledger is None)
+    if ledger is not None:
+        holders = ledger.holders() + holders
+    return capacity_facts(
+        job_key=job.job_key,
+        team=job.team,
+        demand=dict.fromkeys(on_demand_types, 0),
+        holders=holders,
+        policy_quotas=policy.quotas,
+        service_quotas=quotas,
+        team_limits=team_limits,
+        spot_demand=spot_types,
+        policy_spot_quotas=policy.spot_quotas,
+        spot_service_quotas=spot_quotas,
+        total_quota=gateway.total_training_quota() if gateway and on_demand_types else None,
+        spot_total_quota=gateway.total_spot_training_quota() if gateway and spot_types else None,
+    )
+
+
+# Conflicts on the ledger mean other arrivals committed first; each retry re-reads and re-judges.
+ADMISSION_ATTEMPTS = 40
+
+
+RELEASE_GRACE = timedelta(minutes=5)
+
+
+def admit(facts: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
+    """Judge a job's arrival through the capacity ledger, serialized with every other arrival.
+
+    Read the ledger, judge the job against it (plans in priority order), and commit on the
+    condition that the ledger is unchanged: a job that fits is reserved on the first plan that
+    fits; one that does not is not reserved (unless it keeps running: monitor mode or exempt) and its
+    breach decision is claimed in the same transaction. A conflict means another arrival or release
+    committed first: read and judge again. So the outcome is that of judging the arrivals one after
+    the other in ledger commit order. The commit is the durable mark of the judgement: a retried
+    event finds the job reserved (nothing to do) or its decision claimed (finish acting on it).
+    """
+    rule = registry.get("concurrency")
+    for attempt in range(ADMISSION_ATTEMPTS):
+        ledger = services.store.read_ledger()
+        if facts.job_key in ledger.reservations:
+            return []
+        claimed = services.store.get_decision(facts.job_key, rule.name, "breach")
+        if claimed is not None:
+            return [act(Decision.model_validate(claimed | {"job_key": facts.job_key}), facts, policy, services)]
+        plans = facts.admission_plans()
+        capacity = _capacity(facts, policy, services, ledger)
+        decision = rule.evaluate(policy, facts, capacity)
+        chosen, _ = first_fit(plans, facts.team, capacity)
+        keeps_running = policy.mode != "enforce" or policy.is_exempt(facts.tags)
+        reservation = None
+        if chosen is not None or keeps_running:
+            plan = plans[chosen if chosen is not None else 0]
+            reservation = Reservation.for_plan(
+                facts.job_key,
+                facts.team,
+                plan,
+                facts.max_parallel,
+                iso_time(facts.now),
+                over_limit=chosen is None,
+                version=ledger.version + 1,
+            )
+        if decision is not None:
+            # The judgement's place in the commit order, for the audit trail.
+            numbers = decision.numbers | {"ledger_version": ledger.version + 1}
+            decision = decision.model_copy(update={"numbers": numbers})
+        claim = (decision, policy.mode, services.clock()) if decision is not None else None
+        outcome = services.store.commit_admission(ledger.version, facts.job_key, reservation, claim)
+        if outcome == "committed":
+            if decision is None:
+                metrics.add_metric(name="JobsAdmitted", unit=MetricUnit.Count, value=1)
+                return []
+            return [act(decision, facts, policy, services)]
+        if outcome == "decided":
+            continue  # a retry of this event claimed it first: the next pass acts on its claim
+        metrics.add_metric(name="LedgerConflicts", unit=MetricUnit.Count, value=1)
+        time.sleep(random.uniform(0, 0.002 * 2 ** min(attempt, 6)))  # noqa: S311 - jitter, not crypto
+    raise TransientError(f"capacity ledger contended {ADMISSION_ATTEMPTS} times; the event will be retried")
+
+
+def running_shapes(meta: dict[str, Any]) -> list[tuple[dict[str, int], bool]]:
+    """The instances (and market) of each trial the job item records as running (its ``running``
+    map, kept by the training-event path), for re-counting the job's reservation."""
+    return [(dict(trial.instances), trial.spot) for trial in spend.running_trials(meta) if trial.instances]
+
+
+def reconcile_ledger(
+    services: EngineServices,
+    *,
+    live: set[str],
+    listed_at: datetime,
+    jobs: dict[str, dict[str, Any]],
+    adopt: set[str],
+    attempts: int = 5,
+) -> dict[str, list[str]]:
+    """The sweep's pass over the capacity ledger, against what SageMaker lists as running (``live``).
+
+    Releases reservations of jobs no longer running (their terminal event was lost); adopts jobs the
+    sweep discovered running without an arrival (their reservation is their first plan, counted as
+    it runs); re-counts every reservation whose job item records running trials from the types those
+    trials actually use. One conditional write, retried on conflict. A reservation made less than
+    ``RELEASE_GRACE`` before SageMaker was listed (``listed_at``) is kept until a later sweep.
+    """
+    changes: dict[str, list[str]] = {"released": [], "adopted": [], "recounted": []}
+    for attempt in range(attempts):
+        ledger = services.store.read_ledger()
+        # SageMaker's list may lag a job that has just started: only older reservations are released.
+        listed = iso_time(listed_at - RELEASE_GRACE)
+        remove = sorted(k for k, r in ledger.reservations.items() if k not in live and r.created < listed)
+        put: dict[str, Reservation] = {}
+        for key in sorted(adopt - set(ledger.reservations)):
+            meta = jobs.get(key) or services.store.get_job(key)
+            if meta is None:
+                continue
+            facts = job_facts(meta, now=services.clock(), policy=services.policy())
+            plans = [p for p in facts.admission_plans() if p.on_demand or p.spot]
+            if plans:
+                put[key] = Reservation.for_plan(key, facts.team, plans[0], facts.max_parallel, iso_time(facts.now))
+        for key, reservation in sorted(ledger.reservations.items()):
+            meta = jobs.get(key)
+            if key in remove or meta is None or "running" not in meta:
+                continue
+            recounted = reservation.recounted(running_shapes(meta))
+            if recounted.on_demand != reservation.on_demand or recounted.spot != reservation.spot:
+                put[key] = recounted
+        if services.store.update_reservations(ledger.version, put, remove):
+            changes["released"] = remove
+            changes["adopted"] = sorted(k for k in put if k not in ledger.reservations)
+            changes["recounted"] = sorted(k for k in put if k in ledger.reservations)
+            return changes
+        time.sleep(random.uniform(0, 0.01 * 2**attempt))  # noqa: S311 - jitter, not crypto
+    raise TransientError("capacity ledger contended during the sweep")

@@ -1,0 +1,53 @@
+"""One-time judgements asked for: at a projected budget crossing or the end of a grace period."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from tuning_governor.errors import GovernorError
+from tuning_governor.governance.facts import JobFacts
+from tuning_governor.governance.job import iso_time
+from tuning_governor.governance.ports import EngineServices
+from tuning_governor.governance.rules import BudgetRule
+from tuning_governor.observability import logger, metrics
+from tuning_governor.policy import Policy
+
+
+def budget_check_time(facts: JobFacts, policy: Policy, services: EngineServices) -> list[datetime]:
+    """When the job's burn brings it to a budget breach, if within the horizon (a later crossing is
+    re-estimated by the sweeps, since the burn changes as trials start and end)."""
+    at = BudgetRule.check_at(policy, facts)
+    if at is None or at - facts.now > timedelta(seconds=services.settings.budget_check_horizon_seconds):
+        return []
+    return [at]
+
+
+def schedule_check(facts: JobFacts, meta: dict[str, Any], at: datetime | None, services: EngineServices) -> None:
+    """Ask for one more judgement of the job at ``at``: a projected budget crossing, or the end of a
+    breach's grace period (one schedule per job: the earliest wins; that judgement asks for the next).
+
+    Rounded up to the whole minute (a check never comes before the moment it is for), and only when
+    that time differs from the one already asked for, so an unchanged estimate costs no call. A failure
+    is logged and counted: the sweep still judges the job.
+    """
+    if services.checks is None or at is None:
+        return
+    at = _minute_ceiling(max(at, facts.now + timedelta(seconds=1)))
+    if meta.get("budget_check_at") == iso_time(at):
+        return
+    try:
+        services.checks.schedule(facts.job_key, facts.job_name, at)
+        services.store.set_budget_check(facts.job_key, at)
+    except GovernorError as exc:
+        metrics.add_metric(name="BudgetCheckFailures", unit=MetricUnit.Count, value=1)
+        logger.warning("budget check not scheduled", extra={"job": facts.job_name, "error": type(exc).__name__})
+        return
+    logger.info("budget check scheduled", extra={"job": facts.job_name, "at": iso_time(at)})
+
+
+def _minute_ceiling(at: datetime) -> datetime:
+    floor = at.replace(second=0, microsecond=0)
+    return floor if floor == at else floor + timedelta(minutes=1)

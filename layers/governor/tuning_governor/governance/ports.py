@@ -1,0 +1,49 @@
+"""What the engine needs from the application's services, named here so governance never imports the
+application layer: ``app.wiring.Services`` satisfies it structurally (as does any test double)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from tuning_governor.adapters.checks import CheckScheduler
+    from tuning_governor.adapters.notifiers import Notifier
+    from tuning_governor.domain.pricing import PriceCatalog
+    from tuning_governor.domain.reports import Report
+    from tuning_governor.governance.capacity import Quota
+    from tuning_governor.policy import Policy
+    from tuning_governor.ports import SageMaker, Store
+    from tuning_governor.settings import Settings
+
+
+class Quotas(Protocol):
+    """The Service Quotas the concurrency rule judges against (None: not known)."""
+
+    def training_quota(self, instance_type: str) -> Quota | None: ...
+    def spot_training_quota(self, instance_type: str) -> Quota | None: ...
+    def total_training_quota(self) -> Quota | None: ...
+    def total_spot_training_quota(self) -> Quota | None: ...
+
+
+class EngineServices(Protocol):
+    """The ports and settings the engine reads, acts and reports through."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def sagemaker(self) -> SageMaker: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def quotas(self) -> Quotas | None: ...
+    @property
+    def checks(self) -> CheckScheduler | None: ...
+    @property
+    def clock(self) -> Callable[[], datetime]: ...
+    @property
+    def policy(self) -> Callable[[], Policy]: ...
+
+    def notifiers_for(self, report: Report, policy: Policy) -> list[Notifier]: ...
+    def price_catalog(self, policy: Policy) -> PriceCatalog: ...

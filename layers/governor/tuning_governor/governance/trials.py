@@ -1,0 +1,110 @@
+"""A finished trial recorded once, with the job's stagnation state advanced in the same transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tuning_governor.adapters.table_items import job_after_trial
+from tuning_governor.domain.pricing import PriceCatalog
+from tuning_governor.errors import StaleState
+from tuning_governor.governance.facts import JobFacts
+from tuning_governor.governance.job import job_facts, time_of
+from tuning_governor.governance.ports import EngineServices
+from tuning_governor.governance.stagnation import (
+    DefinitionObjective,
+    ObjectiveSpec,
+    StagnationState,
+    objectives_from_item,
+    resolve_objective,
+)
+from tuning_governor.models.records import TrialRecord
+from tuning_governor.models.sagemaker import (
+    TrainingJob,
+)
+
+STALE_ATTEMPTS = 5
+
+
+def trial_objective(meta: dict[str, Any] | None, trial: TrainingJob) -> ObjectiveSpec | None:
+    """The objective (metric and direction) of the definition ``trial`` belongs to, from the job item."""
+    meta = meta or {}
+    objectives = objectives_from_item(meta.get("objectives"))
+    if not objectives and meta.get("objective_name") and meta.get("objective_type"):
+        # A job item written before objectives were kept per definition.
+        objectives = [DefinitionObjective(metric=str(meta["objective_name"]), type=str(meta["objective_type"]))]
+    return resolve_objective(
+        objectives,
+        definition_name=trial.training_job_definition_name,
+        hyperparameters=trial.hyper_parameters,
+        reported_metrics={m.metric_name for m in trial.final_metric_data_list},
+    )
+
+
+def _advanced(meta: dict[str, Any] | None, record: TrialRecord, trial: TrainingJob) -> StagnationState | None:
+    if record.status != "Completed":
+        return None
+    objective = trial_objective(meta, trial)
+    value = trial.metric(objective.metric) if objective is not None else None
+    if objective is None or value is None:
+        return None  # no objective value, or no direction to judge it by: not counted either way
+    current = StagnationState.from_item((meta or {}).get("stagnation")) or StagnationState()
+    return current.advance(value, objective, record.end_time or record.event_time)
+
+
+def record_trial(
+    record: TrialRecord,
+    trial: TrainingJob,
+    meta: dict[str, Any] | None,
+    *,
+    team: str | None,
+    services: EngineServices,
+    catalog: PriceCatalog | None = None,
+) -> dict[str, Any] | None:
+    """Record a finished trial once and advance the job's stagnation state in the same transaction:
+    the best objective, trials / time since it last improved and, at an improvement, the job's spend
+    then (finished + accrued at the trial's event, priced with ``catalog``, by default the policy's).
+
+    Returns the job item as this write left it (``meta`` with the trial applied), for judging the job
+    without reading it again; None for a duplicate. Reads no trial records: the state is on the job
+    item (``meta``, already read by the caller). When a concurrent trial of the same job wrote first,
+    the item is read again and the trial re-applied.
+    """
+    for attempt in range(STALE_ATTEMPTS):
+        state = _advanced(meta, record, trial)
+        known_end = time_of((meta or {}).get("last_trial_end"))
+        later = record.end_time is not None and (known_end is None or record.end_time > known_end)
+        latest = record.end_time if later else None
+        if state is not None and state.improved_at is not None and state.spent_at_improvement is None:
+            policy = services.policy()
+            after = job_after_trial(meta, record)
+            facts = job_facts(
+                after, now=record.event_time, policy=policy, catalog=catalog or services.price_catalog(policy)
+            )
+            state = state.model_copy(update={"spent_at_improvement": facts.spent_usd})
+        try:
+            return services.store.record_trial(
+                record,
+                job=meta,
+                team=team,
+                stagnation=state.to_item() if state is not None else None,
+                latest_end=latest,
+            )
+        except StaleState:
+            if attempt == STALE_ATTEMPTS - 1:
+                raise
+            meta = services.store.get_job(record.job_key)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def with_stagnation_spend(facts: JobFacts, services: EngineServices) -> JobFacts:
+    """Fill in the spend at the last improvement when the job's state lacks it (a state recorded
+    before the trial's own transaction carried it): the first judgement after the improvement
+    stores ``spent_usd`` then; a later trial that advanced the state first wins.
+    """
+    state = facts.stagnation
+    if state is None or state.improved_at is None or state.spent_at_improvement is not None:
+        return facts
+    if facts.spent_usd is None:
+        return facts  # unpriced: dollars since the improvement cannot be judged
+    services.store.set_stagnation_spend(facts.job_key, state.trials_seen, facts.spent_usd)
+    return facts.model_copy(update={"stagnation": state.model_copy(update={"spent_at_improvement": facts.spent_usd})})
