@@ -177,14 +177,14 @@ def test_the_budget_is_breached_when_what_a_stop_still_bills_would_reach_it() ->
 def test_the_next_check_falls_where_the_burn_meets_the_budget_less_the_stop_lead() -> None:
     budget = policy("defaults: {job_budget_usd: 50}")
     # $20 spent at $60/h: $2 of the remaining $30 goes to the stop's 120 s, $28 takes 28 minutes
-    assert BudgetRule.check_at(budget, running_job("20", "60")) == T0 + timedelta(minutes=28)
+    assert BudgetRule().check_at(budget, running_job("20", "60")) == T0 + timedelta(minutes=28)
     # nothing burning, no budget, or spend unknown: no check
-    assert BudgetRule.check_at(budget, running_job("20", "0")) is None
-    assert BudgetRule.check_at(policy("mode: monitor"), running_job("20", "60")) is None
+    assert BudgetRule().check_at(budget, running_job("20", "0")) is None
+    assert BudgetRule().check_at(policy("mode: monitor"), running_job("20", "60")) is None
     unknown = facts(spent_usd=None, spent_accrued_usd=None, burn_usd_per_hour=Decimal(60))
-    assert BudgetRule.check_at(budget, unknown) is None
+    assert BudgetRule().check_at(budget, unknown) is None
     # already past it: the check is now (the rule itself breaches)
-    assert BudgetRule.check_at(budget, running_job("49", "60")) == T0
+    assert BudgetRule().check_at(budget, running_job("49", "60")) == T0
 
 
 @given(
@@ -197,7 +197,7 @@ def test_at_the_check_time_the_rule_breaches_and_a_second_before_it_does_not(
 ) -> None:
     # The check is scheduled where the rule, judged with the spend grown at the burn, turns to breach.
     budget = policy(f"defaults: {{job_budget_usd: 1000, budget_stop_lead_seconds: {lead}}}")
-    at = BudgetRule.check_at(budget, running_job(str(spent), str(burn)))
+    at = BudgetRule().check_at(budget, running_job(str(spent), str(burn)))
     assert at is not None
 
     def judged(when: datetime) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
@@ -14,10 +14,11 @@ from tuning_governor.governance.rules import (
     BudgetRule,
     ConcurrencyRule,
     FailedTrialsRule,
+    Rule,
     RuntimeRule,
     registry,
 )
-from tuning_governor.policy import Policy, parse_policy
+from tuning_governor.policy import GraceRule, Policy, parse_policy
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
@@ -67,6 +68,40 @@ def test_every_rule_is_registered_with_a_name_triggers_permissions_and_policy_ke
         else:
             assert "sagemaker:StopHyperParameterTuningJob" in rule.permissions
         assert rule.policy_keys
+
+
+def test_every_rule_declares_how_the_engine_runs_it() -> None:
+    # What the engine reads instead of a rule's name: its scope, whether the capacity ledger judges
+    # it, whether it judges ended jobs, whether a grace period may delay its stop, whether it asks for
+    # one-time checks.
+    grace_rules = set(get_args(GraceRule))
+    for rule in registry:
+        assert rule.scope in {"job", "team"}
+        assert isinstance(rule.admission_judged, bool)
+        assert isinstance(rule.late_ok, bool)
+        assert isinstance(rule.schedules_checks, bool)
+        # A rule judged through the ledger runs only on arrival; one judged late runs on trials.
+        assert not rule.admission_judged or rule.triggers == frozenset({"arrival"})
+        assert not rule.late_ok or "trial" in rule.triggers
+        # A grace period in the policy is accepted exactly for the rules whose breach may wait.
+        assert rule.grace_able == (rule.name in grace_rules), rule.name
+        # Only a rule that can ask for a check overrides check_at; team-wide rules act for a team only.
+        assert rule.schedules_checks == (type(rule).check_at is not Rule.check_at), rule.name
+        assert rule.scope == "job" or not (rule.late_ok or rule.grace_able or rule.admission_judged)
+    declared = {
+        rule.name: (rule.scope, rule.admission_judged, rule.late_ok, rule.grace_able, rule.schedules_checks)
+        for rule in registry
+    }
+    assert declared == {
+        "concurrency": ("job", True, False, False, False),
+        "budget": ("job", False, True, True, True),
+        "team-budget": ("team", False, False, False, False),
+        "runtime": ("job", False, False, True, False),
+        "stagnation": ("job", False, True, True, False),
+        "tags": ("job", False, False, False, False),
+        "failed-trials": ("job", False, True, True, False),
+        "pricing": ("job", False, True, False, False),
+    }
 
 
 def test_runtime_triggers_at_the_cap_not_one_second_before() -> None:

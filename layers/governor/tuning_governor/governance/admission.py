@@ -17,7 +17,7 @@ from tuning_governor.governance.capacity import Ledger, Quota, Reservation, capa
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
 from tuning_governor.governance.job import iso_time, job_facts
 from tuning_governor.governance.ports import EngineServices
-from tuning_governor.governance.rules import Decision, registry
+from tuning_governor.governance.rules import Decision, Rule
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
 
@@ -66,8 +66,9 @@ ADMISSION_ATTEMPTS = 40
 RELEASE_GRACE = timedelta(minutes=5)
 
 
-def admit(facts: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
-    """Judge a job's arrival through the capacity ledger, serialized with every other arrival.
+def admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
+    """Judge a job's arrival by an ``admission_judged`` rule (concurrency) through the capacity ledger,
+    serialized with every other arrival.
 
     Read the ledger, judge the job against it (plans in priority order), and commit on the
     condition that the ledger is unchanged: a job that fits is reserved on the first plan that
@@ -77,7 +78,6 @@ def admit(facts: JobFacts, policy: Policy, services: EngineServices) -> list[dic
     the other in ledger commit order. The commit is the durable mark of the judgement: a retried
     event finds the job reserved (nothing to do) or its decision claimed (finish acting on it).
     """
-    rule = registry.get("concurrency")
     for attempt in range(ADMISSION_ATTEMPTS):
         ledger = services.store.read_ledger()
         if facts.job_key in ledger.reservations:

@@ -11,15 +11,16 @@ from tuning_governor.errors import GovernorError
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.job import iso_time
 from tuning_governor.governance.ports import EngineServices
-from tuning_governor.governance.rules import BudgetRule
+from tuning_governor.governance.rules import Rule
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
 
-def budget_check_time(facts: JobFacts, policy: Policy, services: EngineServices) -> list[datetime]:
-    """When the job's burn brings it to a budget breach, if within the horizon (a later crossing is
-    re-estimated by the sweeps, since the burn changes as trials start and end)."""
-    at = BudgetRule.check_at(policy, facts)
+def check_time(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices) -> list[datetime]:
+    """When ``rule`` asks to judge the job again (the budget rule: when the job's burn brings it to a
+    breach), if within the horizon (a later crossing is re-estimated by the sweeps, since the burn
+    changes as trials start and end)."""
+    at = rule.check_at(policy, facts)
     if at is None or at - facts.now > timedelta(seconds=services.settings.budget_check_horizon_seconds):
         return []
     return [at]

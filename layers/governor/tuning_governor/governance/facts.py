@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tuning_governor.governance.stagnation import StagnationState
+from tuning_governor.governance.stagnation import DefinitionObjective, StagnationState
 
 Trigger = Literal["arrival", "trial", "trial-progress", "sweep"]
 """When rules run: a job arriving; a trial finishing; an event of a trial still running (spend accrues,
@@ -66,6 +66,8 @@ class JobFacts(Frozen):
     """True when a running trial's accrual rests on a fallback price (or an approximate catalog figure)."""
     team_month: TeamMonthFacts | None = None
     """The job's team's spend in the current calendar month; None when its team has no monthly budget."""
+    objectives: list[DefinitionObjective] = []
+    """The job's objectives, per training job definition (what its trials are judged against)."""
     admission: list[AdmissionPlan] = []
     """The plans the job may run on, in AMT's priority order (empty: ``demand`` as on-demand)."""
     # -- pricing (what the ``pricing`` rule reports; see domain.cost.pricing_facts) ------------------

@@ -11,9 +11,7 @@ from tuning_governor.domain.cost import pricing_facts
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.governance import spend
 from tuning_governor.governance.facts import AdmissionPlan, JobFacts
-from tuning_governor.governance.stagnation import (
-    StagnationState,
-)
+from tuning_governor.governance.stagnation import DefinitionObjective, StagnationState, objectives_from_item
 from tuning_governor.policy import Policy
 
 
@@ -77,6 +75,7 @@ def job_facts(
         trials_failed=int(meta.get("trials_failed") or 0),
         objective_type=meta.get("objective_type"),
         stagnation=StagnationState.from_item(meta.get("stagnation")),
+        objectives=objectives_of(meta),
         admission=[AdmissionPlan.model_validate(plan) for plan in meta.get("admission") or []],
     )
 
@@ -109,3 +108,12 @@ def with_pricing_facts(facts: JobFacts, meta: Mapping[str, Any], catalog: PriceC
             "price_notes": dict(found.notes),
         }
     )
+
+
+def objectives_of(meta: Mapping[str, Any]) -> list[DefinitionObjective]:
+    """The job's objectives per definition, from its item."""
+    objectives = objectives_from_item(meta.get("objectives"))
+    if not objectives and meta.get("objective_name") and meta.get("objective_type"):
+        # A job item written before objectives were kept per definition.
+        objectives = [DefinitionObjective(metric=str(meta["objective_name"]), type=str(meta["objective_type"]))]
+    return objectives

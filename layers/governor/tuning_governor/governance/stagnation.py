@@ -15,12 +15,14 @@ Pure: no AWS, no clock.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
+from tuning_governor.models.records import TrialRecord
 
 IMPROVEMENT = Decimal("0.01")
 """Relative margin of an improvement: 1 % of the best so far, reached or exceeded (AMT's wording)."""
@@ -201,3 +203,23 @@ def trials_since_improvement(values: Sequence[float], minimize: bool) -> int:
         else:
             since += 1
     return since
+
+
+def replayed_stagnation(
+    objectives: Sequence[DefinitionObjective], records: Sequence[TrialRecord]
+) -> Iterator[tuple[StagnationState, datetime]]:
+    """The job's stagnation state after each completed trial with an objective value, in order of the
+    trials' end (the order their events come in when none is lost), with that trial's end time."""
+    state = StagnationState()
+    completed = [r for r in records if r.status == "Completed" and r.objective_value is not None]
+    for record in sorted(completed, key=lambda r: (r.end_time or r.event_time, r.training_job_name)):
+        objective = resolve_objective(
+            objectives,
+            hyperparameters=record.hyperparameters,
+            reported_metrics={record.objective_name} if record.objective_name else (),
+        )
+        if objective is None or record.objective_value is None:
+            continue
+        ended = record.end_time or record.event_time
+        state = state.advance(record.objective_value, objective, ended)
+        yield state, ended

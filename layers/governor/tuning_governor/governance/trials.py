@@ -8,13 +8,11 @@ from tuning_governor.adapters.table_items import job_after_trial
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.errors import StaleState
 from tuning_governor.governance.facts import JobFacts
-from tuning_governor.governance.job import job_facts, time_of
+from tuning_governor.governance.job import job_facts, objectives_of, time_of
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.stagnation import (
-    DefinitionObjective,
     ObjectiveSpec,
     StagnationState,
-    objectives_from_item,
     resolve_objective,
 )
 from tuning_governor.models.records import TrialRecord
@@ -27,13 +25,8 @@ STALE_ATTEMPTS = 5
 
 def trial_objective(meta: dict[str, Any] | None, trial: TrainingJob) -> ObjectiveSpec | None:
     """The objective (metric and direction) of the definition ``trial`` belongs to, from the job item."""
-    meta = meta or {}
-    objectives = objectives_from_item(meta.get("objectives"))
-    if not objectives and meta.get("objective_name") and meta.get("objective_type"):
-        # A job item written before objectives were kept per definition.
-        objectives = [DefinitionObjective(metric=str(meta["objective_name"]), type=str(meta["objective_type"]))]
     return resolve_objective(
-        objectives,
+        objectives_of(meta or {}),
         definition_name=trial.training_job_definition_name,
         hyperparameters=trial.hyper_parameters,
         reported_metrics={m.metric_name for m in trial.final_metric_data_list},

@@ -1,0 +1,34 @@
+"""The rule registry: each governance check is a class with a name, a config, its IAM needs and
+``evaluate(...) -> Decision | None``.
+
+Rules are pure: they read ``JobFacts`` (and ``CapacityFacts`` for concurrency) and the policy, and
+say what they found. Whether a finding stops the job is decided by the service layer from the
+policy's mode and the job's exemption; every rule that can stop needs the stop permission.
+"""
+
+# Imported in registration order: the engine judges the rules in this order (concurrency, budget,
+# team-budget, runtime, stagnation, tags, failed-trials, pricing).
+from tuning_governor.governance.rules.base import STOP_PERMISSION, Decision, Rule, RuleRegistry, Verdict, registry
+from tuning_governor.governance.rules.budgets import BudgetRule, TeamBudgetRule
+from tuning_governor.governance.rules.concurrency import ConcurrencyRule
+from tuning_governor.governance.rules.failures import FailedTrialsRule
+from tuning_governor.governance.rules.pricing import PricingRule
+from tuning_governor.governance.rules.progress import RuntimeRule, StagnationRule
+from tuning_governor.governance.rules.tags import TagsRule
+
+__all__ = [
+    "STOP_PERMISSION",
+    "BudgetRule",
+    "ConcurrencyRule",
+    "Decision",
+    "FailedTrialsRule",
+    "PricingRule",
+    "Rule",
+    "RuleRegistry",
+    "RuntimeRule",
+    "StagnationRule",
+    "TagsRule",
+    "TeamBudgetRule",
+    "Verdict",
+    "registry",
+]

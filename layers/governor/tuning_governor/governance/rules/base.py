@@ -1,0 +1,121 @@
+"""The rule registry's base: a decision, a rule and what it declares, and the registry."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from tuning_governor.governance.facts import CapacityFacts, JobFacts, Trigger
+from tuning_governor.models.records import TrialRecord
+from tuning_governor.policy import Policy
+
+STOP_PERMISSION = "sagemaker:StopHyperParameterTuningJob"
+
+
+#: breach: the rule wants the job stopped; warning: report only; grace: a breach whose stop waits for
+#: the rule's grace period (governance/grace.py).
+Verdict = Literal["breach", "warning", "grace"]
+
+
+class Decision(BaseModel):
+    """What a rule found. ``numbers`` are the figures that decided it, for the audit trail and the report."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    verdict: Verdict
+    job_key: str
+    job_name: str
+    team: str | None
+    message: str
+    numbers: dict[str, Any]
+    at: datetime
+
+    @property
+    def wants_stop(self) -> bool:
+        return self.verdict == "breach"
+
+
+class Rule(ABC):
+    """One governance check. Besides its name, triggers, permissions and policy keys, a rule declares
+    how the engine runs it (the engine never branches on a rule's name):
+
+    - ``scope``: ``job`` (a decision is acted on for the job judged) or ``team`` (once per team and
+      month, over all the team's running jobs: governance.team_months);
+    - ``admission_judged``: judged on arrival through the capacity ledger (governance.admission), not
+      in the rule loop;
+    - ``late_ok``: also judged on a job that had already ended when a trial of it was recorded (the
+      decision is recorded as ``already-ended``, no stop call), through ``evaluate_late``;
+    - ``grace_able``: a breach may wait ``defaults.grace_minutes[<rule>]`` before its stop;
+    - ``schedules_checks``: when it does not breach now, asks for a one-time judgement at ``check_at``.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    triggers: ClassVar[frozenset[Trigger]]
+    permissions: ClassVar[frozenset[str]]
+    policy_keys: ClassVar[tuple[str, ...]]
+    """Policy keys that configure the rule (its config schema is the Policy model's part at these keys)."""
+    scope: ClassVar[Literal["job", "team"]] = "job"
+    admission_judged: ClassVar[bool] = False
+    late_ok: ClassVar[bool] = False
+    grace_able: ClassVar[bool] = False
+    schedules_checks: ClassVar[bool] = False
+
+    @abstractmethod
+    def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
+        """A breach or warning, or None when the job is within the rule."""
+
+    def evaluate_late(
+        self, policy: Policy, job: JobFacts, trials: Callable[[], Sequence[TrialRecord]]
+    ) -> Decision | None:
+        """Judge a job that had ended when a trial of it was recorded (``late_ok`` rules): by default as
+        ``evaluate`` does. ``trials`` reads the job's trial records, for a rule that needs their order."""
+        return self.evaluate(policy, job, None)
+
+    def check_at(self, policy: Policy, job: JobFacts) -> datetime | None:
+        """When to judge the job again if nothing else changes (``schedules_checks`` rules; None: never)."""
+        return None
+
+    def _decision(self, verdict: Verdict, job: JobFacts, message: str, **numbers: Any) -> Decision:
+        return Decision(
+            rule=self.name,
+            verdict=verdict,
+            job_key=job.job_key,
+            job_name=job.job_name,
+            team=job.team,
+            message=message,
+            numbers=numbers,
+            at=job.now,
+        )
+
+
+class RuleRegistry:
+    def __init__(self) -> None:
+        self._rules: dict[str, Rule] = {}
+
+    def register(self, rule_class: type[Rule]) -> type[Rule]:
+        if rule_class.name in self._rules:
+            raise ValueError(f"rule {rule_class.name!r} registered twice")
+        self._rules[rule_class.name] = rule_class()
+        return rule_class
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self._rules.values())
+
+    def for_trigger(self, trigger: Trigger) -> list[Rule]:
+        return [rule for rule in self._rules.values() if trigger in rule.triggers]
+
+    def get(self, name: str) -> Rule:
+        return self._rules[name]
+
+    def permissions(self, trigger: Trigger | None = None) -> frozenset[str]:
+        rules = self._rules.values() if trigger is None else self.for_trigger(trigger)
+        return frozenset(p for rule in rules for p in rule.permissions)
+
+
+registry = RuleRegistry()

@@ -1,0 +1,194 @@
+"""Dollar budgets: per job (finished + accrued, and projected) and per team and calendar month."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from tuning_governor.domain.cost import SECONDS_PER_HOUR
+from tuning_governor.governance.facts import CapacityFacts, JobFacts
+from tuning_governor.governance.rules.base import STOP_PERMISSION, Decision, Rule, registry
+from tuning_governor.governance.spend import budget_crossing
+from tuning_governor.policy import Policy
+
+
+@registry.register
+class BudgetRule(Rule):
+    """Spent (finished + accruing), plus what a stop still bills, >= the job's budget stops the job; a
+    projection over budget warns once.
+
+    ``spent`` = billed cost of the finished trials + cost accrued so far by the running trials, judged on
+    every event of the job, on every sweep and on the one-time check at the projected crossing (see
+    ``check_at``). Trials go on billing until they are ``Stopped``, so the breach is
+    ``spent + burn x defaults.budget_stop_lead_seconds >= budget``: the bill then ends near the budget,
+    not a stop's worth of burn past it. The projection counts each running trial at the mean
+    finished-trial cost (or what it has accrued, if more) and each trial not yet started at the mean:
+    ``projected = spent + sum(max(0, mean - accrued_i) for running trials) + mean x (max_trials -
+    finished - running)``. Spend that includes an unpriced trial is never judged (never $0).
+    """
+
+    name = "budget"
+    description = "Dollar budget per tuning job: spent (finished + accrued), and projected from the mean trial cost"
+    triggers = frozenset({"arrival", "trial", "trial-progress", "sweep"})
+    permissions = frozenset({STOP_PERMISSION})
+    policy_keys = (
+        "defaults.job_budget_usd",
+        "teams.<team>.job_budget_usd",
+        "budget_tag",
+        "prices",
+        "defaults.budget_stop_lead_seconds",
+    )
+    late_ok = True
+    grace_able = True
+    schedules_checks = True
+
+    def check_at(self, policy: Policy, job: JobFacts) -> datetime | None:
+        """When the job's running trials bring it to a breach if nothing else changes (None: no budget,
+        unpriced spend, or nothing burning). The governor asks for a one-time check then."""
+        budget = policy.budget_for(job.tags).usd
+        if budget is None or job.spent_usd is None or job.spent_accrued_usd is None:
+            return None
+        return budget_crossing(
+            spent=job.spent_usd,
+            burn_usd_per_hour=job.burn_usd_per_hour,
+            budget=budget,
+            lead_seconds=policy.defaults.budget_stop_lead_seconds,
+            now=job.now,
+        )
+
+    def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
+        budget = policy.budget_for(job.tags)
+        accrued = job.spent_accrued_usd
+        if budget.usd is None or job.spent_usd is None or accrued is None:
+            return None
+        spent = job.spent_usd
+        finished = job.spent_finished_usd if job.spent_finished_usd is not None else spent - accrued
+        running = job.running_trials
+        lead = policy.defaults.budget_stop_lead_seconds
+        during_stop = job.burn_usd_per_hour * lead / SECONDS_PER_HOUR
+        source = {
+            "tag": f"tag {policy.budget_tag}",
+            "team": f"team {job.team} job budget",
+            "default": "policy default job budget",
+        }.get(budget.source, str(budget.source))
+        numbers: dict[str, Any] = {
+            "spent_usd": spent,
+            "spent_finished_usd": finished,
+            "spent_accrued_usd": accrued,
+            "budget_usd": budget.usd,
+            "budget_source": source,
+            "trials_finished": job.trials_finished,
+            "running_trials": running,
+            "burn_usd_per_hour": job.burn_usd_per_hour.quantize(Decimal("0.01")),
+            "stop_lead_seconds": lead,
+            "at_stop_usd": (spent + during_stop).quantize(Decimal("0.01")),
+        }
+        if job.spend_approximate:
+            numbers["approximate"] = True
+        spent_text = f"${spent:,.2f}"
+        if running or accrued:
+            spent_text += f" (${finished:,.2f} finished + ${accrued:,.2f} accrued by {running} running trials)"
+        if spent >= budget.usd:
+            return self._decision(
+                "breach", job, f"spent {spent_text} >= budget ${budget.usd:,.2f} ({source})", **numbers
+            )
+        if spent + during_stop >= budget.usd:
+            return self._decision(
+                "breach",
+                job,
+                f"spent {spent_text} + ${during_stop:,.2f} billed while a stop takes effect"
+                f" ({lead} s at ${job.burn_usd_per_hour:,.2f}/h) >= budget ${budget.usd:,.2f} ({source})",
+                **numbers,
+            )
+        if job.max_trials and job.trials_finished:
+            mean = finished / job.trials_finished
+            not_started = max(0, job.max_trials - job.trials_finished - running)
+            running_rest = sum((max(Decimal(0), mean - a) for a in job.running_accrued_usd), Decimal(0))
+            projected = spent + running_rest + mean * not_started
+            if projected > budget.usd:
+                numbers |= {
+                    "projected_usd": projected.quantize(Decimal("0.01")),
+                    "remaining_trials": max(0, job.max_trials - job.trials_finished),
+                    "mean_trial_usd": mean.quantize(Decimal("0.01")),
+                }
+                return self._decision(
+                    "warning",
+                    job,
+                    f"projected ${projected:,.2f} > budget ${budget.usd:,.2f} ({source}): spent {spent_text},"
+                    f" {job.trials_finished} trials finished at ${mean:,.2f} on average,"
+                    f" {max(0, job.max_trials - job.trials_finished)} to go",
+                    **numbers,
+                )
+        return None
+
+
+@registry.register
+class TeamBudgetRule(Rule):
+    """A team's spend in the calendar month (UTC) over all its tuning jobs >= ``monthly_budget_usd``
+    stops the team's running jobs; a projection over it warns once per team and month.
+
+    Spend = billed cost of the team's trials that finished in the month + cost accrued this month by its
+    running trials. Projection, linear in the month so far: ``projected = spent x month length /
+    elapsed``, with ``elapsed`` counted as at least one day so the first hours of a month do not
+    project wildly. While any of the month's trials is unpriced the spend is a lower bound: crossing the
+    budget is still a breach, but nothing is projected.
+    """
+
+    name = "team-budget"
+    description = "Monthly dollar budget per team over all its tuning jobs (finished + accrued)"
+    triggers = frozenset({"arrival", "trial", "trial-progress", "sweep"})
+    permissions = frozenset({STOP_PERMISSION})
+    policy_keys = ("teams.<team>.monthly_budget_usd",)
+
+    MIN_ELAPSED_SECONDS: ClassVar[int] = 86400
+    scope = "team"
+
+    def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
+        month = job.team_month
+        if month is None:
+            return None
+        budget = policy.team_monthly_budget(month.team)
+        if budget is None:
+            return None
+        spent = month.spent_usd
+        numbers: dict[str, Any] = {
+            "team": month.team,
+            "month": month.month,
+            "spent_usd": spent,
+            "spent_finished_usd": month.finished_usd,
+            "spent_accrued_usd": month.accrued_usd,
+            "budget_usd": budget,
+            "budget_source": f"teams.{month.team}.monthly_budget_usd",
+            "running_trials": month.running_trials,
+        }
+        if month.lower_bound:
+            numbers |= {"unpriced_trials": month.unpriced_trials, "lower_bound": True}
+        where = f"team {month.team} in {month.month}"
+        if spent >= budget:
+            return self._decision(
+                "breach",
+                job,
+                f"{where}: spent ${spent:,.2f} (${month.finished_usd:,.2f} finished + ${month.accrued_usd:,.2f}"
+                f" accrued by {month.running_trials} running trials) >= monthly budget ${budget:,.2f}",
+                **numbers,
+            )
+        if month.lower_bound:
+            return None
+        length = Decimal(str((month.month_end - month.month_start).total_seconds()))
+        elapsed = Decimal(str((job.now - month.month_start).total_seconds()))
+        elapsed = min(length, max(Decimal(self.MIN_ELAPSED_SECONDS), elapsed))
+        projected = spent * length / elapsed
+        if projected <= budget:
+            return None
+        numbers |= {
+            "projected_usd": projected.quantize(Decimal("0.01")),
+            "projection": "spent x month length / elapsed (elapsed at least 1 day)",
+        }
+        return self._decision(
+            "warning",
+            job,
+            f"{where}: projected ${projected:,.2f} > monthly budget ${budget:,.2f} at the pace so far"
+            f" (${spent:,.2f} spent)",
+            **numbers,
+        )

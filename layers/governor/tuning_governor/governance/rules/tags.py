@@ -1,0 +1,36 @@
+"""The tags rule: governance tags the governor cannot honour (warns only)."""
+
+from __future__ import annotations
+
+from tuning_governor.governance.facts import CapacityFacts, JobFacts
+from tuning_governor.governance.rules.base import Decision, Rule, registry
+from tuning_governor.policy import Policy
+
+
+@registry.register
+class TagsRule(Rule):
+    """Warn, once per job, about governance tags it cannot honour: a budget it cannot read, an
+    exemption value other than true/false, or a key that matches only when case is ignored.
+
+    Never stops anything: the job is governed as if the tag were absent (the next budget source
+    applies; a mis-cased exemption key exempts nothing). Judged on arrival and on each sweep (tags
+    changed later are seen within a sweep interval), not on trial events: a claim per trial event
+    would only find the decision already made.
+    """
+
+    name = "tags"
+    description = "Governance tags with a value or a key spelling the governor cannot honour"
+    triggers = frozenset({"arrival", "sweep"})
+    permissions = frozenset()
+    policy_keys = ("budget_tag", "exempt_tag")
+
+    def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
+        problems = policy.tag_warnings(job.tags)
+        if not problems:
+            return None
+        return self._decision(
+            "warning",
+            job,
+            "; ".join(p.message for p in problems),
+            tags={p.key: {"value": p.value, "problem": p.problem} for p in problems},
+        )
