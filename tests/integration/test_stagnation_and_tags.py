@@ -19,6 +19,7 @@ from tests.integration.conftest import World
 from tests.integration.test_governance import decisions, record_stop_calls, use_policy
 from tests.integration.test_sweep_and_stop import run_sweep
 from tuning_governor.app.trial_records import build_trial_record
+from tuning_governor.governance.job import job_state
 from tuning_governor.governance.stagnation import StagnationState
 from tuning_governor.governance.trials import record_trial
 
@@ -288,7 +289,7 @@ def test_two_trials_racing_on_the_same_stagnation_state_are_both_counted_once(
             event_time=trial.training_end_time or world.amt.clock.now(),
         )
         recorded.append((record, trial))
-        assert record_trial(record, trial, meta, team=None, services=services)
+        assert record_trial(record, trial, job_state(meta), team=None, services=services)
     # Then the second found the state changed, re-read the item once and applied its trial on top
     assert rereads == ["race"]
     monkeypatch.undo()
@@ -297,7 +298,7 @@ def test_two_trials_racing_on_the_same_stagnation_state_are_both_counted_once(
     assert (state.trials_seen, state.best_objective, state.trials_since) == (2, 0.4, 0)
     # And a redelivered trial is a duplicate: counted neither in the totals nor in the state
     record, trial = recorded[0]
-    assert not record_trial(record, trial, meta, team=None, services=services)
+    assert not record_trial(record, trial, job_state(meta), team=None, services=services)
     again = services.store.get_job("race") or {}
     assert int(again["trials_recorded"]) == 2
     assert int(again["stagnation"]["trials_seen"]) == 2

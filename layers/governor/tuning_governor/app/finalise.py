@@ -18,7 +18,7 @@ from tuning_governor.domain.reports import corrected_report, summary_report
 from tuning_governor.domain.summary import summarise
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.engine import judge_ended
-from tuning_governor.governance.spend import running_trials
+from tuning_governor.governance.job import JobState, job_state
 from tuning_governor.governance.trials import record_trial, trial_objective
 from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.models.sagemaker import (
@@ -43,24 +43,11 @@ CORRECTION_THRESHOLD = Decimal("0.01")
 GAPS_GIVE_UP = timedelta(days=1)
 
 
-def record_missing_trials(
-    job: TuningJob,
-    trials: list[TrialSummary],
-    records: list[TrialRecord],
-    meta: dict[str, Any] | None,
-    *,
-    region: str,
-    services: Services,
-) -> list[str]:
-    """Record the trials SageMaker lists as finished that have no trial record (their event was lost or
-    is still on its way): one DescribeTrainingJob each, through the same conditional write as a trial
-    event, so a late real event of the same trial is a duplicate. In order of their end, as events would
-    have come. ``meta`` is the job item as read (None: none yet); each trial recorded carries it forward
-    as written, so no trial reads it again. Returns the trials recorded; a trial Describe does not show
-    finished yet is left out."""
+def missing_trials(trials: list[TrialSummary], records: list[TrialRecord]) -> list[TrialSummary]:
+    """The trials SageMaker lists as finished that have no trial record, in order of their end."""
     recorded = {r.training_job_name.lower() for r in records}
     latest = datetime.max.replace(tzinfo=UTC)
-    missing = sorted(
+    return sorted(
         (
             t
             for t in trials
@@ -68,6 +55,24 @@ def record_missing_trials(
         ),
         key=lambda t: (t.training_end_time or latest, t.training_job_name),
     )
+
+
+def record_missing_trials(
+    job: TuningJob,
+    trials: list[TrialSummary],
+    records: list[TrialRecord],
+    state: JobState | None,
+    *,
+    region: str,
+    services: Services,
+) -> list[str]:
+    """Record the trials SageMaker lists as finished that have no trial record (their event was lost or
+    is still on its way): one DescribeTrainingJob each, through the same conditional write as a trial
+    event, so a late real event of the same trial is a duplicate. In order of their end, as events would
+    have come. ``state`` is the job as read (None: no item yet); each trial recorded carries it forward
+    as written, so no trial reads it again. Returns the trials recorded; a trial Describe does not show
+    finished yet is left out."""
+    missing = missing_trials(trials, records)
     if not missing:
         return []
     policy = services.policy()
@@ -77,21 +82,21 @@ def record_missing_trials(
         described = services.sagemaker.describe_training_job(trial.training_job_name)
         if described.status not in TRAINING_TERMINAL or described.tuning_job_key != job.key:
             continue
-        team = (meta or {}).get("team") or policy.team_of(job.tags)
+        team = (state.team if state is not None else None) or policy.team_of(job.tags)
         services.store.set_warm_pool(described, team=team)
-        objective = trial_objective(meta, described)
+        objective = trial_objective(state, described)
         record = build_trial_record(
             described,
             job_key=job.key,
             region=region,
-            objective_name=objective.metric if objective else (meta or {}).get("objective_name"),
+            objective_name=objective.metric if objective else (state.objective_name if state is not None else None),
             catalog=catalog,
             event_id=f"finaliser:{described.name}",
             event_time=described.training_end_time or services.clock(),
         )
-        written = record_trial(record, described, meta, team=team, services=services, catalog=catalog)
+        written = record_trial(record, described, state, team=team, services=services, catalog=catalog)
         if written is not None:
-            meta = written
+            state = written
             added.append(described.name)
             metrics.add_metric(name="TrialsRecoveredAtFinalise", unit=MetricUnit.Count, value=1)
     return added
@@ -106,14 +111,14 @@ class Finalised:
     job: TuningJob
     recovered: list[str]
     late_decisions: list[dict[str, Any]]
-    meta: dict[str, Any]
+    state: JobState | None
     decisions: list[dict[str, Any]]
 
 
-def read_job(job_key: str, services: Services) -> tuple[dict[str, Any], list[TrialRecord], list[dict[str, Any]]]:
-    """The job item, its trial records and its decision rows, in one consistent read of its partition."""
+def read_job(job_key: str, services: Services) -> tuple[JobState | None, list[TrialRecord], list[dict[str, Any]]]:
+    """The job, its trial records and its decision rows, in one consistent read of its partition."""
     meta, trials, decisions = job_partition(services.store.items(job_key))
-    return meta or {}, [TrialRecord.model_validate(item) for item in trials], decisions
+    return job_state(meta or None), [TrialRecord.model_validate(item) for item in trials], decisions
 
 
 def finalise_job(
@@ -126,15 +131,13 @@ def finalise_job(
     described = services.sagemaker.describe_tuning_job(job_name)
     if described.status not in TUNING_TERMINAL:
         raise TransientError(f"DescribeHyperParameterTuningJob still says {described.status}")
-    meta, records, decisions = read_job(described.key, services)
-    tags = event_tags or dict(meta.get("tags") or {})
+    state, records, decisions = read_job(described.key, services)
+    tags = event_tags or (dict(state.tags) if state is not None else {})
     job = described.model_copy(update={"tags": tags})
     trials = services.sagemaker.list_trials(job.name)
-    recovered = record_missing_trials(job, trials, records, meta or None, region=region, services=services)
+    recovered = record_missing_trials(job, trials, records, state, region=region, services=services)
     if recovered:
-        meta, records, decisions = read_job(job.key, services)
-    stop_requested = meta.get("stop_requested_at")
-    stopping = meta.get("stopping_at")
+        state, records, decisions = read_job(job.key, services)
     summary = summarise(
         job,
         trials,
@@ -143,21 +146,23 @@ def finalise_job(
         team_tag=services.policy().team_tag,
         owner_tag=services.settings.owner_tag,
         now=services.clock(),
-        stop_requested_at=datetime.fromisoformat(stop_requested) if stop_requested else None,
-        stopping_at=datetime.fromisoformat(stopping) if stopping else None,
+        stop_requested_at=state.stop_requested_at if state is not None else None,
+        stopping_at=state.stopping_at if state is not None else None,
     )
     services.store.write_summary(summary)
-    leftover = [trial.trial for trial in running_trials(meta)]
-    if leftover:
+    leftover = [trial.trial for trial in state.running] if state is not None else []
+    if leftover and state is not None:
         # Trials whose terminal event never came: the job has ended, so they accrue no more.
-        team = meta.get("team") or services.policy().team_of(tags)
+        team = state.team or services.policy().team_of(tags)
         services.store.forget_running(job.key, leftover, team=team)
     late: list[dict[str, Any]] = []
     pending = recovered or judge or any(d.get("state") == "pending" for d in decisions)
     if pending:
         late = judge_ended(job.key, job.end_time or services.clock(), services)
         decisions = services.store.decisions(job.key)
-    return Finalised(summary=summary, job=job, recovered=recovered, late_decisions=late, meta=meta, decisions=decisions)
+    return Finalised(
+        summary=summary, job=job, recovered=recovered, late_decisions=late, state=state, decisions=decisions
+    )
 
 
 def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services: Services) -> JobSummary:
@@ -189,8 +194,7 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
     ended = done.job.end_time or now
     gaps = summary.unaccounted_trials
     # As read by the finalisation: only set_summary_reported writes these, and only below.
-    meta = done.meta
-    reported_at = meta.get("summary_reported_at")
+    reported_at = done.state.summary_reported_at if done.state is not None else None
     followed = (bool(gaps) or reported_at is None) and now - ended < GAPS_GIVE_UP
     if followed:
         store.mark_gaps(summary.job_key, job_name=summary.job_name, region=summary.region, ended_at=ended, missing=gaps)
@@ -211,7 +215,7 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
             if followed and not gaps:
                 store.clear_gaps(summary.job_key)  # written above for this report only
         return channels
-    reported = Decimal(str(meta.get("summary_reported_usd") or 0))
+    reported = done.state.summary_reported_usd if done.state is not None else Decimal(0)
     if abs(summary.cost.priced_cost_usd - reported) > CORRECTION_THRESHOLD:
         correction = corrected_report(summary, reported, decisions, owner_member=member)
         corrected = deliver(correction, store, services.notifiers_for(correction, policy), services.clock)
@@ -221,16 +225,15 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
 
 
 def refinalise(
-    job_key: str, meta: dict[str, Any] | None, *, region: str, services: Services, judge: bool = False
+    job_key: str, job: JobState | None, *, region: str, services: Services, judge: bool = False
 ) -> JobSummary:
     """Recompute a finalised job's summary after late trial data (``judge``: a trial was recorded, so
     the trial rules judge the ended job), then report it if it was waiting for this trial, or correct
     its report once if the cost moved."""
-    meta = meta or {}
     done = finalise_job(
-        str(meta.get("job_name") or job_key),
+        job.name if job is not None else job_key,
         region=region,
-        event_tags=dict(meta.get("tags") or {}),
+        event_tags=dict(job.tags) if job is not None else {},
         services=services,
         judge=judge,
     )

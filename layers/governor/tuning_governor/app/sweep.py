@@ -28,6 +28,8 @@ to bring it to its budget (a one-time schedule asked for by an earlier judgement
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -41,35 +43,34 @@ from tuning_governor.governance.actions import resume_stale
 from tuning_governor.governance.admission import reconcile_ledger
 from tuning_governor.governance.capacity import total
 from tuning_governor.governance.engine import govern
+from tuning_governor.governance.job import JobState
 from tuning_governor.observability import logger, metrics
+from tuning_governor.policy import Policy
 
 RUNNING = ("InProgress", "Stopping")
 
 
-def run_sweep(services: Services) -> dict[str, Any]:
-    """One sweep. A failure on one job is logged and counted; the other jobs are still swept."""
-    now = services.clock()
-    policy = services.policy()
-    store, sagemaker = services.store, services.sagemaker
-    region = services.settings.region
-    live = {
-        summary["HyperParameterTuningJobName"].lower(): summary
-        for status in RUNNING
-        for summary in sagemaker.list_tuning_jobs(status)
-    }
-    known = {
-        str(item["pk"]).removeprefix("JOB#"): item for status in RUNNING for item in store.jobs_with_status(status)
-    }
-    report: dict[str, Any] = {"finalised": [], "discovered": [], "decisions": [], "errors": []}
+@dataclass
+class Sweep:
+    """One sweep's state: what SageMaker lists as running, what the table knows, and the report."""
 
-    def attempt(key: str, step: str, fn: Any) -> None:
-        # One job's step failing, whatever the failure (a throttled read surfaces as botocore's own
-        # ClientError), is counted and logged; the sweep goes on with the others, and the next sweep
-        # tries this step again.
+    services: Services
+    now: datetime
+    policy: Policy
+    live: dict[str, dict[str, Any]]
+    known: dict[str, JobState]
+    report: dict[str, Any] = field(
+        default_factory=lambda: {"finalised": [], "discovered": [], "decisions": [], "errors": []}
+    )
+
+    def attempt(self, key: str, step: str, fn: Callable[[], Any]) -> None:
+        """One job's step failing, whatever the failure (a throttled read surfaces as botocore's own
+        ClientError), is counted and logged; the sweep goes on with the others, and the next sweep
+        tries this step again."""
         try:
             fn()
         except Exception as exc:  # the backstop must not stop at one job
-            report["errors"].append({"job": key, "step": step, "error": type(exc).__name__})
+            self.report["errors"].append({"job": key, "step": step, "error": type(exc).__name__})
             metrics.add_metric(name="SweepErrors", unit=MetricUnit.Count, value=1)
             extra = {"job": key, "step": step, "error": type(exc).__name__}
             if isinstance(exc, GovernorError) and exc.disposition is Disposition.DROP:
@@ -79,84 +80,110 @@ def run_sweep(services: Services) -> dict[str, Any]:
             else:  # not a failure of AWS or of the input: show where it came from
                 logger.exception("sweep step failed", extra=extra)
 
-    for key, item in known.items():
-        if key in live:
-            continue
-        tags = {str(k): str(v) for k, v in (item.get("tags") or {}).items()}
+    def finalise_lost(self) -> None:
+        """Jobs the table thinks are running that SageMaker no longer lists: their end event was lost."""
+        for key, job in self.known.items():
+            if key in self.live:
+                continue
 
-        def finish(name: str = str(item.get("job_name") or key), tags: dict[str, str] = tags) -> None:
-            summary, _ = finalise_and_report(name, region=region, tags=tags, services=services)
-            report["finalised"].append(summary.job_name)
+            def finish(name: str = job.name, tags: dict[str, str] = job.tags) -> None:
+                summary, _ = finalise_and_report(
+                    name, region=self.services.settings.region, tags=tags, services=self.services
+                )
+                self.report["finalised"].append(summary.job_name)
 
-        attempt(key, "finalise", finish)
+            self.attempt(key, "finalise", finish)
 
-    # Finalised jobs whose summary still lacks trials SageMaker lists as finished (one Query on the
-    # GAPS index entries, never a scan): record what Describe now shows, then report (complete, or
-    # after the grace period naming the missing trials) or correct the report once.
-    report["gaps"] = []
-    for item in store.jobs_with_gaps():
-        key = str(item["pk"]).removeprefix("JOB#")
-        if key in report["finalised"] or key in known:
-            continue
+    def fill_gaps(self) -> None:
+        """Finalised jobs whose summary still lacks trials SageMaker lists as finished (one Query on the
+        GAPS index entries, never a scan): record what Describe now shows, then report (complete, or
+        after the grace period naming the missing trials) or correct the report once."""
+        self.report["gaps"] = []
+        for job in map(JobState.from_item, self.services.store.jobs_with_gaps()):
+            if job.key in self.report["finalised"] or job.key in self.known:
+                continue
 
-        def fill(name: str = str(item.get("job_name") or key), region: str = str(item.get("region") or region)) -> None:
-            summary, channels = finalise_and_report(name, region=region, tags={}, services=services)
-            report["gaps"].append({"job": summary.job_name, "missing": summary.unaccounted_trials, "reports": channels})
+            def fill(name: str = job.name, region: str = job.region or self.services.settings.region) -> None:
+                summary, channels = finalise_and_report(name, region=region, tags={}, services=self.services)
+                missing = summary.unaccounted_trials
+                self.report["gaps"].append({"job": summary.job_name, "missing": missing, "reports": channels})
 
-        attempt(key, "finalise-gaps", fill)
+            self.attempt(job.key, "finalise-gaps", fill)
 
-    for key, summary in live.items():
-        if key in known:
-            continue
+    def discover(self) -> None:
+        """Jobs SageMaker lists that the table does not know: their InProgress event was lost."""
+        services = self.services
+        for key, summary in self.live.items():
+            if key in self.known:
+                continue
 
-        def discover(name: str = summary["HyperParameterTuningJobName"]) -> None:
-            job = sagemaker.describe_tuning_job(name)
-            tags = sagemaker.list_tags(job.arn) if job.arn else {}
-            job = job.model_copy(update={"tags": tags})
-            store.upsert_job(
-                job,
-                region=region,
-                team=policy.team_of(tags),
-                owner=tags.get(services.settings.owner_tag),
-                event_time=now,
-            )
-            store.mark_arrival(job.key, now)  # judged by the running rules from now on, not as an arrival
-            report["discovered"].append(job.name)
+            def discover(name: str = summary["HyperParameterTuningJobName"]) -> None:
+                job = services.sagemaker.describe_tuning_job(name)
+                tags = services.sagemaker.list_tags(job.arn) if job.arn else {}
+                job = job.model_copy(update={"tags": tags})
+                services.store.upsert_job(
+                    job,
+                    region=services.settings.region,
+                    team=self.policy.team_of(tags),
+                    owner=tags.get(services.settings.owner_tag),
+                    event_time=self.now,
+                )
+                # Judged by the running rules from now on, not as an arrival.
+                services.store.mark_arrival(job.key, self.now)
+                self.report["discovered"].append(job.name)
 
-        attempt(key, "discover", discover)
+            self.attempt(key, "discover", discover)
 
-    def reconcile() -> None:
-        # The capacity ledger follows what runs: releases, adoptions, re-counts from running trials.
-        adopt = {str(name).lower() for name in report["discovered"]}
-        report["ledger"] = reconcile_ledger(services, live=set(live), listed_at=now, jobs=known, adopt=adopt)
+    def reconcile(self) -> None:
+        """The capacity ledger follows what runs: releases, adoptions, re-counts from running trials."""
+        adopt = {str(name).lower() for name in self.report["discovered"]}
+        self.report["ledger"] = reconcile_ledger(
+            self.services, live=set(self.live), listed_at=self.now, jobs=self.known, adopt=adopt
+        )
 
-    attempt("capacity-ledger", "reconcile", reconcile)
+    def judge_running(self) -> None:
+        for key, summary in self.live.items():
+            if summary.get("HyperParameterTuningJobStatus") != "InProgress":
+                continue
 
-    for key, summary in live.items():
-        if summary.get("HyperParameterTuningJobStatus") != "InProgress":
-            continue
+            def judge(key: str = key) -> None:
+                self.report["decisions"].extend(govern("sweep", key, self.now, self.services))
 
-        def judge(key: str = key) -> None:
-            report["decisions"].extend(govern("sweep", key, now, services))
+            self.attempt(key, "govern", judge)
 
-        attempt(key, "govern", judge)
+    def snapshot(self) -> None:
+        holders = self.services.store.holders()
+        taken = {"taken_at": self.now, "usage": total(holders), "holders": len(holders)}
+        self.services.store.put_capacity_snapshot(taken)
+        self.report["capacity"] = taken["usage"]
 
+
+def run_sweep(services: Services) -> dict[str, Any]:
+    """One sweep. A failure on one job is logged and counted; the other jobs are still swept."""
+    now = services.clock()
+    policy = services.policy()
+    live = {
+        summary["HyperParameterTuningJobName"].lower(): summary
+        for status in RUNNING
+        for summary in services.sagemaker.list_tuning_jobs(status)
+    }
+    known = {
+        job.key: job for status in RUNNING for job in map(JobState.from_item, services.store.jobs_with_status(status))
+    }
+    sweep = Sweep(services, now, policy, live, known)
+    sweep.finalise_lost()
+    sweep.fill_gaps()
+    sweep.discover()
+    sweep.attempt("capacity-ledger", "reconcile", sweep.reconcile)
+    sweep.judge_running()
     # Decisions whose steps (stop, a report on some channel) a failed, never-retried attempt left
     # pending for longer than a sweep interval: finished from their stored rows (one gsi1 Query).
-    report["resumed"] = []
-    attempt("pending-steps", "resume", lambda: report["resumed"].extend(resume_stale(services, now)))
-
-    attempt("warm-pools", "refresh", lambda: _refresh_warm_pools(services, policy.team_of, now))
-
-    def snapshot() -> None:
-        holders = store.holders()
-        taken = {"taken_at": now, "usage": total(holders), "holders": len(holders)}
-        store.put_capacity_snapshot(taken)
-        report["capacity"] = taken["usage"]
-
-    attempt("capacity-snapshot", "write", snapshot)
+    sweep.report["resumed"] = []
+    sweep.attempt("pending-steps", "resume", lambda: sweep.report["resumed"].extend(resume_stale(services, now)))
+    sweep.attempt("warm-pools", "refresh", lambda: _refresh_warm_pools(services, policy.team_of, now))
+    sweep.attempt("capacity-snapshot", "write", sweep.snapshot)
     metrics.add_metric(name="SweepJobsSeen", unit=MetricUnit.Count, value=len(live))
-    return report
+    return sweep.report
 
 
 #: The longest a warm pool can stay Available after its training job was last modified: the largest

@@ -11,16 +11,18 @@ from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
 from tuning_governor.app.finalise import refinalise
 from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.app.wiring import Services
+from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.actions import resume_job
 from tuning_governor.governance.engine import govern
+from tuning_governor.governance.job import JobState, job_state
 from tuning_governor.governance.spend import RunningTrial
 from tuning_governor.governance.trials import record_trial, trial_objective
 from tuning_governor.models.events import TrainingJobStateChange
+from tuning_governor.models.records import TrialRecord
 from tuning_governor.models.sagemaker import (
     TRAINING_RUNNING,
     TRAINING_TERMINAL,
-    TUNING_TERMINAL,
     TrainingJob,
 )
 from tuning_governor.observability import logger, metrics, tracer
@@ -38,7 +40,7 @@ def track_standalone(job: TrainingJob, *, team: str | None, event_time: datetime
 
 
 def running_trial_of(
-    detail: TrainingJob, meta: dict[str, Any] | None, region: str, services: Services
+    detail: TrainingJob, known_job: JobState | None, region: str, services: Services
 ) -> RunningTrial | None:
     """What a running trial accrues on, from its event; one DescribeTrainingJob only when the event
     lacks the link to its tuning job, its instances, or a spot flag the job's own item cannot supply.
@@ -46,8 +48,7 @@ def running_trial_of(
     job = detail
     spot: bool | None = detail.enable_managed_spot_training
     if "enable_managed_spot_training" not in detail.model_fields_set:
-        known = (meta or {}).get("spot_training")
-        spot = known if isinstance(known, bool) else None
+        spot = known_job.spot_training if known_job is not None else None
     if not detail.tuning_job_arn or not detail.instances() or spot is None:
         job = services.sagemaker.describe_training_job(detail.name)
         if not job.tuning_job_arn:
@@ -77,24 +78,111 @@ def track_progress(parsed: TrainingJobStateChange, policy: Policy, services: Ser
     detail = parsed.detail
     job_key = detail.tuning_job_key
     assert job_key is not None
-    meta = services.store.get_job(job_key)
+    job = job_state(services.store.get_job(job_key))
     outcome: Outcome = {"outcome": "progress", "job": job_key, "trial": detail.name, "status": detail.status}
     if detail.status in TRAINING_RUNNING and detail.training_start_time is not None:
-        if detail.name.lower() in ((meta or {}).get("running") or {}):
+        if job is not None and detail.name.lower() in job.running_names:
             outcome["running"] = "known"
         else:
-            trial = running_trial_of(detail, meta, parsed.region, services)
+            trial = running_trial_of(detail, job, parsed.region, services)
+            team = policy.team_of(detail.tags)
             if trial is None:
-                return track_standalone(
-                    detail, team=policy.team_of(detail.tags), event_time=parsed.time, services=services
-                )
-            team = (meta or {}).get("team") or policy.team_of(detail.tags)
-            tracked = services.store.track_running(trial, team=team)
+                return track_standalone(detail, team=team, event_time=parsed.time, services=services)
+            tracked = services.store.track_running(trial, team=(job.team if job is not None else None) or team)
             outcome["running"] = "tracked" if tracked else "already-finished"
-    if meta is None or meta.get("status") in TUNING_TERMINAL:
+    if job is None or job.ended:
         return outcome
+    # Read again by the judgement: tracking the trial changed the job item.
     outcome["decisions"] = govern("trial-progress", job_key, parsed.time, services)
     return outcome
+
+
+def described_trial(detail: TrainingJob, services: Services) -> TrainingJob:
+    """The trial as DescribeTrainingJob says, once it agrees the trial has ended (else: retry later)."""
+    described = services.sagemaker.describe_training_job(detail.name)
+    if described.status not in TRAINING_TERMINAL:
+        raise TransientError(f"DescribeTrainingJob still says {described.status}")
+    return described
+
+
+def record_finished(
+    parsed: TrainingJobStateChange,
+    described: TrainingJob,
+    job: JobState | None,
+    *,
+    team: str | None,
+    policy: Policy,
+    services: Services,
+) -> tuple[TrialRecord, JobState | None, PriceCatalog]:
+    """The trial's record, written once with its job's totals: (record, the job as written or None for a
+    duplicate, the prices it was costed with)."""
+    objective = trial_objective(job, described)
+    catalog = services.price_catalog(policy)
+    record = build_trial_record(
+        described,
+        job_key=str(described.tuning_job_key),
+        region=parsed.region,
+        objective_name=objective.metric if objective else (job.objective_name if job is not None else None),
+        catalog=catalog,
+        event_id=parsed.id,
+        event_time=parsed.time,
+    )
+    written = record_trial(record, described, job, team=team, services=services, catalog=catalog)
+    return record, written, catalog
+
+
+def seen_before(
+    parsed: TrainingJobStateChange,
+    record: TrialRecord,
+    job: JobState | None,
+    *,
+    catalog: PriceCatalog,
+    services: Services,
+) -> Outcome:
+    """A trial recorded before; but a warm pool that ended since bills retention the record lacks."""
+    job_key, name = record.job_key, parsed.detail.name
+    if not services.store.update_trial_warm_pool(record):
+        metrics.add_metric(name="DuplicateEvents", unit=MetricUnit.Count, value=1)
+        # Maybe a retry of an attempt that failed after recording the trial: finish the steps it
+        # left pending, then judge again (claimed decisions make that idempotent).
+        resumed = resume_job(job_key, job, services) + govern("trial", job_key, parsed.time, services, catalog=catalog)
+        duplicate: Outcome = {"outcome": "duplicate", "job": job_key, "trial": name}
+        return duplicate | ({"decisions": resumed} if resumed else {})
+    finalised = job is not None and job.ended
+    if finalised:
+        refinalise(job_key, job, region=parsed.region, services=services)
+    return {
+        "outcome": "warm-pool-billed",
+        "job": job_key,
+        "trial": name,
+        "warm_pool_seconds": record.warm_pool_seconds,
+        "refinalised": finalised,
+    }
+
+
+def judge_recorded(
+    parsed: TrainingJobStateChange,
+    record: TrialRecord,
+    job: JobState | None,
+    *,
+    written: JobState,
+    catalog: PriceCatalog,
+    services: Services,
+) -> Outcome:
+    """A trial recorded now: the trial rules judge its job, as the trial's transaction left it."""
+    metrics.add_metric(name="TrialsRecorded", unit=MetricUnit.Count, value=1)
+    if record.unpriced_types:
+        logger.warning("trial has unpriced instance types", extra={"types": record.unpriced_types})
+    outcome: Outcome = {"outcome": "recorded", "job": record.job_key, "trial": parsed.detail.name}
+    if job is not None and job.ended:
+        # The trial's event came after its job was finalised (EventBridge does not keep order):
+        # refresh the summary so it counts this trial too, judge the trial rules on the ended job
+        # (decisions recorded as already-ended), and report or correct the summary (report_summary).
+        refinalise(record.job_key, job, region=parsed.region, services=services, judge=True)
+        return outcome | {"status": record.status, "refinalised": True}
+    # Judged on the job as the trial's transaction left it: no second read.
+    decisions = govern("trial", record.job_key, parsed.time, services, job=written, catalog=catalog)
+    return outcome | {"status": record.status, "decisions": decisions}
 
 
 @tracer.capture_method
@@ -112,73 +200,17 @@ def process_training_event(event: Any, services: Services) -> Outcome:
             return track_standalone(detail, team=team, event_time=parsed.time, services=services)
         if detail.status not in TRAINING_TERMINAL:
             return track_progress(parsed, policy, services)
-        described = services.sagemaker.describe_training_job(detail.name)
-        if described.status not in TRAINING_TERMINAL:
-            raise TransientError(f"DescribeTrainingJob still says {described.status}")
+        described = described_trial(detail, services)
         # Describe is authoritative: a job whose name merely looks like a trial's has no TuningJobArn.
         if not described.tuning_job_arn:
-            return track_standalone(
-                described.model_copy(update={"tags": detail.tags}), team=team, event_time=parsed.time, services=services
-            )
-        job_key = described.tuning_job_key
-        assert job_key is not None
+            standalone = described.model_copy(update={"tags": detail.tags})
+            return track_standalone(standalone, team=team, event_time=parsed.time, services=services)
         services.store.set_warm_pool(described, team=team)
-        meta = services.store.get_job(job_key)
-        objective = trial_objective(meta, described)
-        catalog = services.price_catalog(policy)
-        record = build_trial_record(
-            described,
-            job_key=job_key,
-            region=parsed.region,
-            objective_name=objective.metric if objective else (meta or {}).get("objective_name"),
-            catalog=catalog,
-            event_id=parsed.id,
-            event_time=parsed.time,
-        )
-        finalised = bool(meta and meta.get("status") in TUNING_TERMINAL)
-        team = (meta or {}).get("team") or team
-        written = record_trial(record, described, meta, team=team, services=services, catalog=catalog)
+        job = job_state(services.store.get_job(str(described.tuning_job_key)))
+        team = (job.team if job is not None else None) or team
+        record, written, catalog = record_finished(parsed, described, job, team=team, policy=policy, services=services)
         if written is None:
-            # Seen before; but a warm pool that ended since bills retention the record lacks.
-            if not services.store.update_trial_warm_pool(record):
-                metrics.add_metric(name="DuplicateEvents", unit=MetricUnit.Count, value=1)
-                # Maybe a retry of an attempt that failed after recording the trial: finish the steps it
-                # left pending, then judge again (claimed decisions make that idempotent).
-                resumed = resume_job(job_key, meta, services) + govern("trial", job_key, parsed.time, services)
-                duplicate: Outcome = {"outcome": "duplicate", "job": job_key, "trial": detail.name}
-                return duplicate | ({"decisions": resumed} if resumed else {})
-            if finalised:
-                refinalise(job_key, meta, region=parsed.region, services=services)
-            return {
-                "outcome": "warm-pool-billed",
-                "job": job_key,
-                "trial": detail.name,
-                "warm_pool_seconds": record.warm_pool_seconds,
-                "refinalised": finalised,
-            }
-        metrics.add_metric(name="TrialsRecorded", unit=MetricUnit.Count, value=1)
-        if record.unpriced_types:
-            logger.warning("trial has unpriced instance types", extra={"types": record.unpriced_types})
-        if finalised:
-            # The trial's event came after its job was finalised (EventBridge does not keep order):
-            # refresh the summary so it counts this trial too, judge the trial rules on the ended job
-            # (decisions recorded as already-ended), and report or correct the summary (report_summary).
-            refinalise(job_key, meta, region=parsed.region, services=services, judge=True)
-            return {
-                "outcome": "recorded",
-                "job": job_key,
-                "trial": detail.name,
-                "status": record.status,
-                "refinalised": True,
-            }
-        # Judged on the job item as the trial's transaction left it: no second read.
-        decisions = govern("trial", job_key, parsed.time, services, meta=written)
-        return {
-            "outcome": "recorded",
-            "job": job_key,
-            "trial": detail.name,
-            "status": record.status,
-            "decisions": decisions,
-        }
+            return seen_before(parsed, record, job, catalog=catalog, services=services)
+        return judge_recorded(parsed, record, job, written=written, catalog=catalog, services=services)
 
     return handle_errors("training", event, run)

@@ -12,8 +12,10 @@ from tuning_governor.domain.reports import decision_report
 from tuning_governor.errors import GovernorError
 from tuning_governor.governance import grace
 from tuning_governor.governance.facts import JobFacts
+from tuning_governor.governance.job import JobState, job_state
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision
+from tuning_governor.models.keys import job_key_of
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 from tuning_governor.reporting import all_delivered, deliver
@@ -64,7 +66,7 @@ def resume_decision(
     first attempt would have). The decision is done only when every step is; a channel that fails
     raises ``DeliveryFailed`` (the event is retried) and one still in flight leaves it pending for
     the sweep (``resume_stale``)."""
-    decision = Decision.model_validate(stored | {"job_key": str(stored["pk"]).removeprefix("JOB#")})
+    decision = Decision.model_validate(stored | {"job_key": job_key_of(stored["pk"])})
     mode = str(stored.get("mode") or policy.mode)
     fresh = stored.get("action") is None
     action, detail = stop_step(decision, stored, tags, policy, services)
@@ -122,14 +124,14 @@ def act(decision: Decision, job: JobFacts, policy: Policy, services: EngineServi
     return resume_decision(stored, job.tags, policy, services)
 
 
-def resume_job(job_key: str, meta: dict[str, Any] | None, services: EngineServices) -> list[dict[str, Any]]:
+def resume_job(job_key: str, job: JobState | None, services: EngineServices) -> list[dict[str, Any]]:
     """Finish the steps a failed attempt left pending on one job's decisions (a redelivered event's
     first move: whatever it then judges, what was started is finished first)."""
     pending = services.store.pending_decisions(job_key)
     if not pending:
         return []
     policy = services.policy()
-    tags = {str(k): str(v) for k, v in ((meta or {}).get("tags") or {}).items()}
+    tags = job.tags if job is not None else {}
     return [resume_decision(stored, tags, policy, services) for stored in pending]
 
 
@@ -144,11 +146,10 @@ def resume_stale(services: EngineServices, now: datetime) -> list[dict[str, Any]
     outcomes: list[dict[str, Any]] = []
     policy = services.policy()
     for stored in services.store.stale_pending_decisions(now - STEP_TIMEOUT):
-        job_key = str(stored["pk"]).removeprefix("JOB#")
+        job_key = job_key_of(stored["pk"])
         try:
-            meta = services.store.get_job(job_key) or {}
-            tags = {str(k): str(v) for k, v in (meta.get("tags") or {}).items()}
-            outcome = resume_decision(stored, tags, policy, services)
+            job = job_state(services.store.get_job(job_key))
+            outcome = resume_decision(stored, job.tags if job is not None else {}, policy, services)
         except GovernorError as exc:
             metrics.add_metric(name="StepResumeFailures", unit=MetricUnit.Count, value=1)
             logger.warning("pending decision not finished", extra={"job": job_key, "error": type(exc).__name__})

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.errors import TransientError
-from tuning_governor.governance import spend
 from tuning_governor.governance.actions import act
 from tuning_governor.governance.capacity import Ledger, Quota, Reservation, capacity_facts, first_fit
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
-from tuning_governor.governance.job import iso_time, job_facts
+from tuning_governor.governance.job import JobState, iso_time, job_facts, job_state
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision, Rule
 from tuning_governor.observability import metrics
@@ -120,10 +120,10 @@ def admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices)
     raise TransientError(f"capacity ledger contended {ADMISSION_ATTEMPTS} times; the event will be retried")
 
 
-def running_shapes(meta: dict[str, Any]) -> list[tuple[dict[str, int], bool]]:
+def running_shapes(job: JobState) -> list[tuple[dict[str, int], bool]]:
     """The instances (and market) of each trial the job item records as running (its ``running``
     map, kept by the training-event path), for re-counting the job's reservation."""
-    return [(dict(trial.instances), trial.spot) for trial in spend.running_trials(meta) if trial.instances]
+    return [(dict(trial.instances), trial.spot) for trial in job.running if trial.instances]
 
 
 def reconcile_ledger(
@@ -131,7 +131,7 @@ def reconcile_ledger(
     *,
     live: set[str],
     listed_at: datetime,
-    jobs: dict[str, dict[str, Any]],
+    jobs: Mapping[str, JobState],
     adopt: set[str],
     attempts: int = 5,
 ) -> dict[str, list[str]]:
@@ -151,18 +151,18 @@ def reconcile_ledger(
         remove = sorted(k for k, r in ledger.reservations.items() if k not in live and r.created < listed)
         put: dict[str, Reservation] = {}
         for key in sorted(adopt - set(ledger.reservations)):
-            meta = jobs.get(key) or services.store.get_job(key)
-            if meta is None:
+            job = jobs.get(key) or job_state(services.store.get_job(key))
+            if job is None:
                 continue
-            facts = job_facts(meta, now=services.clock(), policy=services.policy())
+            facts = job_facts(job, now=services.clock(), policy=services.policy())
             plans = [p for p in facts.admission_plans() if p.on_demand or p.spot]
             if plans:
                 put[key] = Reservation.for_plan(key, facts.team, plans[0], facts.max_parallel, iso_time(facts.now))
         for key, reservation in sorted(ledger.reservations.items()):
-            meta = jobs.get(key)
-            if key in remove or meta is None or "running" not in meta:
+            known = jobs.get(key)
+            if key in remove or known is None or not known.tracks_running:
                 continue
-            recounted = reservation.recounted(running_shapes(meta))
+            recounted = reservation.recounted(running_shapes(known))
             if recounted.on_demand != reservation.on_demand or recounted.spot != reservation.spot:
                 put[key] = recounted
         if services.store.update_reservations(ledger.version, put, remove):

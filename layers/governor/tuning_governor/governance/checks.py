@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.errors import GovernorError
 from tuning_governor.governance.facts import JobFacts
-from tuning_governor.governance.job import iso_time
+from tuning_governor.governance.job import JobState, iso_time
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Rule
 from tuning_governor.observability import logger, metrics
@@ -26,7 +25,7 @@ def check_time(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServ
     return [at]
 
 
-def schedule_check(facts: JobFacts, meta: dict[str, Any], at: datetime | None, services: EngineServices) -> None:
+def schedule_check(facts: JobFacts, job: JobState, at: datetime | None, services: EngineServices) -> None:
     """Ask for one more judgement of the job at ``at``: a projected budget crossing, or the end of a
     breach's grace period (one schedule per job: the earliest wins; that judgement asks for the next).
 
@@ -37,7 +36,7 @@ def schedule_check(facts: JobFacts, meta: dict[str, Any], at: datetime | None, s
     if services.checks is None or at is None:
         return
     at = _minute_ceiling(max(at, facts.now + timedelta(seconds=1)))
-    if meta.get("budget_check_at") == iso_time(at):
+    if job.budget_check_at == iso_time(at):
         return
     try:
         services.checks.schedule(facts.job_key, facts.job_name, at)

@@ -19,19 +19,19 @@ from typing import Any, Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit
 
+from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.reports import decision_report
 from tuning_governor.governance import grace
 from tuning_governor.governance.actions import act
 from tuning_governor.governance.admission import admit
 from tuning_governor.governance.checks import check_time, schedule_check
 from tuning_governor.governance.facts import JobFacts, Trigger
-from tuning_governor.governance.job import job_facts, state_time, with_pricing_facts
+from tuning_governor.governance.job import JobState, job_facts, job_state, with_pricing_facts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision, Rule, registry
 from tuning_governor.governance.team_months import act_on_team, team_month_facts
 from tuning_governor.governance.trials import with_stagnation_spend
 from tuning_governor.models.records import TrialRecord
-from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
 from tuning_governor.reporting import deliver
@@ -148,51 +148,64 @@ def grace_step(
 
 
 def load_facts(
-    meta: dict[str, Any], now: datetime, policy: Policy, services: EngineServices, *, team_month: bool
+    job: JobState,
+    now: datetime,
+    policy: Policy,
+    services: EngineServices,
+    *,
+    catalog: PriceCatalog | None = None,
+    team_month: bool,
 ) -> JobFacts:
     """Everything the rules read about the job at ``now``, gathered once: its item's facts, its spend
     priced with the catalog in force, the spend at its last improvement, its team's month (``team_month``)
     and how well it is priced."""
-    catalog = services.price_catalog(policy)
-    facts = with_stagnation_spend(job_facts(meta, now=now, policy=policy, catalog=catalog), services)
+    catalog = catalog or services.price_catalog(policy)
+    facts = with_stagnation_spend(job_facts(job, now=now, policy=policy, catalog=catalog), services)
     if team_month:
         facts = facts.model_copy(update={"team_month": team_month_facts(facts.team, now, policy, catalog, services)})
-    return with_pricing_facts(facts, meta, catalog)
+    return with_pricing_facts(facts, job, catalog)
 
 
 def govern(
-    trigger: Trigger, job_key: str, now: datetime, services: EngineServices, meta: dict[str, Any] | None = None
+    trigger: Trigger,
+    job_key: str,
+    now: datetime,
+    services: EngineServices,
+    *,
+    job: JobState | None = None,
+    catalog: PriceCatalog | None = None,
 ) -> Outcomes:
-    """Evaluate the rules for ``trigger`` on one job and act on what they find. ``meta``: the job item
-    as the caller just wrote it (see :func:`record_trial`); without it, the item is read.
+    """Evaluate the rules for ``trigger`` on one job and act on what they find. ``job``: the job as the
+    caller just wrote it (see :func:`record_trial`), without it the item is read; ``catalog``: the
+    prices the caller already has in force for this event, without it they are read.
 
     Judged at ``now`` or at the latest moment the job's state reflects, whichever is later: an event
     handled after later ones of the same job (EventBridge does not keep order) is judged on the state
     as it is, at the time that state is true, never on later trials at an earlier time."""
     policy = services.policy()
-    if meta is None:
-        meta = services.store.get_job(job_key)
-    if meta is None or meta.get("status") in TUNING_TERMINAL:
+    if job is None:
+        job = job_state(services.store.get_job(job_key))
+    if job is None or job.ended:
         return []
-    now = max(now, state_time(meta) or now)
-    facts = load_facts(meta, now, policy, services, team_month=True)
+    now = max(now, job.state_time() or now)
+    facts = load_facts(job, now, policy, services, catalog=catalog, team_month=True)
     outcomes: Outcomes = []
     for rule in registry.for_trigger(trigger):
         if rule.admission_judged:
             outcomes.extend(admit(rule, facts, policy, services))
     live = Live(trigger, services)
     outcomes.extend(judge(live, facts, policy))
-    schedule_check(facts, meta, min(live.check_times, default=None), services)
+    schedule_check(facts, job, min(live.check_times, default=None), services)
     return outcomes
 
 
 def judge_ended(job_key: str, at: datetime, services: EngineServices) -> Outcomes:
     """The same rule loop on a job that had ended when a trial of it was recorded, as of ``at`` (its
     end): the :class:`Late` pass. So decisions do not depend on delivery order."""
-    meta = services.store.get_job(job_key)
-    if meta is None:
+    job = job_state(services.store.get_job(job_key))
+    if job is None:
         return []
     policy = services.policy()
-    facts = load_facts(meta, at, policy, services, team_month=False)
-    owner = meta.get("owner") or (meta.get("tags") or {}).get(services.settings.owner_tag)
+    facts = load_facts(job, at, policy, services, team_month=False)
+    owner = job.owner or job.tags.get(services.settings.owner_tag)
     return judge(Late(services, job_key, owner), facts, policy)

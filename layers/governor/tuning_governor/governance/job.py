@@ -7,11 +7,15 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from tuning_governor.domain.cost import pricing_facts
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.governance import spend
 from tuning_governor.governance.facts import AdmissionPlan, JobFacts
 from tuning_governor.governance.stagnation import DefinitionObjective, StagnationState, objectives_from_item
+from tuning_governor.models.keys import job_key_of
+from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.policy import Policy
 
 
@@ -23,46 +27,146 @@ def time_of(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
 
+class JobState(BaseModel):
+    """A tuning job as its job item records it, read once per event: what the engine and the rules
+    read (never the item). ``item`` is the item itself, only handed back to the store (its
+    conditional writes compare against it)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    key: str
+    name: str
+    """A job first seen through a trial's event (its own event not yet delivered) is named by its key:
+    the name in the trial's TuningJobArn, in lower case as ARNs spell it."""
+    status: str
+    team: str | None
+    """The team recorded on the item (None: not recorded; rules judge ``policy.team_of(tags)``)."""
+    owner: str | None
+    tags: dict[str, str]
+    region: str | None
+    created: datetime | None
+    max_parallel: int
+    max_trials: int | None
+    demand: dict[str, int]
+    admission: list[AdmissionPlan]
+    finished_usd: Decimal | None
+    """Billed cost of the finished trials; None while any of them is unpriced."""
+    spot_discount: Decimal | None
+    trials_recorded: int
+    trials_failed: int
+    objective_name: str | None
+    objective_type: str | None
+    objectives: list[DefinitionObjective]
+    stagnation: StagnationState | None
+    running: list[spend.RunningTrial]
+    running_names: frozenset[str]
+    tracks_running: bool
+    """Whether the item has a ``running`` map (kept by the training-event path)."""
+    spot_training: bool | None
+    last_trial_end: datetime | None
+    budget_check_at: str | None
+    unpriced_types: list[str]
+    approximate_types: list[str]
+    stop_requested_at: datetime | None
+    stopping_at: datetime | None
+    summary_reported_at: str | None
+    summary_reported_usd: Decimal
+    item: dict[str, Any]
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> JobState:
+        """The item's attributes, typed; absent ones as a job item written before them reads."""
+        key = job_key_of(item["pk"])
+        unpriced = int(item.get("unpriced_trials") or 0)
+        spot = item.get("spot_training")
+        return cls(
+            key=key,
+            name=str(item.get("job_name") or key),
+            status=str(item.get("status") or "Unknown"),
+            team=item.get("team") or None,
+            owner=item.get("owner") or None,
+            tags={str(k): str(v) for k, v in (item.get("tags") or {}).items()},
+            region=str(item["region"]) if item.get("region") else None,
+            created=time_of(item.get("creation_time")),
+            max_parallel=int(item.get("max_parallel") or 1),
+            max_trials=int(item["max_trials"]) if item.get("max_trials") is not None else None,
+            demand={str(k): int(v) for k, v in (item.get("demand") or {}).items()},
+            admission=[AdmissionPlan.model_validate(plan) for plan in item.get("admission") or []],
+            # Any unpriced trial makes "spent" unknown: a budget is never judged on a partial sum.
+            finished_usd=None if unpriced else Decimal(str(item.get("cost_usd") or 0)),
+            spot_discount=spend.spot_factor(item.get("spot_billed_usd"), item.get("spot_on_demand_usd")),
+            trials_recorded=int(item.get("trials_recorded") or 0),
+            trials_failed=int(item.get("trials_failed") or 0),
+            objective_name=item.get("objective_name"),
+            objective_type=item.get("objective_type"),
+            objectives=_objectives(item),
+            stagnation=StagnationState.from_item(item.get("stagnation")),
+            running=spend.running_trials(item),
+            running_names=frozenset(item.get("running") or {}),
+            tracks_running="running" in item,
+            spot_training=spot if isinstance(spot, bool) else None,
+            last_trial_end=time_of(item.get("last_trial_end")),
+            budget_check_at=item.get("budget_check_at"),
+            unpriced_types=[str(t) for t in item.get("unpriced_types") or ()],
+            approximate_types=[str(t) for t in item.get("approximate_types") or ()],
+            stop_requested_at=time_of(item.get("stop_requested_at")),
+            stopping_at=time_of(item.get("stopping_at")),
+            summary_reported_at=item.get("summary_reported_at"),
+            summary_reported_usd=Decimal(str(item.get("summary_reported_usd") or 0)),
+            item=dict(item),
+        )
+
+    @property
+    def ended(self) -> bool:
+        return self.status in TUNING_TERMINAL
+
+    def state_time(self) -> datetime | None:
+        """The latest moment the item's state reflects: the end of its latest recorded trial
+        (``last_trial_end``) or the start of its latest running trial."""
+        times = [self.last_trial_end] + [trial.start for trial in self.running]
+        return max((t for t in times if t is not None), default=None)
+
+
+def job_state(item: Mapping[str, Any] | None) -> JobState | None:
+    """The typed job, or None for no item."""
+    return JobState.from_item(item) if item is not None else None
+
+
+def state_time(item: Mapping[str, Any] | None) -> datetime | None:
+    """:meth:`JobState.state_time` of a job item (None: no item)."""
+    job = job_state(item)
+    return job.state_time() if job is not None else None
+
+
 def job_facts(
-    meta: dict[str, Any],
+    job: JobState | Mapping[str, Any],
     *,
     now: datetime,
     policy: Policy,
     catalog: PriceCatalog | None = None,
 ) -> JobFacts:
-    """The job as its META item records it at ``now``. With ``catalog``, the running trials' accrued
-    cost is priced too (``spent_usd`` = finished + accrued); without, only finished trials count."""
-    tags = {str(k): str(v) for k, v in (meta.get("tags") or {}).items()}
-    job_key = str(meta["pk"]).removeprefix("JOB#")
-    spent = meta.get("cost_usd")
-    unpriced = int(meta.get("unpriced_trials") or 0)
-    # Any unpriced trial makes "spent" unknown: a budget is never judged on a partial sum.
-    finished = None if unpriced else Decimal(str(spent or 0))
+    """The job as its item records it at ``now``. With ``catalog``, the running trials' accrued cost is
+    priced too (``spent_usd`` = finished + accrued); without, only finished trials count."""
+    if not isinstance(job, JobState):
+        job = JobState.from_item(job)
+    finished = job.finished_usd
     accrual = (
-        spend.accrue(
-            spend.running_trials(meta),
-            now,
-            catalog,
-            default_region=meta.get("region"),
-            spot_discount=spend.spot_factor(meta.get("spot_billed_usd"), meta.get("spot_on_demand_usd")),
-        )
+        spend.accrue(job.running, now, catalog, default_region=job.region, spot_discount=job.spot_discount)
         if catalog is not None
         else spend.Accrual(usd=Decimal(0))
     )
     total = finished + accrual.usd if finished is not None and accrual.usd is not None else None
     return JobFacts(
-        job_key=job_key,
-        # A job first seen through a trial's event (its own event not yet delivered) is named by its key:
-        # the name in the trial's TuningJobArn, in lower case as ARNs spell it.
-        job_name=str(meta.get("job_name") or job_key),
-        team=policy.team_of(tags),
-        tags=tags,
-        status=str(meta.get("status") or "Unknown"),
-        created_at=time_of(meta.get("creation_time")),
+        job_key=job.key,
+        job_name=job.name,
+        team=policy.team_of(job.tags),
+        tags=job.tags,
+        status=job.status,
+        created_at=job.created,
         now=now,
-        max_parallel=int(meta.get("max_parallel") or 1),
-        max_trials=int(meta["max_trials"]) if meta.get("max_trials") is not None else None,
-        demand={str(k): int(v) for k, v in (meta.get("demand") or {}).items()},
+        max_parallel=job.max_parallel,
+        max_trials=job.max_trials,
+        demand=job.demand,
         spent_usd=total,
         spent_finished_usd=finished,
         spent_accrued_usd=accrual.usd,
@@ -71,38 +175,28 @@ def job_facts(
         burn_usd_per_hour=accrual.burn_usd_per_hour,
         unpriced_running_types=accrual.unpriced_types,
         spend_approximate=accrual.approximate,
-        trials_finished=int(meta.get("trials_recorded") or 0),
-        trials_failed=int(meta.get("trials_failed") or 0),
-        objective_type=meta.get("objective_type"),
-        stagnation=StagnationState.from_item(meta.get("stagnation")),
-        objectives=objectives_of(meta),
-        admission=[AdmissionPlan.model_validate(plan) for plan in meta.get("admission") or []],
+        trials_finished=job.trials_recorded,
+        trials_failed=job.trials_failed,
+        objective_type=job.objective_type,
+        stagnation=job.stagnation,
+        objectives=job.objectives,
+        admission=job.admission,
     )
 
 
-def state_time(meta: dict[str, Any] | None) -> datetime | None:
-    """The latest moment the job item's state reflects: the end of its latest recorded trial
-    (``last_trial_end``) or the start of its latest running trial."""
-    meta = meta or {}
-    times = [time_of(meta.get("last_trial_end"))] + [trial.start for trial in spend.running_trials(meta)]
-    known = [t for t in times if t is not None]
-    return max(known, default=None)
-
-
-def with_pricing_facts(facts: JobFacts, meta: Mapping[str, Any], catalog: PriceCatalog) -> JobFacts:
+def with_pricing_facts(facts: JobFacts, job: JobState, catalog: PriceCatalog) -> JobFacts:
     """``facts`` with how well the job is priced: its demand's types judged in its region against the
     catalog in force, plus the unpriced and approximate types its recorded trials found."""
-    region = meta.get("region") or None
     found = pricing_facts(
         facts.demand,
-        str(region) if region else None,
+        job.region,
         catalog,
-        recorded_unpriced=[str(t) for t in meta.get("unpriced_types") or ()],
-        recorded_approximate=[str(t) for t in meta.get("approximate_types") or ()],
+        recorded_unpriced=job.unpriced_types,
+        recorded_approximate=job.approximate_types,
     )
     return facts.model_copy(
         update={
-            "region": str(region) if region else None,
+            "region": job.region,
             "unpriced_types": list(found.unpriced_types),
             "approximate_types": list(found.approximate_types),
             "price_notes": dict(found.notes),
@@ -110,7 +204,7 @@ def with_pricing_facts(facts: JobFacts, meta: Mapping[str, Any], catalog: PriceC
     )
 
 
-def objectives_of(meta: Mapping[str, Any]) -> list[DefinitionObjective]:
+def _objectives(meta: Mapping[str, Any]) -> list[DefinitionObjective]:
     """The job's objectives per definition, from its item."""
     objectives = objectives_from_item(meta.get("objectives"))
     if not objectives and meta.get("objective_name") and meta.get("objective_type"):

@@ -13,6 +13,7 @@ from tuning_governor.domain.reports import Report, decision_report
 from tuning_governor.governance import spend
 from tuning_governor.governance.actions import act, stop_step
 from tuning_governor.governance.facts import JobFacts, TeamMonthFacts
+from tuning_governor.governance.job import JobState
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision
 from tuning_governor.observability import logger, metrics
@@ -71,25 +72,7 @@ def act_on_team(decision: Decision, job: JobFacts, policy: Policy, services: Eng
         if decision.verdict != "breach":
             return []
         return [act(decision, job, policy, services)]
-    results: list[dict[str, Any]] = []
-    if decision.verdict == "breach":
-        jobs = {
-            str(item["pk"]).removeprefix("JOB#"): item for item in services.store.team_jobs_in_progress(job.team or "")
-        }
-        jobs.setdefault(job.job_key, {"job_name": job.job_name, "tags": job.tags})  # the index may lag
-        for key, item in sorted(jobs.items()):
-            tags = {str(k): str(v) for k, v in (item.get("tags") or {}).items()}
-            per_job = decision.model_copy(update={"job_key": key, "job_name": str(item.get("job_name") or key)})
-            stored = services.store.open_decision(per_job, mode, services.clock(), own_report=False)
-            if stored is None:
-                # Done by an earlier attempt at this team decision (its report failed): still named in it.
-                done = services.store.get_decision(key, per_job.rule, per_job.verdict) or {}
-                if done.get("own_report") is False and done.get("action") is not None:
-                    results.append({"job": per_job.job_name, "action": done["action"], "detail": done["action_detail"]})
-                continue
-            action, detail = stop_step(per_job, stored, tags, policy, services)
-            services.store.finish_decision(per_job, action, detail)
-            results.append({"job": per_job.job_name, "action": action, "detail": detail})
+    results = _stop_team_jobs(decision, job, policy, services) if decision.verdict == "breach" else []
     metrics.add_metric(name="TeamDecisions", unit=MetricUnit.Count, value=1)
     logger.info(
         "team governance decision",
@@ -112,6 +95,36 @@ def act_on_team(decision: Decision, job: JobFacts, policy: Policy, services: Eng
         }
         for r in results
     ] or [{"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "action": "warned", "at": decision.at}]
+
+
+def _team_jobs(job: JobFacts, services: EngineServices) -> dict[str, tuple[str, dict[str, str]]]:
+    """The team's InProgress tuning jobs (key: name, tags), the judged job among them."""
+    jobs = {
+        found.key: (found.name, found.tags)
+        for found in map(JobState.from_item, services.store.team_jobs_in_progress(job.team or ""))
+    }
+    jobs.setdefault(job.job_key, (job.job_name, job.tags))  # the index may lag
+    return jobs
+
+
+def _stop_team_jobs(
+    decision: Decision, job: JobFacts, policy: Policy, services: EngineServices
+) -> list[dict[str, Any]]:
+    """Each of the team's running jobs stopped (or not: exempt, monitor) on its own decision, once."""
+    results: list[dict[str, Any]] = []
+    for key, (name, tags) in sorted(_team_jobs(job, services).items()):
+        per_job = decision.model_copy(update={"job_key": key, "job_name": name})
+        stored = services.store.open_decision(per_job, policy.mode, services.clock(), own_report=False)
+        if stored is None:
+            # Done by an earlier attempt at this team decision (its report failed): still named in it.
+            done = services.store.get_decision(key, per_job.rule, per_job.verdict) or {}
+            if done.get("own_report") is False and done.get("action") is not None:
+                results.append({"job": per_job.job_name, "action": done["action"], "detail": done["action_detail"]})
+            continue
+        action, detail = stop_step(per_job, stored, tags, policy, services)
+        services.store.finish_decision(per_job, action, detail)
+        results.append({"job": per_job.job_name, "action": action, "detail": detail})
+    return results
 
 
 def team_report(decision: Decision, month: str, mode: str, jobs: list[dict[str, Any]]) -> Report:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tuning_governor.adapters.table_items import job_after_trial
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.errors import StaleState
 from tuning_governor.governance.facts import JobFacts
-from tuning_governor.governance.job import job_facts, objectives_of, time_of
+from tuning_governor.governance.job import JobState, job_facts, job_state
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.stagnation import (
     ObjectiveSpec,
@@ -23,69 +21,79 @@ from tuning_governor.models.sagemaker import (
 STALE_ATTEMPTS = 5
 
 
-def trial_objective(meta: dict[str, Any] | None, trial: TrainingJob) -> ObjectiveSpec | None:
+def trial_objective(job: JobState | None, trial: TrainingJob) -> ObjectiveSpec | None:
     """The objective (metric and direction) of the definition ``trial`` belongs to, from the job item."""
     return resolve_objective(
-        objectives_of(meta or {}),
+        job.objectives if job is not None else [],
         definition_name=trial.training_job_definition_name,
         hyperparameters=trial.hyper_parameters,
         reported_metrics={m.metric_name for m in trial.final_metric_data_list},
     )
 
 
-def _advanced(meta: dict[str, Any] | None, record: TrialRecord, trial: TrainingJob) -> StagnationState | None:
+def _advanced(job: JobState | None, record: TrialRecord, trial: TrainingJob) -> StagnationState | None:
     if record.status != "Completed":
         return None
-    objective = trial_objective(meta, trial)
+    objective = trial_objective(job, trial)
     value = trial.metric(objective.metric) if objective is not None else None
     if objective is None or value is None:
         return None  # no objective value, or no direction to judge it by: not counted either way
-    current = StagnationState.from_item((meta or {}).get("stagnation")) or StagnationState()
+    current = (job.stagnation if job is not None else None) or StagnationState()
     return current.advance(value, objective, record.end_time or record.event_time)
+
+
+def _with_spend_at_improvement(
+    state: StagnationState | None,
+    job: JobState | None,
+    record: TrialRecord,
+    services: EngineServices,
+    catalog: PriceCatalog | None,
+) -> StagnationState | None:
+    """At an improvement, the job's spend then: finished (this trial included) + accrued at its event."""
+    if state is None or state.improved_at is None or state.spent_at_improvement is not None:
+        return state
+    policy = services.policy()
+    after = job_after_trial(job.item if job is not None else None, record)
+    facts = job_facts(after, now=record.event_time, policy=policy, catalog=catalog or services.price_catalog(policy))
+    return state.model_copy(update={"spent_at_improvement": facts.spent_usd})
 
 
 def record_trial(
     record: TrialRecord,
     trial: TrainingJob,
-    meta: dict[str, Any] | None,
+    job: JobState | None,
     *,
     team: str | None,
     services: EngineServices,
     catalog: PriceCatalog | None = None,
-) -> dict[str, Any] | None:
+) -> JobState | None:
     """Record a finished trial once and advance the job's stagnation state in the same transaction:
     the best objective, trials / time since it last improved and, at an improvement, the job's spend
     then (finished + accrued at the trial's event, priced with ``catalog``, by default the policy's).
 
-    Returns the job item as this write left it (``meta`` with the trial applied), for judging the job
+    Returns the job as this write left it (``job`` with the trial applied), for judging the job
     without reading it again; None for a duplicate. Reads no trial records: the state is on the job
-    item (``meta``, already read by the caller). When a concurrent trial of the same job wrote first,
+    item (``job``, already read by the caller). When a concurrent trial of the same job wrote first,
     the item is read again and the trial re-applied.
     """
     for attempt in range(STALE_ATTEMPTS):
-        state = _advanced(meta, record, trial)
-        known_end = time_of((meta or {}).get("last_trial_end"))
+        state = _with_spend_at_improvement(_advanced(job, record, trial), job, record, services, catalog)
+        known_end = job.last_trial_end if job is not None else None
         later = record.end_time is not None and (known_end is None or record.end_time > known_end)
-        latest = record.end_time if later else None
-        if state is not None and state.improved_at is not None and state.spent_at_improvement is None:
-            policy = services.policy()
-            after = job_after_trial(meta, record)
-            facts = job_facts(
-                after, now=record.event_time, policy=policy, catalog=catalog or services.price_catalog(policy)
-            )
-            state = state.model_copy(update={"spent_at_improvement": facts.spent_usd})
         try:
-            return services.store.record_trial(
+            written = services.store.record_trial(
                 record,
-                job=meta,
+                job=job.item if job is not None else None,
                 team=team,
                 stagnation=state.to_item() if state is not None else None,
-                latest_end=latest,
+                latest_end=record.end_time if later else None,
             )
         except StaleState:
             if attempt == STALE_ATTEMPTS - 1:
                 raise
-            meta = services.store.get_job(record.job_key)
+            job = job_state(services.store.get_job(record.job_key))
+            continue
+        return job_state(written)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
