@@ -38,8 +38,8 @@ from moto import mock_aws
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 FACTS = ("price_catalog", "budget_for", "team_of")
 ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("app", ("tuning_governor.app", "tuning_governor.service", "tuning_governor.sweep")),
-    ("governance", ("tuning_governor.governance", "tuning_governor.guard")),
+    ("app", ("tuning_governor.app",)),
+    ("governance", ("tuning_governor.governance",)),
     (
         "store",
         ("tuning_governor.adapters.store", "tuning_governor.adapters.table_items", "tuning_governor.adapters.dynamodb"),

@@ -32,7 +32,8 @@ from tuning_governor.governance.rules import Decision
 from tuning_governor.governance.spend import RunningTrial
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.records import JobSummary, TrialRecord
-from tuning_governor.models.sagemaker import TrainingJob, TuningJob
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.ports import Store
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

@@ -23,7 +23,7 @@ from governor_sim.simulation import Progress, Simulation
 from governor_sim.slack_server import SlackWebhookServer
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.app.sweep import run_sweep
-from tuning_governor.models.sagemaker import TrainingJob
+from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.policy import Defaults, Policy
 
 from .conftest import T0, World

@@ -22,7 +22,8 @@ from tuning_governor.app.envelope import parse_event
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.limits import clean_tags, dynamodb_number_problem, tag_problem
-from tuning_governor.models.sagemaker import TrainingJob, TuningJob
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import Policy
 
 Mutation = Callable[[dict[str, Any]], None]

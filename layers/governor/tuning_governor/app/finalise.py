@@ -21,12 +21,8 @@ from tuning_governor.governance.engine import judge_ended
 from tuning_governor.governance.job import JobState, job_state
 from tuning_governor.governance.trials import record_trial, trial_objective
 from tuning_governor.models.records import JobSummary, TrialRecord
-from tuning_governor.models.sagemaker import (
-    TRAINING_TERMINAL,
-    TUNING_TERMINAL,
-    TrialSummary,
-    TuningJob,
-)
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
+from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.observability import metrics
 from tuning_governor.reporting import all_delivered, deliver
 

@@ -20,11 +20,8 @@ from tuning_governor.governance.spend import RunningTrial
 from tuning_governor.governance.trials import record_trial, trial_objective
 from tuning_governor.models.events import TrainingJobStateChange
 from tuning_governor.models.records import TrialRecord
-from tuning_governor.models.sagemaker import (
-    TRAINING_RUNNING,
-    TRAINING_TERMINAL,
-    TrainingJob,
-)
+from tuning_governor.models.sagemaker import TRAINING_RUNNING, TRAINING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.observability import logger, metrics, tracer
 from tuning_governor.policy import Policy
 

@@ -7,9 +7,7 @@ from datetime import datetime
 from tuning_governor.domain.cost import trial_cost
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.models.records import TrialRecord
-from tuning_governor.models.sagemaker import (
-    TrainingJob,
-)
+from tuning_governor.models.training_job import TrainingJob
 
 OBJECTIVE_HYPERPARAMETER = "_tuning_objective_metric"
 

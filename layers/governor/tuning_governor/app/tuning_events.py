@@ -11,10 +11,8 @@ from tuning_governor.app.finalise import finalise_and_report
 from tuning_governor.app.wiring import Services
 from tuning_governor.governance.engine import govern
 from tuning_governor.models.events import TuningJobStateChange
-from tuning_governor.models.sagemaker import (
-    TUNING_TERMINAL,
-    TuningJob,
-)
+from tuning_governor.models.sagemaker import TUNING_TERMINAL
+from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.observability import logger, metrics, tracer
 
 

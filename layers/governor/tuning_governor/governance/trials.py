@@ -14,9 +14,7 @@ from tuning_governor.governance.stagnation import (
     resolve_objective,
 )
 from tuning_governor.models.records import TrialRecord
-from tuning_governor.models.sagemaker import (
-    TrainingJob,
-)
+from tuning_governor.models.training_job import TrainingJob
 
 STALE_ATTEMPTS = 5
 
