@@ -125,14 +125,9 @@ def slack_from_secret(secret_arn: str, secrets_client: Any, *, max_age: int = 30
     return SlackNotifier(webhook_from_secret(provider, secret_arn, max_age=max_age))
 
 
-@cache
-def default_services() -> Services:
-    """Adapters for Lambda, built on first use and reused while the execution environment lives."""
-    settings = get_settings()
-    # Standard retry mode backs off on throttling before an error reaches the governor.
-    retrying = Config(retries={"mode": "standard", "max_attempts": 5})
+def _default_notifiers(settings: Settings, sns: Any, retrying: Config) -> list[Notifier]:
+    """The default channels: the SNS topic and the Slack webhook, whichever the stack configures."""
     notifiers: list[Notifier] = []
-    sns = deferred(lambda: boto3.client("sns", config=retrying)) if settings.topic_arn else None
     if sns is not None:
         notifiers.append(SnsNotifier(sns, settings.topic_arn))
     if settings.slack_secret_arn:
@@ -143,6 +138,41 @@ def default_services() -> Services:
                 max_age=settings.secret_max_age_seconds,
             )
         )
+    return notifiers
+
+
+def _team_notifiers(settings: Settings, grants: ChannelGrants, sns: Any, retrying: Config) -> TeamNotifiers | None:
+    """The teams' own channels, when the stack grants any; clients made when a team channel is first
+    used (the SNS client shared with the default topic)."""
+    if not (grants.slack_secret_prefix or grants.topic_prefix):
+        return None
+    return TeamNotifiers(
+        sns_client=lambda: sns if sns is not None else boto3.client("sns", config=retrying),
+        secrets_client=lambda: boto3.client("secretsmanager", config=retrying),
+        secret_max_age=settings.secret_max_age_seconds,
+    )
+
+
+def _checks(settings: Settings, retrying: Config) -> SchedulerChecks | None:
+    """One-time budget checks through EventBridge Scheduler, when the stack wires a target for them."""
+    if not (settings.budget_check_target_arn and settings.budget_check_role_arn):
+        return None
+    return SchedulerChecks(
+        lambda: boto3.client("scheduler", config=retrying),
+        group=settings.budget_check_group,
+        target_arn=settings.budget_check_target_arn,
+        role_arn=settings.budget_check_role_arn,
+    )
+
+
+@cache
+def default_services() -> Services:
+    """Adapters for Lambda, built on first use and reused while the execution environment lives."""
+    settings = get_settings()
+    # Standard retry mode backs off on throttling before an error reaches the governor.
+    retrying = Config(retries={"mode": "standard", "max_attempts": 5})
+    sns = deferred(lambda: boto3.client("sns", config=retrying)) if settings.topic_arn else None
+    notifiers = _default_notifiers(settings, sns, retrying)
     ssm = SSMProvider(boto3_client=boto3.client("ssm", config=retrying)) if settings.policy_parameter else None
     source = policy_source(
         parameter=settings.policy_parameter,
@@ -151,14 +181,6 @@ def default_services() -> Services:
         max_age_seconds=settings.policy_max_age_seconds,
     )
     grants = channel_grants(settings)
-    team_notifiers = None
-    if grants.slack_secret_prefix or grants.topic_prefix:
-        # Clients made when a team channel is first used (the SNS client shared with the default topic).
-        team_notifiers = TeamNotifiers(
-            sns_client=lambda: sns if sns is not None else boto3.client("sns", config=retrying),
-            secrets_client=lambda: boto3.client("secretsmanager", config=retrying),
-            secret_max_age=settings.secret_max_age_seconds,
-        )
     store = GovernorStore(
         boto3.client("dynamodb", config=retrying),
         settings.table_name,
@@ -170,7 +192,7 @@ def default_services() -> Services:
         store=store,
         stored_prices=StoredPrices(store, clock=_utcnow, ttl=timedelta(seconds=settings.price_cache_seconds)),
         notifiers=notifiers,
-        team_notifiers=team_notifiers,
+        team_notifiers=_team_notifiers(settings, grants, sns, retrying),
         grants=grants,
         policy=policy_loader(source, grants),
         quotas=QuotaGateway(
@@ -178,12 +200,5 @@ def default_services() -> Services:
             clock=_utcnow,
             ttl=timedelta(seconds=settings.quota_cache_seconds),
         ),
-        checks=SchedulerChecks(
-            lambda: boto3.client("scheduler", config=retrying),
-            group=settings.budget_check_group,
-            target_arn=settings.budget_check_target_arn,
-            role_arn=settings.budget_check_role_arn,
-        )
-        if settings.budget_check_target_arn and settings.budget_check_role_arn
-        else None,
+        checks=_checks(settings, retrying),
     )

@@ -66,6 +66,25 @@ ADMISSION_ATTEMPTS = 40
 RELEASE_GRACE = timedelta(minutes=5)
 
 
+def _reservation(facts: JobFacts, policy: Policy, capacity: CapacityFacts, ledger: Ledger) -> Reservation | None:
+    """The job's reservation if it is admitted: on the first plan that fits; on its first plan, over the
+    limit, when it keeps running anyway (monitor mode or exempt); none when it is refused."""
+    plans = facts.admission_plans()
+    chosen, _ = first_fit(plans, facts.team, capacity)
+    keeps_running = policy.mode != "enforce" or policy.is_exempt(facts.tags)
+    if chosen is None and not keeps_running:
+        return None
+    return Reservation.for_plan(
+        facts.job_key,
+        facts.team,
+        plans[chosen if chosen is not None else 0],
+        facts.max_parallel,
+        iso_time(facts.now),
+        over_limit=chosen is None,
+        version=ledger.version + 1,
+    )
+
+
 def admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
     """Judge a job's arrival by an ``admission_judged`` rule (concurrency) through the capacity ledger,
     serialized with every other arrival.
@@ -85,23 +104,9 @@ def admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices)
         claimed = services.store.get_decision(facts.job_key, rule.name, "breach")
         if claimed is not None:
             return [act(Decision.model_validate(claimed | {"job_key": facts.job_key}), facts, policy, services)]
-        plans = facts.admission_plans()
         capacity = _capacity(facts, policy, services, ledger)
         decision = rule.evaluate(policy, facts, capacity)
-        chosen, _ = first_fit(plans, facts.team, capacity)
-        keeps_running = policy.mode != "enforce" or policy.is_exempt(facts.tags)
-        reservation = None
-        if chosen is not None or keeps_running:
-            plan = plans[chosen if chosen is not None else 0]
-            reservation = Reservation.for_plan(
-                facts.job_key,
-                facts.team,
-                plan,
-                facts.max_parallel,
-                iso_time(facts.now),
-                over_limit=chosen is None,
-                version=ledger.version + 1,
-            )
+        reservation = _reservation(facts, policy, capacity, ledger)
         if decision is not None:
             # The judgement's place in the commit order, for the audit trail.
             numbers = decision.numbers | {"ledger_version": ledger.version + 1}

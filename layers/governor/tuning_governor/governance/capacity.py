@@ -76,6 +76,24 @@ def effective_limit(
     return min(candidates, key=lambda c: c.limit)
 
 
+def _limits(
+    types: Iterable[str],
+    policy_quotas: Mapping[str, int],
+    service_quotas: Mapping[str, Quota | None],
+    policy_label: str = "policy quotas",
+) -> tuple[dict[str, LimitSource], list[str]]:
+    """The effective limit of each type (see ``effective_limit``), and the types with none known."""
+    limits: dict[str, LimitSource] = {}
+    unknown: list[str] = []
+    for itype in types:
+        limit = effective_limit(policy_quotas.get(itype), service_quotas.get(itype), policy_label=policy_label)
+        if limit is None:
+            unknown.append(itype)
+        else:
+            limits[itype] = limit
+    return limits, unknown
+
+
 def capacity_facts(
     *,
     job_key: str,
@@ -94,27 +112,11 @@ def capacity_facts(
     """Usage by everyone but ``job_key``, and the limits that apply to each type the job may demand
     (``demand``: on-demand types, ``spot_demand``: managed-spot types)."""
     others = [h for h in holders if h.key != job_key]
-    account: dict[str, LimitSource] = {}
-    unknown: list[str] = []
-    for itype in sorted(demand):
-        limit = effective_limit(policy_quotas.get(itype), service_quotas.get(itype))
-        if limit is None:
-            unknown.append(itype)
-        else:
-            account[itype] = limit
+    account, unknown = _limits(sorted(demand), policy_quotas, service_quotas)
     spot_types = sorted(set(spot_demand))
-    spot_limits: dict[str, LimitSource] = {}
-    unknown_spot: list[str] = []
-    for itype in spot_types:
-        limit = effective_limit(
-            (policy_spot_quotas or {}).get(itype),
-            (spot_service_quotas or {}).get(itype),
-            policy_label="policy spot_quotas",
-        )
-        if limit is None:
-            unknown_spot.append(itype)
-        else:
-            spot_limits[itype] = limit
+    spot_limits, unknown_spot = _limits(
+        spot_types, policy_spot_quotas or {}, spot_service_quotas or {}, policy_label="policy spot_quotas"
+    )
     usage = total(others)
     spot_usage = total(others, market="spot")
     wanted = set(demand) | set(spot_types)

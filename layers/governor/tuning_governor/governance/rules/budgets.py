@@ -59,12 +59,9 @@ class BudgetRule(Rule):
 
     def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
         budget = policy.budget_for(job.tags)
-        accrued = job.spent_accrued_usd
-        if budget.usd is None or job.spent_usd is None or accrued is None:
+        if budget.usd is None or job.spent_usd is None or job.spent_accrued_usd is None:
             return None
         spent = job.spent_usd
-        finished = job.spent_finished_usd if job.spent_finished_usd is not None else spent - accrued
-        running = job.running_trials
         lead = policy.defaults.budget_stop_lead_seconds
         during_stop = job.burn_usd_per_hour * lead / SECONDS_PER_HOUR
         source = {
@@ -72,23 +69,8 @@ class BudgetRule(Rule):
             "team": f"team {job.team} job budget",
             "default": "policy default job budget",
         }.get(budget.source, str(budget.source))
-        numbers: dict[str, Any] = {
-            "spent_usd": spent,
-            "spent_finished_usd": finished,
-            "spent_accrued_usd": accrued,
-            "budget_usd": budget.usd,
-            "budget_source": source,
-            "trials_finished": job.trials_finished,
-            "running_trials": running,
-            "burn_usd_per_hour": job.burn_usd_per_hour.quantize(Decimal("0.01")),
-            "stop_lead_seconds": lead,
-            "at_stop_usd": (spent + during_stop).quantize(Decimal("0.01")),
-        }
-        if job.spend_approximate:
-            numbers["approximate"] = True
-        spent_text = f"${spent:,.2f}"
-        if running or accrued:
-            spent_text += f" (${finished:,.2f} finished + ${accrued:,.2f} accrued by {running} running trials)"
+        numbers = self._numbers(job, budget.usd, source, lead, during_stop)
+        spent_text = self._spent_text(job, numbers["spent_finished_usd"])
         if spent >= budget.usd:
             return self._decision(
                 "breach", job, f"spent {spent_text} >= budget ${budget.usd:,.2f} ({source})", **numbers
@@ -101,26 +83,63 @@ class BudgetRule(Rule):
                 f" ({lead} s at ${job.burn_usd_per_hour:,.2f}/h) >= budget ${budget.usd:,.2f} ({source})",
                 **numbers,
             )
-        if job.max_trials and job.trials_finished:
-            mean = finished / job.trials_finished
-            not_started = max(0, job.max_trials - job.trials_finished - running)
-            running_rest = sum((max(Decimal(0), mean - a) for a in job.running_accrued_usd), Decimal(0))
-            projected = spent + running_rest + mean * not_started
-            if projected > budget.usd:
-                numbers |= {
-                    "projected_usd": projected.quantize(Decimal("0.01")),
-                    "remaining_trials": max(0, job.max_trials - job.trials_finished),
-                    "mean_trial_usd": mean.quantize(Decimal("0.01")),
-                }
-                return self._decision(
-                    "warning",
-                    job,
-                    f"projected ${projected:,.2f} > budget ${budget.usd:,.2f} ({source}): spent {spent_text},"
-                    f" {job.trials_finished} trials finished at ${mean:,.2f} on average,"
-                    f" {max(0, job.max_trials - job.trials_finished)} to go",
-                    **numbers,
-                )
-        return None
+        return self._projection(job, budget=budget.usd, source=source, spent_text=spent_text, numbers=numbers)
+
+    @staticmethod
+    def _numbers(job: JobFacts, budget: Decimal, source: str, lead: int, during_stop: Decimal) -> dict[str, Any]:
+        """The figures a decision of this rule records."""
+        spent, accrued = job.spent_usd or Decimal(0), job.spent_accrued_usd or Decimal(0)
+        numbers: dict[str, Any] = {
+            "spent_usd": spent,
+            "spent_finished_usd": job.spent_finished_usd if job.spent_finished_usd is not None else spent - accrued,
+            "spent_accrued_usd": accrued,
+            "budget_usd": budget,
+            "budget_source": source,
+            "trials_finished": job.trials_finished,
+            "running_trials": job.running_trials,
+            "burn_usd_per_hour": job.burn_usd_per_hour.quantize(Decimal("0.01")),
+            "stop_lead_seconds": lead,
+            "at_stop_usd": (spent + during_stop).quantize(Decimal("0.01")),
+        }
+        if job.spend_approximate:
+            numbers["approximate"] = True
+        return numbers
+
+    @staticmethod
+    def _spent_text(job: JobFacts, finished: Decimal) -> str:
+        running, accrued = job.running_trials, job.spent_accrued_usd or Decimal(0)
+        text = f"${job.spent_usd:,.2f}"
+        if running or accrued:
+            text += f" (${finished:,.2f} finished + ${accrued:,.2f} accrued by {running} running trials)"
+        return text
+
+    def _projection(
+        self, job: JobFacts, *, budget: Decimal, source: str, spent_text: str, numbers: dict[str, Any]
+    ) -> Decision | None:
+        """A warning when the job's finished trials' mean cost, over its remaining and running trials,
+        projects it over budget."""
+        if not (job.max_trials and job.trials_finished):
+            return None
+        spent, finished = numbers["spent_usd"], numbers["spent_finished_usd"]
+        mean = finished / job.trials_finished
+        not_started = max(0, job.max_trials - job.trials_finished - job.running_trials)
+        running_rest = sum((max(Decimal(0), mean - a) for a in job.running_accrued_usd), Decimal(0))
+        projected = spent + running_rest + mean * not_started
+        if projected <= budget:
+            return None
+        numbers |= {
+            "projected_usd": projected.quantize(Decimal("0.01")),
+            "remaining_trials": max(0, job.max_trials - job.trials_finished),
+            "mean_trial_usd": mean.quantize(Decimal("0.01")),
+        }
+        return self._decision(
+            "warning",
+            job,
+            f"projected ${projected:,.2f} > budget ${budget:,.2f} ({source}): spent {spent_text},"
+            f" {job.trials_finished} trials finished at ${mean:,.2f} on average,"
+            f" {max(0, job.max_trials - job.trials_finished)} to go",
+            **numbers,
+        )
 
 
 @registry.register
