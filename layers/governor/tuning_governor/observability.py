@@ -1,4 +1,4 @@
-"""Powertools singletons shared by handlers and the service layer (cheap to create at import).
+"""Powertools singletons shared by handlers and the application layer (cheap to create at import).
 
 Names are fixed here so metrics land in the same namespace wherever the code runs (Lambda, the
 offline demo, replays); template.yaml sets the same values in the Powertools environment variables.

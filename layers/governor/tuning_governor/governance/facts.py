@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from tuning_governor.governance.stagnation import DefinitionObjective, StagnationState
+from tuning_governor.policy import Budget, Policy
 
 Trigger = Literal["arrival", "trial", "trial-progress", "sweep"]
 """When rules run: a job arriving; a trial finishing; an event of a trial still running (spend accrues,
@@ -78,6 +79,13 @@ class JobFacts(Frozen):
     """Types with no price in the job's region, judged at their highest price in any region."""
     price_notes: dict[str, str] = {}
     """Per unpriced or approximate type: the price used and where it comes from."""
+
+    budget: Budget | None = None
+    """The job's budget as the policy sets it, loaded once per judgement (None: not loaded yet)."""
+
+    def budget_in(self, policy: Policy) -> Budget:
+        """The job's budget: as loaded for this judgement, else as ``policy`` sets it from its tags."""
+        return self.budget if self.budget is not None else policy.budget_for(self.tags)
 
     def admission_plans(self) -> list[AdmissionPlan]:
         return list(self.admission) or [AdmissionPlan(on_demand=dict(self.demand))]

@@ -7,7 +7,7 @@ after T at which the breach still holds; a judgement before T does nothing. Ther
 rule and job: a breach that clears and comes back after T is acted on at once (the notice said when).
 
 Pure: what to do with a decision given the stored notice (if any) and the clock. Reading the notice,
-acting and asking for the judgement at T are the guard's (``guard.grace_step``).
+acting and asking for the judgement at T are the engine's (``governance.engine.grace_step``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _UNLESS = {
 
 @dataclass(frozen=True)
 class GraceStep:
-    """What the guard does with one decision: act on ``decision`` (None: nothing now) and judge the job
+    """What the engine does with one decision: act on ``decision`` (None: nothing now) and judge the job
     again at ``check_at`` (None: no need)."""
 
     decision: Decision | None

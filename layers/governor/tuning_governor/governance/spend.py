@@ -1,7 +1,7 @@
 """Accrued spend: what running trials have cost so far, and how spend falls into calendar months.
 
 Pure: no AWS. The store keeps one small entry per running trial (``RunningTrial``) on the job's item
-and on its team's ``RUNNING`` item; the guard turns those entries into dollars with the price catalog
+and on its team's ``RUNNING`` item; the engine turns those entries into dollars with the price catalog
 at the moment of a decision, so a budget is judged on
 
     spent = billed cost of the finished trials + accrued cost of the running trials

@@ -2,8 +2,10 @@
 ``evaluate(...) -> Decision | None``.
 
 Rules are pure: they read ``JobFacts`` (and ``CapacityFacts`` for concurrency) and the policy, and
-say what they found. Whether a finding stops the job is decided by the service layer from the
-policy's mode and the job's exemption; every rule that can stop needs the stop permission.
+say what they found. Whether a finding stops the job is decided by the engine (``governance.engine``)
+from the policy's mode and the job's exemption; every rule that can stop needs the stop permission. How
+the engine runs a rule (scope, admission, late judgement, grace, checks) is declared on the rule
+(``governance.rules.base.Rule``).
 """
 
 # Imported in registration order: the engine judges the rules in this order (concurrency, budget,

@@ -46,7 +46,7 @@ class BudgetRule(Rule):
     def check_at(self, policy: Policy, job: JobFacts) -> datetime | None:
         """When the job's running trials bring it to a breach if nothing else changes (None: no budget,
         unpriced spend, or nothing burning). The governor asks for a one-time check then."""
-        budget = policy.budget_for(job.tags).usd
+        budget = job.budget_in(policy).usd
         if budget is None or job.spent_usd is None or job.spent_accrued_usd is None:
             return None
         return budget_crossing(
@@ -58,7 +58,7 @@ class BudgetRule(Rule):
         )
 
     def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
-        budget = policy.budget_for(job.tags)
+        budget = job.budget_in(policy)
         if budget.usd is None or job.spent_usd is None or job.spent_accrued_usd is None:
             return None
         spent = job.spent_usd

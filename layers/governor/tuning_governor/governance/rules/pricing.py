@@ -28,7 +28,7 @@ class PricingRule(Rule):
         if not job.unpriced_types and not job.approximate_types:
             return None
         region = job.region or "its region"
-        budget = policy.budget_for(job.tags)
+        budget = job.budget_in(policy)
         parts: list[str] = []
         if job.unpriced_types:
             types = ", ".join(job.unpriced_types)
