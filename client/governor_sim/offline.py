@@ -1,7 +1,7 @@
 """The governor's AWS resources on moto, and the handlers' adapters wired to them.
 
 Used by the integration tests, the simulator, the demo and replays: the governor's table (in memory,
-:class:`governor_sim.memory_store.MemoryStore`, or on moto shaped as in template.yaml: ``store``), one
+:class:`governor_sim.memory.MemoryStore`, or on moto shaped as in template.yaml: ``store``), one
 report topic with an SQS queue subscribed (so tests read what SNS delivered), a Slack webhook secret
 pointing at a local server, and ``Services`` built from those. With ``slack_secret_prefix`` /
 ``team_topic_prefix`` the teams' own channels are wired too (secrets and topics the test creates;
@@ -17,11 +17,11 @@ from typing import Any, Literal, get_args
 
 import boto3
 
-from governor_sim.memory_store import MemoryStore
+from governor_sim.memory import MemoryStore
+from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.notifiers import Notifier, SnsNotifier
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy

@@ -8,7 +8,7 @@ handlers in-process (:func:`governor_sim.runner.deliver_event`) with:
 
 * ``sagemaker``: :class:`EventSourcedSageMaker`, answering every SageMaker call the governor makes from
   the events read so far (a job's state is its latest event's detail, i.e. its Describe response);
-* ``store``: the governor's table in memory (:class:`governor_sim.memory_store.MemoryStore`, the default),
+* ``store``: the governor's table in memory (:class:`governor_sim.memory.MemoryStore`, the default),
   or with ``--store moto`` the DynamoDB adapter on a table on moto (:func:`governor_sim.offline.create_table`);
   both give the same result (tests/integration/replay/test_store_equivalence.py);
 * ``clock``: the envelope time of the event being processed, so decisions are dated by the event that
@@ -51,7 +51,7 @@ import boto3
 from moto import mock_aws
 
 from governor_sim.capture import CaptureError, download, folder_lines, is_s3_uri
-from governor_sim.memory_store import MemoryStore
+from governor_sim.memory import MemoryStore
 from governor_sim.offline import STORE_KINDS, create_table, store_kind
 from governor_sim.replay_forget import job_key_of, last_lines, logged_event, settled
 from governor_sim.replay_model import (
@@ -73,8 +73,8 @@ from governor_sim.replay_model import (
 )
 from governor_sim.runner import deliver_event
 from tuning_governor.adapters.checks import CHECK_KEY, PendingChecks
+from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.domain.cost import MICRO
 from tuning_governor.domain.reports import Report
 from tuning_governor.domain.summary import summarise

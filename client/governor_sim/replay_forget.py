@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from tuning_governor.adapters.checks import PendingChecks
-from tuning_governor.adapters.table_items import job_partition
+from tuning_governor.adapters.dynamodb.keys import job_partition
 from tuning_governor.models.events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL, TrainingJob, TuningJob
 from tuning_governor.ports import Store

@@ -20,10 +20,10 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer
 from moto.core.botocore_stubber import BotocoreStubber
 
-from governor_sim.memory_store import MemoryStore
+from governor_sim.memory import MemoryStore
 from governor_sim.offline import TABLE_NAME, create_table
 from tests.conftest import REGION, load_event
-from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.domain.pricing import RegionCatalog
 from tuning_governor.domain.summary import summarise
 from tuning_governor.governance.capacity import Reservation

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim.memory_store import MemoryStore
+from governor_sim.memory import MemoryStore
 from tests.contract.conftest import (
     ADAPTERS,
     T0,
@@ -34,7 +34,7 @@ from tests.contract.conftest import (
     trial,
     tuning_job,
 )
-from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.errors import StaleState
 from tuning_governor.ports import Store
 

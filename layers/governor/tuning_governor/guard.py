@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.adapters.table_items import job_after_trial
+from tuning_governor.adapters.dynamodb.items import job_after_trial
 from tuning_governor.breakdowns import rule_decided, rule_stopped
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.reports import Report, decision_report

@@ -23,14 +23,14 @@ from aws_lambda_powertools.metrics import MetricUnit
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.pricing import PRICING_REGION, PriceListGateway
-from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.domain.cost import pricing_facts
 from tuning_governor.domain.pricing import BILLING_CODES, PriceCatalog, region_catalog, stored_catalog
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.observability import logger, metrics
-from tuning_governor.ports import Store
+from tuning_governor.ports import PriceStore
 from tuning_governor.settings import get_settings
 
 DEFAULT_TTL = timedelta(hours=1)
@@ -45,7 +45,7 @@ class RefreshServices:
     """What the refresh needs, injected (tests pass a stubbed ``pricing`` client and a moto table)."""
 
     pricing: PriceListGateway
-    store: Store
+    store: PriceStore
     clock: Callable[[], datetime] = _utcnow
     regions: tuple[str, ...] = tuple(BILLING_CODES)
 
@@ -102,7 +102,7 @@ def refresh_prices(services: RefreshServices) -> dict[str, Any]:
 class StoredPrices:
     """The refreshed catalogs, read from the store at most once per ``ttl``."""
 
-    store: Store
+    store: PriceStore
     clock: Callable[[], datetime] = _utcnow
     ttl: timedelta = DEFAULT_TTL
     _cached: PriceCatalog | None = field(default=None, init=False)

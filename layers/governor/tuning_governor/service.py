@@ -24,11 +24,11 @@ from pydantic import BaseModel, ValidationError
 
 from tuning_governor.adapters.checks import CheckScheduler, SchedulerChecks
 from tuning_governor.adapters.clients import deferred
+from tuning_governor.adapters.dynamodb import GovernorStore
+from tuning_governor.adapters.dynamodb.keys import job_partition
 from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_from_secret
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.adapters.store import GovernorStore
-from tuning_governor.adapters.table_items import job_partition
 from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.breakdowns import team_spent
 from tuning_governor.domain.cost import trial_cost

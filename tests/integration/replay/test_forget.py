@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import pytest
 
-from governor_sim.memory_store import MemoryStore
+from governor_sim.memory import MemoryStore
 from governor_sim.replay import ReplayInputError, replay_file, replay_lines
 from governor_sim.replay_forget import job_key_of, last_lines, settled
 from tests.integration.replay.conftest import busy_account_log
