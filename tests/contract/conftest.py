@@ -109,6 +109,12 @@ def tuning_job(status: str = "InProgress", *, modified: datetime = T0, name: str
     return parse_event(event, TuningJobStateChange).detail
 
 
+def upsert(store: Store, status: str = "InProgress", minutes: int = 0, team: str | None = "nlp") -> bool:
+    """The sample tuning job upserted with ``status`` at T0 + ``minutes`` for ``team``."""
+    job = tuning_job(status, modified=T0 + timedelta(minutes=minutes))
+    return store.upsert_job(job, region="us-east-1", team=team, owner="ana", event_time=T0)
+
+
 def training_job(
     name: str = "solo-train",
     status: str = "InProgress",

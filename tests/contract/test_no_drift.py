@@ -1,6 +1,5 @@
-"""Store contract: the adapters cannot drift apart.
+"""Store contract: the adapters cannot drift apart (the ports' shape: ``test_ports``).
 
-* every method of the ``Store`` port has the same signature on every adapter;
 * one script calling every method of the port, conflicts and duplicates included, gives the same
   results and leaves item-for-item the same table on every adapter;
 * racing threads get first-writer-wins outcomes on every adapter (moto's requests made atomic, as
@@ -9,7 +8,6 @@
 
 from __future__ import annotations
 
-import inspect
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from governor_sim.memory import MemoryStore
 from tests.contract.conftest import (
     ADAPTERS,
     T0,
@@ -34,23 +31,12 @@ from tests.contract.conftest import (
     trial,
     tuning_job,
 )
-from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.errors import StaleState
-from tuning_governor.ports import Store
+from tuning_governor.ports import AREAS, Store
 
-PORT_METHODS = sorted(name for name, value in vars(Store).items() if callable(value) and not name.startswith("_"))
-
-
-def test_the_port_names_the_methods_the_domain_uses() -> None:
-    assert len(PORT_METHODS) >= 40
-    assert {"record_trial", "commit_admission", "claim_delivery", "open_decision", "holders"} <= set(PORT_METHODS)
-
-
-@pytest.mark.parametrize("name", PORT_METHODS)
-def test_every_adapter_has_the_port_signature(name: str) -> None:
-    port = inspect.signature(getattr(Store, name))
-    for adapter in (GovernorStore, MemoryStore):
-        assert inspect.signature(getattr(adapter, name)) == port, f"{adapter.__name__}.{name}"
+PORT_METHODS = sorted(
+    name for area in AREAS for name, value in vars(area).items() if callable(value) and not name.startswith("_")
+)
 
 
 class Recording:

@@ -24,6 +24,7 @@ from tuning_governor.adapters.dynamodb.keys import (
 from tuning_governor.governance.capacity import Holder, Ledger, Reservation
 from tuning_governor.governance.rules import Decision
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TrainingJob
+from tuning_governor.ports import CapacityStore
 
 
 class CapacityItems(MemoryTable):
@@ -127,3 +128,7 @@ class CapacityItems(MemoryTable):
 
             self._update(LEDGER_KEY["pk"], LEDGER_KEY["sk"], change)
             return True
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[CapacityStore] = CapacityItems

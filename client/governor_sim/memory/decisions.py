@@ -23,6 +23,7 @@ from tuning_governor.adapters.dynamodb.keys import (
 )
 from tuning_governor.errors import StaleState
 from tuning_governor.governance.rules import Decision
+from tuning_governor.ports import DecisionStore, DeliveryStore, JudgementStore
 
 
 class DecisionItems(MemoryTable):
@@ -142,3 +143,9 @@ def _stagnation_holds(meta: Item, seen: int, *, absent_ok: bool = True) -> bool:
     if seen == 0 and absent_ok:
         return "stagnation" not in meta
     return isinstance(state, dict) and state.get("trials_seen") == seen
+
+
+# mypy checks that the area class implements its ports (the contract tests check the signatures too).
+_DECISION_PORT: type[DecisionStore] = DecisionItems
+_JUDGEMENT_PORT: type[JudgementStore] = DecisionItems
+_DELIVERY_PORT: type[DeliveryStore] = DecisionItems

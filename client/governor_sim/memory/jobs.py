@@ -19,6 +19,7 @@ from tuning_governor.adapters.dynamodb.keys import (
 )
 from tuning_governor.models.records import JobSummary
 from tuning_governor.models.sagemaker import TUNING_TERMINAL, TuningJob
+from tuning_governor.ports import JobStore
 
 
 class JobItems(MemoryTable):
@@ -85,3 +86,7 @@ class JobItems(MemoryTable):
                 return False
             self._set(job_pk(job_key), "META", {"summary_reported_usd": cost_usd, "summary_reported_at": at})
             return True
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[JobStore] = JobItems

@@ -8,6 +8,7 @@ from tuning_governor.adapters.dynamodb.capacity_items import (
     price_catalog_item,
 )
 from tuning_governor.domain.pricing import RegionCatalog
+from tuning_governor.ports import PriceStore
 
 
 class PriceItems(MemoryTable):
@@ -19,3 +20,7 @@ class PriceItems(MemoryTable):
 
     def price_catalogs(self) -> list[RegionCatalog]:
         return catalogs_from(self._by_gsi("PRICES"))
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[PriceStore] = PriceItems

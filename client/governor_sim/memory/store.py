@@ -12,9 +12,14 @@ from governor_sim.memory.jobs import JobItems
 from governor_sim.memory.prices import PriceItems
 from governor_sim.memory.team_months import TeamMonthItems
 from governor_sim.memory.trials import TrialItems
+from tuning_governor.ports import Store
 
 __all__ = ["MemoryStore"]
 
 
 class MemoryStore(JobItems, TrialItems, DecisionItems, TeamMonthItems, CapacityItems, PriceItems):
     """The ``Store`` port in memory; see :mod:`governor_sim.memory.table` for what it keeps identical."""
+
+
+# mypy checks that the façade implements the whole port.
+_PORT: type[Store] = MemoryStore

@@ -16,6 +16,7 @@ from tuning_governor.adapters.dynamodb.keys import (
 )
 from tuning_governor.governance.rules import Decision
 from tuning_governor.governance.spend import RunningTrial, running_trials
+from tuning_governor.ports import TeamMonthStore
 
 
 class TeamMonthItems(MemoryTable):
@@ -53,3 +54,7 @@ class TeamMonthItems(MemoryTable):
 
     def team_decisions(self, team: str) -> list[dict[str, Any]]:
         return self._query(team_pk(team), "DECISION#")
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[TeamMonthStore] = TeamMonthItems

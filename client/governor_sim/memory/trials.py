@@ -20,6 +20,7 @@ from tuning_governor.domain.totals import team_month_deltas, trial_deltas, warm_
 from tuning_governor.errors import StaleState
 from tuning_governor.governance.spend import RUNNING_PREFIX, RunningTrial
 from tuning_governor.models.records import TrialRecord
+from tuning_governor.ports import TrialStore
 
 
 class TrialItems(MemoryTable):
@@ -166,3 +167,7 @@ def _job_unchanged(meta: Item, job: dict[str, Any] | None, *, checks_stagnation:
         state = meta.get("stagnation")
         return isinstance(state, dict) and state.get("trials_seen") == int(previous["trials_seen"])
     return "stagnation" not in meta
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[TrialStore] = TrialItems

@@ -26,6 +26,7 @@ from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.governance.capacity import Holder, Ledger, Reservation
 from tuning_governor.governance.rules import Decision
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TrainingJob
+from tuning_governor.ports import CapacityStore
 
 if TYPE_CHECKING:
     pass
@@ -203,3 +204,7 @@ class CapacityTable(Table):
         if names:
             request["ExpressionAttributeNames"] = names
         return {"Update": request}
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[CapacityStore] = CapacityTable

@@ -26,6 +26,7 @@ from tuning_governor.adapters.dynamodb.keys import (
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.errors import StaleState
 from tuning_governor.governance.rules import Decision
+from tuning_governor.ports import DecisionStore, DeliveryStore, JudgementStore
 
 if TYPE_CHECKING:
     pass
@@ -227,3 +228,9 @@ class DecisionTable(Table):
             ConsistentRead=True,
         )
         return unmarshal(response.get("Item") or {}).get("state") == "sent"
+
+
+# mypy checks that the area class implements its ports (the contract tests check the signatures too).
+_DECISION_PORT: type[DecisionStore] = DecisionTable
+_JUDGEMENT_PORT: type[JudgementStore] = DecisionTable
+_DELIVERY_PORT: type[DeliveryStore] = DecisionTable

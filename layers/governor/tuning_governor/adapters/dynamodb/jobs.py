@@ -19,6 +19,7 @@ from tuning_governor.adapters.dynamodb.keys import (
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.models.records import JobSummary
 from tuning_governor.models.sagemaker import TUNING_TERMINAL, TuningJob
+from tuning_governor.ports import JobStore
 
 if TYPE_CHECKING:
     pass
@@ -147,3 +148,7 @@ class JobTable(Table):
             ConditionExpression="attribute_not_exists(summary_reported_at)",
             ExpressionAttributeValues=marshal({":usd": cost_usd, ":at": at}),
         )
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[JobStore] = JobTable

@@ -10,6 +10,7 @@ from tuning_governor.adapters.dynamodb.capacity_items import (
 )
 from tuning_governor.adapters.dynamodb.table import Table, marshal
 from tuning_governor.domain.pricing import RegionCatalog
+from tuning_governor.ports import PriceStore
 
 if TYPE_CHECKING:
     pass
@@ -26,3 +27,7 @@ class PriceTable(Table):
     def price_catalogs(self) -> list[RegionCatalog]:
         """Every region's stored catalog; an item that no longer parses is skipped, not fatal."""
         return catalogs_from(self._by_gsi("PRICES"))
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[PriceStore] = PriceTable

@@ -15,6 +15,7 @@ from tuning_governor.adapters.dynamodb.jobs import JobTable
 from tuning_governor.adapters.dynamodb.prices import PriceTable
 from tuning_governor.adapters.dynamodb.team_months import TeamMonthTable
 from tuning_governor.adapters.dynamodb.trials import TrialTable
+from tuning_governor.ports import Store
 
 __all__ = ["GovernorStore"]
 
@@ -29,3 +30,7 @@ class GovernorStore(JobTable, TrialTable, DecisionTable, TeamMonthTable, Capacit
         "update": "dynamodb:UpdateItem",
         "delete": "dynamodb:DeleteItem",
     }
+
+
+# mypy checks that the façade implements the whole port.
+_PORT: type[Store] = GovernorStore

@@ -16,6 +16,7 @@ from tuning_governor.adapters.dynamodb.keys import (
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.governance.rules import Decision
 from tuning_governor.governance.spend import RunningTrial, running_trials
+from tuning_governor.ports import TeamMonthStore
 
 if TYPE_CHECKING:
     pass
@@ -94,3 +95,7 @@ class TeamMonthTable(Table):
         ):
             out.extend(unmarshal(raw) for raw in page.get("Items", []))
         return out
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[TeamMonthStore] = TeamMonthTable

@@ -22,6 +22,7 @@ from tuning_governor.domain.totals import team_month_deltas, trial_deltas, warm_
 from tuning_governor.errors import StaleState, TransientError
 from tuning_governor.governance.spend import RUNNING_PREFIX, RunningTrial
 from tuning_governor.models.records import TrialRecord
+from tuning_governor.ports import TrialStore
 
 if TYPE_CHECKING:
     pass
@@ -291,3 +292,7 @@ class TrialTable(Table):
                 "ExpressionAttributeValues": marshal(values),
             }
         }
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[TrialStore] = TrialTable
