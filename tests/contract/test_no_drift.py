@@ -60,12 +60,9 @@ def _attempt(call: Callable[[], Any]) -> Any:
         return "raised, nothing written"
 
 
-def script(store: Any) -> list[Any]:
-    """Every method of the port, in the order a governed account calls them, with the losers' calls too."""
-    job, key = tuning_job(), tuning_job().key
-    out: list[Any] = []
-    run = out.append
-    later = T0 + timedelta(minutes=3)
+def _arrivals(store: Any, run: Callable[[Any], None], key: str) -> None:
+    """Jobs arrive and are admitted against the capacity ledger; trials start."""
+    job = tuning_job()
     run(store.upsert_job(job, region="us-east-1", team="nlp", owner="ana", event_time=T0))
     run(
         store.upsert_job(
@@ -86,6 +83,10 @@ def script(store: Any) -> list[Any]:
     for i in (1, 2, 3):
         run(store.track_running(running(i, job_key=key), team="nlp"))
     run(store.team_running("nlp"))
+
+
+def _trials(store: Any, run: Callable[[Any], None], key: str) -> None:
+    """Trials finish (duplicates and stale reads too); warm pools grow; team months fill."""
     read = store.get_job(key)
     first = trial(1, job_key=key)
     run(store.record_trial(first, job=read, team="nlp", stagnation={"trials_seen": 1}, latest_end=first.end_time))
@@ -116,6 +117,11 @@ def script(store: Any) -> list[Any]:
     run(store.team_month("nlp", "2026-12"))
     run(store.team_spend("nlp", "2026-12"))
     run(store.team_jobs_in_progress("nlp"))
+
+
+def _decisions(store: Any, run: Callable[[Any], None], key: str) -> None:
+    """Decisions are claimed, acted on and reported on each channel; a team decision."""
+    later = T0 + timedelta(minutes=3)
     run(store.set_budget_check(key, later))
     run(store.get_decision(key, "budget", "breach"))
     run(store.open_decision(decision(job_key=key), "enforce", later))
@@ -138,6 +144,12 @@ def script(store: Any) -> list[Any]:
     run(store.claim_team_decision(team, "2026-11", "enforce", later))
     run(store.finish_team_decision(team, "2026-11", [{"job": key, "action": "stopped"}]))
     run(store.claim_team_decision(team, "2026-11", "enforce", later))
+
+
+def _endings(store: Any, run: Callable[[Any], None], key: str) -> None:
+    """Capacity changes; the job ends, is summarised and released; prices are stored."""
+    later = T0 + timedelta(minutes=3)
+    job = tuning_job()
     run(store.upsert_training_job(training_job(), team="nlp", event_time=T0))
     run(store.set_warm_pool(training_job("pool", "Completed", warm_pool="Available"), team="nlp"))
     run(store.set_warm_pool(training_job("pool", "Completed"), team="nlp"))  # asked for no pool: nothing written
@@ -168,6 +180,13 @@ def script(store: Any) -> list[Any]:
     run(store.price_catalogs())
     run(store.get_job(key))
     run(store.items(key))
+
+
+def script(store: Any) -> list[Any]:
+    """Every method of the port, in the order a governed account calls them, with the losers' calls too."""
+    out: list[Any] = []
+    for phase in (_arrivals, _trials, _decisions, _endings):
+        phase(store, out.append, tuning_job().key)
     return out
 
 

@@ -6,21 +6,9 @@ from datetime import datetime
 from typing import Any
 
 from governor_sim.memory.table import Item, MemoryTable, fresh, stored
-from tuning_governor.adapters.dynamodb.capacity_items import (
-    holders_from,
-    ledger_from_item,
-    new_ledger_item,
-    reservation_item,
-    training_job_attributes,
-    warm_pool_item,
-    warm_pool_tracked,
-)
-from tuning_governor.adapters.dynamodb.items import (
-    decision_claim,
-)
-from tuning_governor.adapters.dynamodb.keys import (
-    LEDGER_KEY,
-)
+from tuning_governor.adapters.dynamodb import capacity_items
+from tuning_governor.adapters.dynamodb.items import decision_claim
+from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY
 from tuning_governor.governance.capacity import Holder, Ledger, Reservation
 from tuning_governor.governance.rules import Decision
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TrainingJob
@@ -31,7 +19,7 @@ class CapacityItems(MemoryTable):
     """The ``CapacityStore`` port in memory."""
 
     def upsert_training_job(self, job: TrainingJob, *, team: str | None, event_time: datetime) -> bool:
-        attributes = training_job_attributes(job, team=team, event_time=event_time)
+        attributes = capacity_items.training_job_attributes(job, team=team, event_time=event_time)
         pk = f"TRAINING#{job.name.lower()}"
         with self._lock:
             if not fresh(self._get(pk, "META") or {}, attributes["last_modified"], TRAINING_TERMINAL):
@@ -40,9 +28,9 @@ class CapacityItems(MemoryTable):
             return True
 
     def set_warm_pool(self, job: TrainingJob, *, team: str | None) -> None:
-        if not warm_pool_tracked(job):
+        if not capacity_items.warm_pool_tracked(job):
             return
-        item = warm_pool_item(job, team=team)
+        item = capacity_items.warm_pool_item(job, team=team)
         with self._lock:
             if item is not None:
                 self._put(item)
@@ -57,14 +45,14 @@ class CapacityItems(MemoryTable):
         return {str(item["job_name"]) for item in self._by_gsi("WARMPOOL#Available")}
 
     def holders(self, *, tuning_jobs: bool = True) -> list[Holder]:
-        return holders_from(self._by_gsi, tuning_jobs=tuning_jobs)
+        return capacity_items.holders_from(self._by_gsi, tuning_jobs=tuning_jobs)
 
     def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None:
         with self._lock:
             self._put({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot)
 
     def read_ledger(self) -> Ledger:
-        return ledger_from_item(self._read(LEDGER_KEY["pk"], LEDGER_KEY["sk"]))
+        return capacity_items.ledger_from_item(self._read(LEDGER_KEY["pk"], LEDGER_KEY["sk"]))
 
     def _ledger_holds(self, version: int) -> bool:
         """The condition of a ledger write: at ``version`` (0: no ledger yet)."""
@@ -75,9 +63,9 @@ class CapacityItems(MemoryTable):
 
     def _write_ledger(self, version: int, put: dict[str, Reservation], remove: list[str]) -> None:
         if version == 0:
-            self._put(new_ledger_item(put))
+            self._put(capacity_items.new_ledger_item(put))
             return
-        values = {key: stored(reservation_item(reservation)) for key, reservation in put.items()}
+        values = {key: stored(capacity_items.reservation_item(reservation)) for key, reservation in put.items()}
 
         def change(item: Item) -> None:
             item["version"] = stored(version + 1)

@@ -14,9 +14,7 @@ from tuning_governor.adapters.dynamodb.items import (
     summary_item,
     summary_job_attributes,
 )
-from tuning_governor.adapters.dynamodb.keys import (
-    job_pk,
-)
+from tuning_governor.adapters.dynamodb.keys import job_pk
 from tuning_governor.models.records import JobSummary
 from tuning_governor.models.sagemaker import TUNING_TERMINAL, TuningJob
 from tuning_governor.ports import JobStore

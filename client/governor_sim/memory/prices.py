@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from governor_sim.memory.table import MemoryTable
-from tuning_governor.adapters.dynamodb.capacity_items import (
-    catalogs_from,
-    price_catalog_item,
-)
+from tuning_governor.adapters.dynamodb.capacity_items import catalogs_from, price_catalog_item
 from tuning_governor.domain.pricing import RegionCatalog
 from tuning_governor.ports import PriceStore
 

@@ -29,10 +29,7 @@ from typing import Any
 
 from boto3.dynamodb.types import DYNAMODB_CONTEXT
 
-from tuning_governor.adapters.dynamodb.keys import (
-    plain,
-    trial_retention,
-)
+from tuning_governor.adapters.dynamodb.keys import plain, trial_retention
 
 Item = dict[str, Any]
 Key = tuple[str, str]

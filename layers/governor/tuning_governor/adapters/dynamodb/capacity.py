@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from botocore.exceptions import ClientError
 
@@ -16,20 +16,13 @@ from tuning_governor.adapters.dynamodb.capacity_items import (
     warm_pool_item,
     warm_pool_tracked,
 )
-from tuning_governor.adapters.dynamodb.items import (
-    decision_claim,
-)
-from tuning_governor.adapters.dynamodb.keys import (
-    LEDGER_KEY,
-)
+from tuning_governor.adapters.dynamodb.items import decision_claim
+from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.governance.capacity import Holder, Ledger, Reservation
 from tuning_governor.governance.rules import Decision
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TrainingJob
 from tuning_governor.ports import CapacityStore
-
-if TYPE_CHECKING:
-    pass
 
 
 class CapacityTable(Table):

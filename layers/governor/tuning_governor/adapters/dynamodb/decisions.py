@@ -5,15 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import ClientError
 
-from tuning_governor.adapters.dynamodb.items import (
-    decision_claim,
-    delivery_claim,
-    delivery_sent,
-)
+from tuning_governor.adapters.dynamodb.items import decision_claim, delivery_claim, delivery_sent
 from tuning_governor.adapters.dynamodb.keys import (
     CLAIM_TIMEOUT,
     PENDING_STEPS,
@@ -27,9 +23,6 @@ from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.errors import StaleState
 from tuning_governor.governance.rules import Decision
 from tuning_governor.ports import DecisionStore, DeliveryStore, JudgementStore
-
-if TYPE_CHECKING:
-    pass
 
 
 class DecisionTable(Table):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tuning_governor.adapters.dynamodb.items import (
     gaps_item,
@@ -13,16 +13,11 @@ from tuning_governor.adapters.dynamodb.items import (
     summary_item,
     summary_job_attributes,
 )
-from tuning_governor.adapters.dynamodb.keys import (
-    job_pk,
-)
+from tuning_governor.adapters.dynamodb.keys import job_pk
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.models.records import JobSummary
 from tuning_governor.models.sagemaker import TUNING_TERMINAL, TuningJob
 from tuning_governor.ports import JobStore
-
-if TYPE_CHECKING:
-    pass
 
 
 class JobTable(Table):

@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from tuning_governor.adapters.dynamodb.capacity_items import (
-    catalogs_from,
-    price_catalog_item,
-)
+from tuning_governor.adapters.dynamodb.capacity_items import catalogs_from, price_catalog_item
 from tuning_governor.adapters.dynamodb.table import Table, marshal
 from tuning_governor.domain.pricing import RegionCatalog
 from tuning_governor.ports import PriceStore
-
-if TYPE_CHECKING:
-    pass
 
 
 class PriceTable(Table):

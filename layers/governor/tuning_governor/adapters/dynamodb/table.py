@@ -57,10 +57,7 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from tuning_governor.adapters.dynamodb.keys import (
-    plain,
-    trial_retention,
-)
+from tuning_governor.adapters.dynamodb.keys import plain, trial_retention
 from tuning_governor.errors import TransientError
 
 if TYPE_CHECKING:

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tuning_governor.adapters.dynamodb.items import (
-    month_totals,
-    team_decision_claim,
-)
-from tuning_governor.adapters.dynamodb.keys import (
-    team_decision_sk,
-    team_pk,
-)
+from tuning_governor.adapters.dynamodb.items import month_totals, team_decision_claim
+from tuning_governor.adapters.dynamodb.keys import team_decision_sk, team_pk
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.governance.rules import Decision
 from tuning_governor.governance.spend import RunningTrial, running_trials
 from tuning_governor.ports import TeamMonthStore
-
-if TYPE_CHECKING:
-    pass
 
 
 class TeamMonthTable(Table):

@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import ClientError
 
-from tuning_governor.adapters.dynamodb.items import (
-    job_after_trial,
-    trial_item,
-)
-from tuning_governor.adapters.dynamodb.keys import (
-    iso,
-    job_pk,
-    team_pk,
-    trial_sk,
-)
+from tuning_governor.adapters.dynamodb.items import job_after_trial, trial_item
+from tuning_governor.adapters.dynamodb.keys import iso, job_pk, team_pk, trial_sk
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.domain.totals import team_month_deltas, trial_deltas, warm_pool_growth
 from tuning_governor.errors import StaleState, TransientError
 from tuning_governor.governance.spend import RUNNING_PREFIX, RunningTrial
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.ports import TrialStore
-
-if TYPE_CHECKING:
-    pass
 
 
 class TrialTable(Table):
@@ -56,6 +45,39 @@ class TrialTable(Table):
         ``team``, the team's item (the trial out of its running trials, its cost added to the totals of
         each month it ran in).
         """
+        sets: dict[str, Any] = {}
+        if latest_end is not None:
+            sets["last_trial_end"] = iso(latest_end)
+        if stagnation is not None:
+            sets["stagnation"] = stagnation
+        written = self._transact_keeping_running_map(
+            [
+                {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": marshal(trial_item(record, self._trial_retention)),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                self._job_trial_write(record, job, sets, guards_stagnation=stagnation is not None),
+                *([self._team_trial_write(team, record)] if team else []),
+            ],
+            record.job_key,
+            has_map=job is not None and "running" in job,
+        )
+        if not written:
+            return None
+        after = job_after_trial(job, record)
+        if sets:
+            after |= unmarshal(marshal(sets))
+        return after
+
+    def _job_trial_write(
+        self, record: TrialRecord, job: dict[str, Any] | None, sets: dict[str, Any], *, guards_stagnation: bool
+    ) -> dict[str, Any]:
+        """The job side of recording a trial, one item: its totals grow by the trial's deltas, the trial
+        leaves its ``running`` map and ``sets`` are set, on the condition that the totals (and, with
+        ``guards_stagnation``, the stagnation state) are still those of ``job`` as the caller read it."""
         deltas = trial_deltas(record)
         names = {"#run": record.training_job_name.lower()} | {f"#d{i}": name for i, name in enumerate(deltas)}
         values: dict[str, Any] = {f":d{i}": value for i, value in enumerate(deltas.values())}
@@ -69,11 +91,7 @@ class TrialTable(Table):
             values[":recorded"] = recorded
         else:
             condition += "attribute_not_exists(trials_recorded)"
-        sets: dict[str, Any] = {}
-        if latest_end is not None:
-            sets["last_trial_end"] = iso(latest_end)
-        if stagnation is not None:
-            sets["stagnation"] = stagnation
+        if guards_stagnation:
             # The state advanced from the one read (guarded by its own trial count as well).
             previous = (job or {}).get("stagnation")
             if isinstance(previous, dict) and previous.get("trials_seen") is not None:
@@ -84,36 +102,16 @@ class TrialTable(Table):
         if sets:
             update += " SET " + ", ".join(f"{name} = :{name}" for name in sets)
             values |= {f":{name}": value for name, value in sets.items()}
-        written = self._transact_keeping_running_map(
-            [
-                {
-                    "Put": {
-                        "TableName": self._table,
-                        "Item": marshal(trial_item(record, self._trial_retention)),
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    }
-                },
-                {
-                    "Update": {
-                        "TableName": self._table,
-                        "Key": marshal({"pk": job_pk(record.job_key), "sk": "META"}),
-                        "UpdateExpression": update + " REMOVE running.#run",
-                        "ConditionExpression": condition,
-                        "ExpressionAttributeNames": names,
-                        "ExpressionAttributeValues": marshal(values),
-                    }
-                },
-                *([self._team_trial_write(team, record)] if team else []),
-            ],
-            record.job_key,
-            has_map=job is not None and "running" in job,
-        )
-        if not written:
-            return None
-        after = job_after_trial(job, record)
-        if sets:
-            after |= unmarshal(marshal(sets))
-        return after
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": marshal({"pk": job_pk(record.job_key), "sk": "META"}),
+                "UpdateExpression": update + " REMOVE running.#run",
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": marshal(values),
+            }
+        }
 
     def update_trial_warm_pool(self, record: TrialRecord) -> bool:
         """Add warm-pool retention billed after the trial was recorded (the pool ended later).
