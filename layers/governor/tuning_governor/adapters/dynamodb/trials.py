@@ -40,10 +40,8 @@ class TrialTable(Table):
         the caller judges the job on it without reading it again. A concurrent trial that wrote first
         raises ``StaleState`` (nothing written): read the item again and retry.
 
-        One transaction of at most three items: the trial record (condition: it does not exist yet),
-        the job item (totals added, the trial out of its ``running`` map, ``stagnation`` set) and, for a
-        ``team``, the team's item (the trial out of its running trials, its cost added to the totals of
-        each month it ran in).
+        One transaction of at most three items: the trial record (condition: it does not exist yet), the
+        job item (:meth:`_job_trial_write`) and, for a ``team``, the team's (:meth:`_team_trial_write`).
         """
         sets: dict[str, Any] = {}
         if latest_end is not None:
