@@ -31,18 +31,6 @@ from tuning_governor.ports.prices import PriceStore
 from tuning_governor.ports.team_months import TeamMonthStore
 from tuning_governor.ports.trials import TrialStore
 
-AREAS: tuple[type, ...] = (
-    JobStore,
-    TrialStore,
-    DecisionStore,
-    JudgementStore,
-    DeliveryStore,
-    TeamMonthStore,
-    CapacityStore,
-    PriceStore,
-)
-"""Every area port of the store, in the order ``Store`` joins them."""
-
 
 class Store(
     JobStore,
@@ -56,3 +44,7 @@ class Store(
     Protocol,
 ):
     """The governor's table: every area port at once (what the composition root builds and wires)."""
+
+
+AREAS: tuple[type, ...] = tuple(base for base in Store.__bases__ if base is not Protocol)
+"""Every area port of the store, in the order ``Store`` joins them."""

@@ -116,29 +116,21 @@ class DecisionTable(Table):
 
     def pending_decisions(self, job_key: str) -> list[dict[str, Any]]:
         """A job's decisions with a step still to do (one Query on the job's partition)."""
-        out: list[dict[str, Any]] = []
-        for page in self._client.get_paginator("query").paginate(
-            TableName=self._table,
+        return self._all(
             KeyConditionExpression="pk = :pk AND begins_with(sk, :d)",
             FilterExpression="#state = :pending",
             ExpressionAttributeNames={"#state": "state"},
             ExpressionAttributeValues=marshal({":pk": job_pk(job_key), ":d": "DECISION#", ":pending": "pending"}),
-        ):
-            out.extend(unmarshal(raw) for raw in page.get("Items", []))
-        return out
+        )
 
     def stale_pending_decisions(self, claimed_before: datetime) -> list[dict[str, Any]]:
         """Decisions of any job claimed before ``claimed_before`` and still pending (one Query on ``gsi1``,
         which lists only pending decisions)."""
-        out: list[dict[str, Any]] = []
-        for page in self._client.get_paginator("query").paginate(
-            TableName=self._table,
+        return self._all(
             IndexName="gsi1",
             KeyConditionExpression="gsi1pk = :p AND gsi1sk < :before",
             ExpressionAttributeValues=marshal({":p": PENDING_STEPS, ":before": iso(claimed_before)}),
-        ):
-            out.extend(unmarshal(raw) for raw in page.get("Items", []))
-        return out
+        )
 
     def mark_arrival(self, job_key: str, at: datetime) -> bool:
         """True only for the first caller: a job's arrival is judged once, never again on a later event."""

@@ -95,28 +95,27 @@ class Table:
         self._table = table_name
         self._trial_retention = trial_retention(trial_retention_days)
 
-    def _query(self, pk: str) -> list[dict[str, Any]]:
-        """Every item of partition ``pk``, read consistently, by sort key."""
+    def _all(self, **query: Any) -> list[dict[str, Any]]:
+        """Every item a Query of the table (or of ``IndexName``) returns, over all its pages, in order."""
         out: list[dict[str, Any]] = []
-        for page in self._client.get_paginator("query").paginate(
-            TableName=self._table,
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues=marshal({":pk": pk}),
-            ConsistentRead=True,
-        ):
+        for page in self._client.get_paginator("query").paginate(TableName=self._table, **query):
             out.extend(unmarshal(raw) for raw in page.get("Items", []))
         return out
 
+    def _query(self, pk: str) -> list[dict[str, Any]]:
+        """Every item of partition ``pk``, read consistently, by sort key."""
+        return self._all(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=marshal({":pk": pk}),
+            ConsistentRead=True,
+        )
+
     def _by_gsi(self, partition: str) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for page in self._client.get_paginator("query").paginate(
-            TableName=self._table,
+        return self._all(
             IndexName="gsi1",
             KeyConditionExpression="gsi1pk = :p",
             ExpressionAttributeValues=marshal({":p": partition}),
-        ):
-            out.extend(unmarshal(raw) for raw in page.get("Items", []))
-        return out
+        )
 
     def _conditional(self, call: Any, **request: Any) -> bool:
         """Run a conditional write: True if it was applied, False if its condition did not hold."""

@@ -39,16 +39,12 @@ class TeamMonthTable(Table):
 
     def team_jobs_in_progress(self, team: str) -> list[dict[str, Any]]:
         """The team's InProgress tuning jobs (one gsi1 Query, filtered by team; run per team breach only)."""
-        out: list[dict[str, Any]] = []
-        for page in self._client.get_paginator("query").paginate(
-            TableName=self._table,
+        return self._all(
             IndexName="gsi1",
             KeyConditionExpression="gsi1pk = :p",
             FilterExpression="team = :team",
             ExpressionAttributeValues=marshal({":p": "STATUS#InProgress", ":team": team}),
-        ):
-            out.extend(unmarshal(raw) for raw in page.get("Items", []))
-        return out
+        )
 
     def claim_team_decision(self, decision: Decision, month: str, mode: str, now: datetime) -> bool:
         """Claim a team's decision for ``month`` once (``TEAM#<team>`` / ``DECISION#<rule>#<verdict>#<month>``).
@@ -78,14 +74,10 @@ class TeamMonthTable(Table):
 
     def team_decisions(self, team: str) -> list[dict[str, Any]]:
         """Every decision item of a team (for reports, the demo and tests)."""
-        out: list[dict[str, Any]] = []
-        for page in self._client.get_paginator("query").paginate(
-            TableName=self._table,
+        return self._all(
             KeyConditionExpression="pk = :pk AND begins_with(sk, :d)",
             ExpressionAttributeValues=marshal({":pk": team_pk(team), ":d": "DECISION#"}),
-        ):
-            out.extend(unmarshal(raw) for raw in page.get("Items", []))
-        return out
+        )
 
 
 # mypy checks that the area class implements its port (the contract tests check the signatures too).

@@ -161,16 +161,12 @@ class TrialTable(Table):
         )
 
     def trial_records(self, job_key: str) -> list[TrialRecord]:
-        records: list[TrialRecord] = []
-        paginator = self._client.get_paginator("query")
-        for page in paginator.paginate(
-            TableName=self._table,
+        items = self._all(
             KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
             ExpressionAttributeValues=marshal({":pk": job_pk(job_key), ":prefix": "TRIAL#"}),
             ConsistentRead=True,
-        ):
-            records.extend(TrialRecord.model_validate(unmarshal(item)) for item in page.get("Items", []))
-        return records
+        )
+        return [TrialRecord.model_validate(item) for item in items]
 
     # A running trial is an entry of the job META item's ``running`` map (trial -> RunningTrial), read
     # with the item itself; the map is created on first use (a nested SET/REMOVE needs it to exist).
