@@ -4,9 +4,9 @@
 demo, one mixin per area of the port over :class:`MemoryTable`) keeps the items the DynamoDB adapter
 (``tuning_governor.adapters.dynamodb``) would write, with the same keys, the same shapes and the same
 types (the builders are shared: ``tuning_governor.adapters.dynamodb.keys``, ``items`` and
-``capacity_items``; the totals' arithmetic ``tuning_governor.domain.totals``; values are normalised as a DynamoDB round trip normalises
-them: numbers ``Decimal``, datetimes ISO strings), and it implements each method with that method's
-semantics rather than by interpreting DynamoDB expressions:
+``capacity_items``; the totals' arithmetic: ``tuning_governor.domain.totals``; values are normalised
+as a DynamoDB round trip normalises them: numbers ``Decimal``, datetimes ISO strings), and it
+implements each method with that method's semantics rather than by interpreting DynamoDB expressions:
 
 * conditional writes are first-writer-wins, with the same outcomes (False, ``StaleState``,
   ``"conflict"`` / ``"decided"``);
@@ -16,8 +16,8 @@ semantics rather than by interpreting DynamoDB expressions:
   handlers may race in threads; nothing copies the whole table: a read copies the items it returns,
   a write touches the items it names, and the ``gsi1`` index is kept up to date as items change.
 
-tests/contract runs one suite per area against this and the DynamoDB adapter on moto; it fails if they differ.
-Nothing in the Lambda layer imports this module.
+tests/contract runs one suite per area against this and the DynamoDB adapter on moto; it fails if
+they differ. Nothing in the Lambda layer imports this package.
 """
 
 from __future__ import annotations
