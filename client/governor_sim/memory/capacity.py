@@ -11,7 +11,8 @@ from tuning_governor.adapters.dynamodb.items import decision_claim
 from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY
 from tuning_governor.governance.capacity import Holder, Ledger, Reservation
 from tuning_governor.governance.rules import Decision
-from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TrainingJob
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.ports import CapacityStore
 
 

@@ -16,7 +16,8 @@ from tuning_governor.adapters.dynamodb.items import (
 )
 from tuning_governor.adapters.dynamodb.keys import job_pk
 from tuning_governor.models.records import JobSummary
-from tuning_governor.models.sagemaker import TUNING_TERMINAL, TuningJob
+from tuning_governor.models.sagemaker import TUNING_TERMINAL
+from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.ports import JobStore
 
 

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
 
     from tuning_governor.governance.capacity import Holder, Ledger, Reservation
     from tuning_governor.governance.rules import Decision
-    from tuning_governor.models.sagemaker import TrainingJob
+    from tuning_governor.models.training_job import TrainingJob
 
 
 class CapacityStore(Protocol):

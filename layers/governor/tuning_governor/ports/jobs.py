@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from decimal import Decimal
 
     from tuning_governor.models.records import JobSummary
-    from tuning_governor.models.sagemaker import TuningJob
+    from tuning_governor.models.tuning_job import TuningJob
 
 
 class JobStore(Protocol):

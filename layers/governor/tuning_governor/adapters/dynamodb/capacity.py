@@ -21,7 +21,8 @@ from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.governance.capacity import Holder, Ledger, Reservation
 from tuning_governor.governance.rules import Decision
-from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TrainingJob
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.ports import CapacityStore
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from tuning_governor.domain.pricing import RegionCatalog
-    from tuning_governor.models.sagemaker import TrainingJob
+    from tuning_governor.models.training_job import TrainingJob
 
 
 # -- standalone training jobs and warm pools ------------------------------------------------------------------------

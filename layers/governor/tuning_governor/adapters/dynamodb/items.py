@@ -28,7 +28,7 @@ from tuning_governor.governance.spend import MONTH_PREFIX
 if TYPE_CHECKING:
     from tuning_governor.governance.rules import Decision
     from tuning_governor.models.records import JobSummary, TrialRecord
-    from tuning_governor.models.sagemaker import TuningJob
+    from tuning_governor.models.tuning_job import TuningJob
 
 
 # -- tuning jobs ---------------------------------------------------------------------------------------------
