@@ -430,7 +430,7 @@ class MemoryStore:
     def forget_job(self, job_key: str) -> None:
         """Drop every item of the job's partition. Not part of the ``Store`` port (the deployed governor
         keeps a job's items until their expiry): a replay drops a job no later event or sweep can
-        change (``governor_sim.replay_forget``), so that its memory does not grow with the log."""
+        change (``governor_sim.replay.forget``), so that its memory does not grow with the log."""
         with self._lock:
             for item in self._partitions.pop(job_pk(job_key), {}).values():
                 self._unindex(item)
