@@ -26,7 +26,9 @@ from typing import Protocol
 
 from tuning_governor.adapters.checks import PendingChecks
 from tuning_governor.adapters.table_items import job_partition
-from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL, TrainingJob, TuningJob
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.ports import Store
 
 

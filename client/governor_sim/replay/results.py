@@ -31,7 +31,7 @@ from tuning_governor.domain.cost import MICRO
 from tuning_governor.domain.reports import Report
 from tuning_governor.domain.summary import summarise
 from tuning_governor.models.records import JobSummary
-from tuning_governor.models.sagemaker import TuningJob
+from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import Policy
 from tuning_governor.service import Services
 

@@ -13,14 +13,9 @@ from typing import Any
 
 from tuning_governor.errors import JobNotFound
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
-from tuning_governor.models.sagemaker import (
-    TRAINING_TERMINAL,
-    TUNING_TERMINAL,
-    ObjectiveMetric,
-    TrainingJob,
-    TrialSummary,
-    TuningJob,
-)
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import ObjectiveMetric, TrialSummary, TuningJob
 from tuning_governor.ports import SageMaker, StopResult
 from tuning_governor.service import OBJECTIVE_HYPERPARAMETER
 
