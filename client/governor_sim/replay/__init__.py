@@ -29,7 +29,7 @@ tuning job's summary and decisions, the stops issued, the reports, the unusable 
 The package, by reason to change: ``lines`` (checking each line) and ``sources`` (files, stdin, capture
 folders and S3 prefixes; the policy file), ``sagemaker`` (the event-sourced SageMaker), ``engine`` (feeding
 events, the sweeps and budget checks on the timeline, forgetting settled jobs with ``forget``), ``run``
-(wiring the governor's services), ``results`` / ``model`` / ``summary`` (the result and its text),
+(wiring the governor's services), ``results`` / ``model`` / ``summary`` / ``schema`` (the result, its text and its JSON Schema),
 ``timeline`` / ``page`` / ``figures`` (``--html``) and ``cli`` (the subcommand).
 """
 
