@@ -15,7 +15,7 @@ from tuning_governor.models.events import (
     TrainingJobStateChange,
     TuningJobStateChange,
 )
-from tuning_governor.service import parse_event, parsed_already
+from tuning_governor.service import handle_errors, parse_event
 
 SAMPLES = sorted(p.name for p in EVENTS_DIR.glob("*.json"))
 MODELS: dict[str, Any] = {TUNING_DETAIL_TYPE: TuningJobStateChange, TRAINING_DETAIL_TYPE: TrainingJobStateChange}
@@ -114,18 +114,33 @@ def test_malformed_events_are_rejected_with_a_reason(event: Any, model: Any, exp
     assert expected in info.value.reason
 
 
-def test_an_event_parsed_already_is_not_validated_again_and_only_that_object() -> None:
+def test_an_event_parsed_already_is_returned_unchanged_and_only_by_its_own_model() -> None:
+    # Given an event the caller has parsed (the replay hands its model to process_*_event)
     event = load_event("training-completed.json")
     parsed = parse_event(event, TrainingJobStateChange)
-    copy = json.loads(json.dumps(event))
-    with parsed_already(event, TrainingJobStateChange, parsed):
-        # The very object, with the same model: what the caller parsed, not a new validation
-        assert parse_event(event, TrainingJobStateChange) is parsed
-        # An equal event that is another object, or another model, is validated as usual
-        again = parse_event(copy, TrainingJobStateChange)
-        assert again is not parsed
-        assert again == parsed
-        with pytest.raises(RejectedEvent):
-            parse_event(event, TuningJobStateChange)
-    # Outside, nothing is remembered
-    assert parse_event(event, TrainingJobStateChange) is not parsed
+    # Then parsing the model returns that very model, not a new validation
+    assert parse_event(parsed, TrainingJobStateChange) is parsed
+    # An equal event as a dict is validated as usual
+    again = parse_event(json.loads(json.dumps(event)), TrainingJobStateChange)
+    assert again is not parsed
+    assert again == parsed
+    # A model of another kind is not an event of this one
+    with pytest.raises(RejectedEvent) as info:
+        parse_event(parsed, TuningJobStateChange)
+    assert info.value.reason == "event is a TrainingJobStateChange, not a JSON object"
+
+
+@pytest.mark.parametrize("as_model", [False, True])
+def test_a_dropped_event_is_logged_with_its_id_whether_a_dict_or_a_model(
+    as_model: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    event = load_event("training-completed.json")
+    given = parse_event(event, TrainingJobStateChange) if as_model else event
+
+    def run() -> dict[str, Any]:
+        raise RejectedEvent("no good")
+
+    assert handle_errors("training", given, run) == {"outcome": "rejected", "reason": "no good"}
+    assert [getattr(r, "event_id", None) for r in caplog.records if r.getMessage() == "training event rejected"] == [
+        event["id"]
+    ]

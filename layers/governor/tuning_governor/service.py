@@ -8,13 +8,11 @@ small dict the handler returns; errors whose disposition is RETRY propagate so E
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import cache
-from typing import Any, cast
+from typing import Any
 
 import boto3
 from aws_lambda_powertools.metrics import MetricUnit
@@ -221,30 +219,13 @@ def default_services() -> Services:
 
 
 # -- shared steps ------------------------------------------------------------------------------------
-#: An event its caller has already parsed with :func:`parse_event` (the replay, which reads each line
-#: before delivering it): (the very event object, the model, the result). See :func:`parsed_already`.
-_PARSED: ContextVar[tuple[object, type[BaseModel], BaseModel] | None] = ContextVar("parsed_event", default=None)
-
-
-@contextmanager
-def parsed_already(event: dict[str, Any], model: type[BaseModel], parsed: BaseModel) -> Iterator[None]:
-    """Inside, :func:`parse_event` of this very ``event`` object with this ``model`` returns ``parsed``
-    (which ``parse_event(event, model)`` gave) instead of validating it a second time. Nothing else
-    changes; in Lambda nothing sets it."""
-    token = _PARSED.set((event, model, parsed))
-    try:
-        yield
-    finally:
-        _PARSED.reset(token)
-
-
 def parse_event[M: BaseModel](event: Any, model: type[M]) -> M:
-    """Parse an EventBridge event or raise RejectedEvent with a readable reason."""
+    """Parse an EventBridge event or raise RejectedEvent with a readable reason. An event already parsed
+    (an instance of ``model``, as the replay passes it) is returned unchanged."""
+    if isinstance(event, model):
+        return event
     if not isinstance(event, dict):
         raise RejectedEvent(f"event is a {type(event).__name__}, not a JSON object")
-    known = _PARSED.get()
-    if known is not None and known[0] is event and known[1] is model:
-        return cast("M", known[2])
     try:
         return model.model_validate(event)
     except ValidationError as exc:
@@ -261,7 +242,7 @@ def handle_errors(kind: str, event: Any, run: Callable[[], Outcome]) -> Outcome:
     try:
         return run()
     except GovernorError as exc:
-        event_id = event.get("id") if isinstance(event, dict) else None
+        event_id = event.get("id") if isinstance(event, dict) else getattr(event, "id", None)
         if exc.disposition is Disposition.DROP:
             outcome = "rejected" if isinstance(exc, RejectedEvent) else "dropped"
             metrics.add_metric(
