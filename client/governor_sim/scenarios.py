@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from governor_sim.amt.behaviour import TrialBehaviour, TrialPlan, objective_of
 from governor_sim.amt.early_stopping import HyperbandPolicy, fraction_is_valid
+from governor_sim.amt.plans import TrialBehaviour, TrialPlan, objective_of
 
 XGBOOST_IMAGE_US_EAST_1 = "683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-xgboost:1.7-1"
 ROLE_ARN = "arn:aws:iam::123456789012:role/service-role/AmazonSageMaker-ExecutionRole-demo"
@@ -118,7 +118,7 @@ class SeedWorkload:
         hyperparameters: Mapping[str, str],
         rng: random.Random,
     ) -> TrialPlan:
-        """See :class:`~governor_sim.amt.behaviour.TrialBehaviour`."""
+        """See :class:`~governor_sim.amt.plans.TrialBehaviour`."""
         plan = self.base.plan(tuning_job_config, definition, hyperparameters, rng)
         cluster = definition.get("ResourceConfig") or {}
         seed_cluster = cluster.get("InstanceType") == self.instance_type and int(cluster.get("InstanceCount") or 0) == (

@@ -19,14 +19,15 @@ from typing import Any
 
 from moto.sagemaker.exceptions import ResourceInUseException, ValidationError
 
-from .behaviour import TrialBehaviour, objective_of
 from .clock import VirtualClock, as_naive_utc
 from .early_stopping import EarlyStoppingPolicy, policy_for
 from .events import TRAINING_DETAIL_TYPE, EventBridgeEvent, render_event
 from .host import SageMakerStore
-from .jobs import SimTrainingJob, SimTuningJob
+from .plans import TrialBehaviour, objective_of
 from .timeline import Transition, build_timeline
+from .training_job import SimTrainingJob
 from .tuning import Tuner, TuningRun
+from .tuning_job import SimTuningJob
 from .warm_pools import WarmPool, WarmPoolRegistry, pool_key
 
 

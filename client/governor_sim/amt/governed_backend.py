@@ -10,8 +10,9 @@ from moto.sagemaker.exceptions import AWSValidationException, ResourceNotFound
 from moto.sagemaker.models import FakeTrainingJob, SageMakerModelBackend
 
 from .engine import SimulationEngine
-from .jobs import SimTrainingJob, SimTuningJob
 from .listing import TrainingJobQuery, decode_token, encode_token, sort_trials, training_summary
+from .training_job import SimTrainingJob
+from .tuning_job import SimTuningJob
 
 
 class GovernedSageMakerBackend(SageMakerModelBackend):

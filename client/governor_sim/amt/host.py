@@ -10,10 +10,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
 
-from .behaviour import TrialBehaviour
 from .early_stopping import EarlyStoppingPolicy
 from .events import EventBridgeEvent
-from .jobs import SimTrainingJob
+from .plans import TrialBehaviour
+from .training_job import SimTrainingJob
 from .warm_pools import WarmPool
 
 

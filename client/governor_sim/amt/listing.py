@@ -16,7 +16,7 @@ from typing import Any
 from moto.sagemaker.exceptions import AWSValidationException
 from moto.sagemaker.models import FakeTrainingJob
 
-from .jobs import SimTrainingJob
+from .training_job import SimTrainingJob
 
 
 @dataclass(frozen=True)

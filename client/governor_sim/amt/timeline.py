@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from .behaviour import TrialPlan
+from .plans import TrialPlan
 
 TrainingJobStatus = Literal["InProgress", "Completed", "Failed", "Stopping", "Stopped"]
 TERMINAL_TRAINING_STATUSES: frozenset[str] = frozenset({"Completed", "Failed", "Stopped"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._shapes import drop_none
-from .jobs import SimTuningJob
+from .tuning_job import SimTuningJob
 
 
 def trial_request(job: SimTuningJob, definition: dict[str, Any], name: str, tuned: dict[str, str]) -> dict[str, Any]:

@@ -14,14 +14,15 @@ from typing import Any
 
 from moto.sagemaker.exceptions import ValidationError
 
-from .behaviour import TrialPlan, objective_of
 from .early_stopping import EarlyStoppingPolicy, fraction_is_valid
 from .events import TUNING_DETAIL_TYPE, render_event
 from .host import SageMakerStore, TrialHost
-from .jobs import SimTrainingJob, SimTuningJob
+from .plans import TrialPlan, objective_of
 from .sampling import ParameterSpace, StrategySampler
 from .timeline import SYSTEM_STOP_GRACE_S, TrainingTimeline, build_timeline
+from .training_job import SimTrainingJob
 from .trials import trial_request
+from .tuning_job import SimTuningJob
 from .warm_pools import WarmPool
 
 # [aws-facts §4] quota defaults used when ResourceLimits.MaxNumberOfTrainingJobs is omitted.
