@@ -23,8 +23,9 @@ from .clock import VirtualClock, as_naive_utc
 from .early_stopping import EarlyStoppingPolicy, policy_for
 from .events import TRAINING_DETAIL_TYPE, EventBridgeEvent, render_event
 from .host import SageMakerStore
+from .layout import build_timeline
 from .plans import TrialBehaviour, objective_of
-from .timeline import Transition, build_timeline
+from .timeline import Transition
 from .training_job import SimTrainingJob
 from .tuning import Tuner, TuningRun
 from .tuning_job import SimTuningJob

@@ -45,7 +45,7 @@ class TrialPlan:
             :data:`FailurePhase`); ``duration_s`` counts only for ``"Training"``.
         startup_s, download_s, upload_s: seconds of ``Starting`` (creation to TrainingStartTime),
             ``Downloading`` and ``Uploading`` when the plan fixes them (a calibrated workload); ``None``
-            lets :func:`~governor_sim.amt.timeline.build_timeline` draw them.
+            lets :func:`~governor_sim.amt.layout.build_timeline` draw them.
     """
 
     duration_s: float

@@ -17,9 +17,10 @@ from moto.sagemaker.exceptions import ValidationError
 from .early_stopping import EarlyStoppingPolicy, fraction_is_valid
 from .events import TUNING_DETAIL_TYPE, render_event
 from .host import SageMakerStore, TrialHost
+from .layout import build_timeline
 from .plans import TrialPlan, objective_of
 from .sampling import ParameterSpace, StrategySampler
-from .timeline import SYSTEM_STOP_GRACE_S, TrainingTimeline, build_timeline
+from .timeline import SYSTEM_STOP_GRACE_S, TrainingTimeline
 from .training_job import SimTrainingJob
 from .trials import trial_request
 from .tuning_job import SimTuningJob
