@@ -4,7 +4,7 @@ PY := .venv/bin/python
 PY313_DIR = $(dir $(shell [ -x .venv/bin/python ] && readlink -f .venv/bin/python))
 SAM := .venv-tools/bin/sam
 
-.PHONY: setup setup-sdk demo test lint typecheck unit integration template build deploy bench bench-full bench-overspend bench-replay clean
+.PHONY: setup setup-sdk demo test lint typecheck unit integration template build deploy bench bench-full bench-overspend bench-replay goldens clean
 
 setup:
 	@WITH_SAM=0 scripts/bootstrap.sh
@@ -65,6 +65,11 @@ bench-replay: setup
 ## Budget overspend of the event-driven governor + sweep against a 15-minute poller (a few minutes).
 bench-overspend: setup
 	$(PY) benchmarks/overspend.py --write
+
+## Rewrite the golden files of tests/golden/expected/ (replay results, demo table items, SNS and Slack
+## messages) from the current code. A changed golden file is a behaviour change: say why in the commit.
+goldens: setup
+	$(PY) -m tests.golden.regenerate
 
 clean:
 	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict
 
@@ -145,23 +146,10 @@ def _lines(summary: JobSummary) -> list[tuple[str, str]]:
     return rows
 
 
-def summary_report(
-    summary: JobSummary, decisions: Sequence[DecisionLine] = (), *, owner_member: str | None = None
-) -> Report:
-    """The report sent once when a tuning job finishes. ``decisions``: the governance decisions made
-    on the job (rule, verdict, action), including those judged after it ended (``already-ended``).
-    ``owner_member``: the Slack member ID of the job's owner (mentioned in Slack), if known."""
+def _summary_blocks(
+    summary: JobSummary, rows: list[tuple[str, str]], outcome: str, owner_member: str | None
+) -> list[dict[str, Any]]:
     from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject, SectionBlock  # noqa: PLC0415
-
-    outcome = OUTCOMES.get(summary.status, summary.status.lower())
-    subject = f"[tuning-governor] {summary.job_name} {outcome}: {_money(summary.cost.cost_usd)}"[:100]
-    rows = _lines(summary)
-    if decisions:
-        rows.append(("Decisions", "; ".join(f"{rule} {verdict} ({action})" for rule, verdict, action in decisions)))
-    text_lines = [f"Tuning job {summary.job_name} ({summary.region}) {outcome}.", ""]
-    text_lines += [f"{label}: {value}" for label, value in rows]
-    for warning in summary.warnings:
-        text_lines.append(f"Warning: {warning}")
 
     def field(label: str, value: str) -> MarkdownTextObject:
         if label == TEAM_OWNER:
@@ -184,6 +172,25 @@ def summary_report(
                 elements=[MarkdownTextObject(text=_mrkdwn(":warning: {w}", 3000, w=w)) for w in summary.warnings[:10]]
             )
         )
+    return _dicts(blocks)
+
+
+def summary_report(
+    summary: JobSummary, decisions: Sequence[DecisionLine] = (), *, owner_member: str | None = None
+) -> Report:
+    """The report sent once when a tuning job finishes. ``decisions``: the governance decisions made
+    on the job (rule, verdict, action), including those judged after it ended (``already-ended``).
+    ``owner_member``: the Slack member ID of the job's owner (mentioned in Slack), if known."""
+    outcome = OUTCOMES.get(summary.status, summary.status.lower())
+    subject = f"[tuning-governor] {summary.job_name} {outcome}: {_money(summary.cost.cost_usd)}"[:100]
+    rows = _lines(summary)
+    if decisions:
+        rows.append(("Decisions", "; ".join(f"{rule} {verdict} ({action})" for rule, verdict, action in decisions)))
+    text_lines = [f"Tuning job {summary.job_name} ({summary.region}) {outcome}.", ""]
+    text_lines += [f"{label}: {value}" for label, value in rows]
+    for warning in summary.warnings:
+        text_lines.append(f"Warning: {warning}")
+    blocks = _summary_blocks(summary, rows, outcome, owner_member)
     return Report(
         kind=f"summary-{outcome}",
         job_key=summary.job_key,
@@ -192,7 +199,7 @@ def summary_report(
         attributes=_attributes(
             {"status": summary.status, "team": summary.team or "unknown", "outcome": outcome}, summary.owner
         ),
-        blocks=_dicts(blocks),
+        blocks=blocks,
         team=summary.team,
         owner=clean_owner(summary.owner),
     )
@@ -264,84 +271,115 @@ def _numbers_text(numbers: dict[str, Any]) -> list[str]:
     return lines
 
 
-def decision_report(
-    *,
-    rule: str,
-    verdict: str,
-    job_key: str,
-    job_name: str,
-    team: str | None,
-    message: str,
-    numbers: dict[str, Any],
-    at: str,
-    mode: str,
-    action: str,
-    detail: str,
-    owner: str | None = None,
-    owner_member: str | None = None,
-) -> Report:
-    """The report of one governance decision, sent once however often the deciding event arrives.
-
-    ``owner``: the job's owner tag value (named in the text, an SNS attribute ``owner``); Slack mentions
-    ``owner_member`` (a Slack member ID) instead when given, else shows the owner escaped."""
-    from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject, SectionBlock  # noqa: PLC0415
-
-    outcome = DECISION_OUTCOMES.get(action, action)
-    stop_at = numbers.get("stop_at")
-    headline = {
-        "grace": (
-            f"{job_name} will be stopped at {stop_at}"
-            if mode == "enforce"
-            else f"{job_name} would be stopped at {stop_at} (monitor mode)"
-        ),
+def _decision_headline(outcome: str, rule: str, job_name: str, mode: str, stop_at: Any) -> str:
+    if outcome == "grace":
+        if mode == "enforce":
+            return f"{job_name} will be stopped at {stop_at}"
+        return f"{job_name} would be stopped at {stop_at} (monitor mode)"
+    return {
         "stopped": f"STOPPED {job_name}",
         "would-stop": f"WOULD STOP {job_name} (monitor mode)",
         "exempt": f"{job_name} breaches {rule} but is exempt",
         "warning": f"Warning for {job_name}",
         "already-ended": f"{job_name} breached {rule} (already ended)",
     }.get(outcome, f"{job_name}: {rule}")
-    subject = f"[tuning-governor] {headline}: {rule}"[:100]
+
+
+class DecisionFields(TypedDict):
+    """What a decision report says: the decision, what was done about it, and whose job it is."""
+
+    rule: str
+    verdict: str
+    job_key: str
+    job_name: str
+    team: str | None
+    message: str
+    numbers: dict[str, Any]
+    at: str
+    mode: str
+    action: str
+    detail: str
+    owner: NotRequired[str | None]
+    owner_member: NotRequired[str | None]
+
+
+@dataclass(frozen=True)
+class DecisionFacts:
+    """:class:`DecisionFields` as attributes (owner and owner member default to None)."""
+
+    rule: str
+    verdict: str
+    job_key: str
+    job_name: str
+    team: str | None
+    message: str
+    numbers: dict[str, Any]
+    at: str
+    mode: str
+    action: str
+    detail: str
+    owner: str | None = None
+    owner_member: str | None = None
+
+
+def _decision_text(facts: DecisionFacts, headline: str) -> str:
+    owner = clean_owner(facts.owner)
     body = [
         f"{headline}.",
         "",
-        f"Rule: {rule} ({verdict})",
-        f"Why: {message}",
-        f"Mode: {mode}; action: {action} ({detail})",
-        f"Team: {team or '-'}",
-        *([f"Owner: {clean_owner(owner)}"] if clean_owner(owner) else []),
-        f"Decided at: {at}",
+        f"Rule: {facts.rule} ({facts.verdict})",
+        f"Why: {facts.message}",
+        f"Mode: {facts.mode}; action: {facts.action} ({facts.detail})",
+        f"Team: {facts.team or '-'}",
+        *([f"Owner: {owner}"] if owner else []),
+        f"Decided at: {facts.at}",
         "",
-        *_numbers_text(numbers),
+        *_numbers_text(facts.numbers),
     ]
+    return "\n".join(body)
+
+
+def _decision_blocks(facts: DecisionFacts, headline: str) -> list[dict[str, Any]]:
+    from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject, SectionBlock  # noqa: PLC0415
+
+    why = _mrkdwn(
+        "*{rule}* ({verdict}): {message}", 3000, rule=facts.rule, verdict=facts.verdict, message=facts.message
+    )
+    numbers = _mrkdwn("{numbers}", 3000, numbers="\n".join(_numbers_text(facts.numbers)) or "-")
     blocks: list[Block] = [
         _header(headline),
-        SectionBlock(
-            text=MarkdownTextObject(
-                text=_mrkdwn("*{rule}* ({verdict}): {message}", 3000, rule=rule, verdict=verdict, message=message)
-            )
-        ),
+        SectionBlock(text=MarkdownTextObject(text=why)),
         SectionBlock(
             fields=[
-                MarkdownTextObject(text=f"*Mode*\n{mode}"),
-                MarkdownTextObject(text=f"*Action*\n{action}"),
-                MarkdownTextObject(text=_mrkdwn("*Team*\n{team}", 2000, team=team or "-")),
-                MarkdownTextObject(text=f"*Owner*\n{owner_mrkdwn(owner, owner_member)}"),
-                MarkdownTextObject(text=f"*Decided at*\n{at}"),
+                MarkdownTextObject(text=f"*Mode*\n{facts.mode}"),
+                MarkdownTextObject(text=f"*Action*\n{facts.action}"),
+                MarkdownTextObject(text=_mrkdwn("*Team*\n{team}", 2000, team=facts.team or "-")),
+                MarkdownTextObject(text=f"*Owner*\n{owner_mrkdwn(facts.owner, facts.owner_member)}"),
+                MarkdownTextObject(text=f"*Decided at*\n{facts.at}"),
             ]
         ),
-        ContextBlock(
-            elements=[
-                MarkdownTextObject(text=_mrkdwn("{numbers}", 3000, numbers="\n".join(_numbers_text(numbers)) or "-"))
-            ]
-        ),
+        ContextBlock(elements=[MarkdownTextObject(text=numbers)]),
     ]
+    return _dicts(blocks)
+
+
+def decision_report(**fields: Unpack[DecisionFields]) -> Report:
+    """The report of one governance decision, sent once however often the deciding event arrives.
+
+    ``fields``: those of :class:`DecisionFields`. ``owner``: the job's owner tag value (named in the text,
+    an SNS attribute ``owner``); Slack mentions ``owner_member`` (a Slack member ID) instead when given,
+    else shows the owner escaped."""
+    facts = DecisionFacts(**fields)
+    outcome = DECISION_OUTCOMES.get(facts.action, facts.action)
+    headline = _decision_headline(outcome, facts.rule, facts.job_name, facts.mode, facts.numbers.get("stop_at"))
+    team = facts.team
     return Report(
-        kind=f"decision-{rule}-{verdict}",
-        job_key=job_key,
-        subject=subject,
-        text="\n".join(body),
-        attributes=_attributes({"status": "InProgress", "team": team or "unknown", "outcome": outcome}, owner),
-        blocks=_dicts(blocks),
+        kind=f"decision-{facts.rule}-{facts.verdict}",
+        job_key=facts.job_key,
+        subject=f"[tuning-governor] {headline}: {facts.rule}"[:100],
+        text=_decision_text(facts, headline),
+        attributes=_attributes({"status": "InProgress", "team": team or "unknown", "outcome": outcome}, facts.owner),
+        blocks=_decision_blocks(facts, headline),
         team=team,
-        owner=clean_owner(owner),
+        owner=clean_owner(facts.owner),
     )

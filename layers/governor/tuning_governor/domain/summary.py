@@ -227,6 +227,27 @@ def timing(job: TuningJob, trials: list[TrialSummary]) -> Timing:
     )
 
 
+def summary_warnings(costs: CostSummary, unaccounted: list[str], region: str) -> list[str]:
+    """What a summary warns about: unpriced and approximately priced types, trials without a record."""
+    warnings: list[str] = []
+    if costs.unpriced_instance_types:
+        warnings.append(
+            f"No price for {', '.join(costs.unpriced_instance_types)} in {region}: cost is {costs.status}"
+            f" (priced part ${costs.priced_cost_usd:.2f})."
+        )
+    if costs.approximate_instance_types:
+        warnings.append(
+            f"No price for {', '.join(costs.approximate_instance_types)} in {region}: priced at the highest"
+            " price of the type in any region (approximate)."
+        )
+    if costs.approximate_prices:
+        warnings.append("Some prices are approximate (not from the AWS Price List); refresh the catalog.")
+    if unaccounted:
+        named = ", ".join(unaccounted[:20]) + (f" and {len(unaccounted) - 20} more" if len(unaccounted) > 20 else "")
+        warnings.append(f"{len(unaccounted)} finished trial(s) have no trial record yet; cost excludes them: {named}.")
+    return warnings
+
+
 def summarise(
     job: TuningJob,
     trials: list[TrialSummary],
@@ -260,22 +281,7 @@ def summarise(
             name=job.objective.metric_name, type=job.objective.type, value=metric.value if metric else None
         )
     costs = cost_summary(job, records, stop_requested_at, stopping_at)
-    warnings: list[str] = []
-    if costs.unpriced_instance_types:
-        warnings.append(
-            f"No price for {', '.join(costs.unpriced_instance_types)} in {region}: cost is {costs.status}"
-            f" (priced part ${costs.priced_cost_usd:.2f})."
-        )
-    if costs.approximate_instance_types:
-        warnings.append(
-            f"No price for {', '.join(costs.approximate_instance_types)} in {region}: priced at the highest"
-            " price of the type in any region (approximate)."
-        )
-    if costs.approximate_prices:
-        warnings.append("Some prices are approximate (not from the AWS Price List); refresh the catalog.")
-    if unaccounted:
-        named = ", ".join(unaccounted[:20]) + (f" and {len(unaccounted) - 20} more" if len(unaccounted) > 20 else "")
-        warnings.append(f"{len(unaccounted)} finished trial(s) have no trial record yet; cost excludes them: {named}.")
+    warnings = summary_warnings(costs, unaccounted, region)
     return JobSummary(
         job_key=job.key,
         job_name=job.name,

@@ -1,0 +1,177 @@
+"""The path one trial event takes through the governor's code: modules run, hops between rooms, facts
+loaded (issue 16's row "back-and-forth for one terminal trial event").
+
+    .venv/bin/python benchmarks/event_path.py            # a table, as text
+    .venv/bin/python benchmarks/event_path.py --json     # the same figures
+
+A job of the seed's shape (one ml.m5.xlarge per trial, Random strategy) runs on the AMT stand-in with
+10 trials recorded; then one held trial's terminal event is delivered to the training handler, traced
+with ``sys.setprofile``, twice: a Completed trial that decides nothing, and another Completed trial under a
+policy with a $0.01 job budget (a decision: claimed, the job stopped, reported).
+
+- **modules**: distinct ``tuning_governor`` modules whose functions ran;
+- **hops**: the rooms of the functions called, in call order, with repeats collapsed, counted as
+  changes of room. Rooms: *app* (the use cases), *governance* (engine, rules, admission, team months),
+  *store* (the table adapter). Calls into other modules (models, domain, policy, observability) are not
+  rooms: they are leaves any step may use;
+- **facts**: calls of ``price_catalog``, ``budget_for`` and ``team_of`` (loaded once per event, at best).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from types import FrameType
+from typing import Any
+
+from moto import mock_aws
+
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+FACTS = ("price_catalog", "budget_for", "team_of")
+ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("app", ("tuning_governor.app", "tuning_governor.service", "tuning_governor.sweep")),
+    ("governance", ("tuning_governor.governance", "tuning_governor.guard")),
+    (
+        "store",
+        ("tuning_governor.adapters.store", "tuning_governor.adapters.table_items", "tuning_governor.adapters.dynamodb"),
+    ),
+)
+NO_DECISION = "mode: enforce\ndefaults: {stagnation_trials: 0}\n"
+DECISION = "mode: enforce\ndefaults: {stagnation_trials: 0, job_budget_usd: 0.01}\n"
+
+
+@dataclass
+class Path:
+    """What one traced event did."""
+
+    event: str
+    outcome: str
+    modules: int
+    hops: int
+    rooms: str
+    facts: dict[str, int]
+    module_names: list[str]
+
+
+def room_of(module: str) -> str | None:
+    """The room a module belongs to, or None for a leaf module."""
+    for room, prefixes in ROOMS:
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return room
+    return None
+
+
+@contextmanager
+def traced() -> Iterator[tuple[list[str], Counter[str]]]:
+    """Every ``tuning_governor`` function call inside, in order (by module), and calls of the FACTS."""
+    calls: list[str] = []
+    facts: Counter[str] = Counter()
+
+    def profile(frame: FrameType, event: str, _arg: Any) -> None:
+        if event != "call":
+            return
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("tuning_governor"):
+            calls.append(module)
+            if frame.f_code.co_name in FACTS:
+                facts[frame.f_code.co_name] += 1
+
+    sys.setprofile(profile)
+    try:
+        yield calls, facts
+    finally:
+        sys.setprofile(None)
+
+
+def path_of(event: str, outcome: str, calls: list[str], facts: Counter[str]) -> Path:
+    """The figures of one traced event."""
+    rooms: list[str] = []
+    for module in calls:
+        room = room_of(module)
+        if room is not None and (not rooms or rooms[-1] != room):
+            rooms.append(room)
+    modules = sorted(set(calls))
+    return Path(
+        event=event,
+        outcome=outcome,
+        modules=len(modules),
+        hops=max(len(rooms) - 1, 0),
+        rooms=" > ".join(room.upper() for room in rooms),
+        facts={name: facts[name] for name in FACTS},
+        module_names=modules,
+    )
+
+
+def _policy(text: str) -> Callable[[], Any]:
+    from tuning_governor.policy import parse_policy  # noqa: PLC0415 - after the environment is set
+
+    policy = parse_policy(text, "event-path")
+    return lambda: policy
+
+
+def measure() -> list[Path]:
+    """Trace two Completed trials of a job with 10 recorded trials: one decides nothing, one breaches a budget."""
+    from governor_sim.amt import AmtStandIn, VirtualClock  # noqa: PLC0415 - after the environment is set
+    from governor_sim.metering import run_holding, small_job_request  # noqa: PLC0415
+    from governor_sim.offline import build_environment  # noqa: PLC0415
+    from governor_sim.runner import deliver_event  # noqa: PLC0415
+
+    paths: list[Path] = []
+    with mock_aws(), AmtStandIn(clock=VirtualClock(T0), seed=7) as amt:
+        env = build_environment(clock=amt.clock.now)
+        job = run_holding(
+            amt, env.sagemaker, env.services, small_job_request("event-path", max_jobs=16), recorded=10, progress=False
+        )
+        for label, policy, status in (
+            ("terminal trial, no decision", NO_DECISION, "Completed"),
+            ("terminal trial, a decision", DECISION, "Completed"),
+        ):
+            env.services.policy = _policy(policy)
+            index = next(
+                i
+                for i, events in enumerate(job.held_trials)
+                if any(e["detail"]["TrainingJobStatus"] == status for e in events)
+            )
+            event = job.trial_event(index, status)
+            with traced() as (calls, facts):
+                delivery = deliver_event(event, env.services)
+            paths.append(path_of(label, str(delivery.outcome.get("outcome")), calls, facts))
+            job.held_trials.pop(index)
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--modules", action="store_true", help="list the modules each event ran")
+    args = parser.parse_args(argv)
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        os.environ[key] = "testing"
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "TuningGovernor")
+    with contextlib.redirect_stdout(io.StringIO()):  # the handlers' log lines and metrics
+        paths = measure()
+    if args.json:
+        print(json.dumps([asdict(path) for path in paths], indent=1))
+        return 0
+    print("| event | outcome | modules | hops | rooms in call order | price_catalog / budget_for / team_of |")
+    print("|---|---|---:|---:|---|---|")
+    for path in paths:
+        facts = " / ".join(str(path.facts[name]) for name in FACTS)
+        print(f"| {path.event} | {path.outcome} | {path.modules} | {path.hops} | {path.rooms} | {facts} |")
+        if args.modules:
+            print("\n".join(f"|  | | | | {name} | |" for name in path.module_names))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
