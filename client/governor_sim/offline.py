@@ -139,14 +139,10 @@ def build_environment(
     settings = _settings(
         channels, sns=sns, slack_secret_prefix=slack_secret_prefix, team_topic_prefix=team_topic_prefix, region=region
     )
-    notifiers = _notifiers(channels, sns)
     sagemaker = boto3.client("sagemaker", region_name=region)
-    services = _services(settings, table, notifiers, sagemaker, catalog or bundled_catalog())
+    services = _services(settings, table, _notifiers(channels, sns), sagemaker, catalog or bundled_catalog())
     if slack_secret_prefix or team_topic_prefix:
-        # As in Lambda: the teams' secrets read through Powertools Parameters, their topics on the SNS client.
-        services.team_notifiers = TeamNotifiers(
-            sns_client=lambda: channels.sns_client, secrets_client=lambda: channels.secrets
-        )
+        services.team_notifiers = _team_notifiers(channels)
     if clock is not None:
         services.clock = clock
     if policy is not None:
@@ -243,3 +239,8 @@ def _services(
         catalog=catalog,
         grants=channel_grants(settings),
     )
+
+
+def _team_notifiers(channels: _Channels) -> TeamNotifiers:
+    """As in Lambda: the teams' secrets read through Powertools Parameters, their topics on the SNS client."""
+    return TeamNotifiers(sns_client=lambda: channels.sns_client, secrets_client=lambda: channels.secrets)
