@@ -86,14 +86,9 @@ from tuning_governor.models.events import (
     TuningJobStateChange,
 )
 from tuning_governor.models.records import JobSummary
-from tuning_governor.models.sagemaker import (
-    TRAINING_TERMINAL,
-    TUNING_TERMINAL,
-    ObjectiveMetric,
-    TrainingJob,
-    TrialSummary,
-    TuningJob,
-)
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import ObjectiveMetric, TrialSummary, TuningJob
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy, PolicyError, parse_policy
 from tuning_governor.ports import StopResult

@@ -29,7 +29,9 @@ from typing import Any, Protocol
 from tuning_governor.adapters.checks import PendingChecks
 from tuning_governor.adapters.table_items import job_partition
 from tuning_governor.models.events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE
-from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL, TrainingJob, TuningJob
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.ports import Store
 
 

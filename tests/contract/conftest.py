@@ -31,7 +31,8 @@ from tuning_governor.governance.rules import Decision
 from tuning_governor.governance.spend import RunningTrial
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.records import JobSummary, TrialRecord
-from tuning_governor.models.sagemaker import TrainingJob, TuningJob
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.ports import Store
 from tuning_governor.service import parse_event
 

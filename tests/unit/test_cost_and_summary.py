@@ -14,7 +14,8 @@ from tuning_governor.domain.pricing import PriceCatalog, PriceEntry
 from tuning_governor.domain.reports import summary_report
 from tuning_governor.domain.summary import summarise
 from tuning_governor.models.records import TrialRecord
-from tuning_governor.models.sagemaker import TrainingJob, TrialSummary, TuningJob
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.service import build_trial_record
 
 REGION = "us-east-1"

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tuning_governor.domain.reports import summary_report
 from tuning_governor.domain.summary import summarise
 from tuning_governor.models.records import JobSummary, TrialRecord
-from tuning_governor.models.sagemaker import TrialSummary, TuningJob
+from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 
 REGION = "us-east-1"
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

@@ -21,7 +21,8 @@ from tests.conftest import load_event
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.limits import clean_tags, dynamodb_number_problem, tag_problem
-from tuning_governor.models.sagemaker import TrainingJob, TuningJob
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import Policy
 from tuning_governor.service import parse_event
 

@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from tuning_governor.models.sagemaker import TrainingJob, TuningJob, parse_aws_time
+from tuning_governor.models.sagemaker import parse_aws_time
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TuningJob
 
 MILLIS = 1764500000123
 EXPECTED = datetime(2025, 11, 30, 10, 53, 20, 123000, tzinfo=UTC)

@@ -23,7 +23,7 @@ from tuning_governor.governance.stagnation import (
     resolve_objective,
     trials_since_improvement,
 )
-from tuning_governor.models.sagemaker import TuningJob
+from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import parse_policy
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

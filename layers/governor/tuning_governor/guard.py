@@ -32,7 +32,8 @@ from tuning_governor.governance.stagnation import (
     resolve_objective,
 )
 from tuning_governor.models.records import TrialRecord
-from tuning_governor.models.sagemaker import TUNING_TERMINAL, TrainingJob
+from tuning_governor.models.sagemaker import TUNING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 from tuning_governor.price_catalogs import with_pricing_facts

@@ -47,14 +47,9 @@ from tuning_governor.governance.stagnation import (
 from tuning_governor.guard import govern, job_facts, record_trial, resume_job, trial_objective, with_stagnation_spend
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.records import JobSummary, TrialRecord
-from tuning_governor.models.sagemaker import (
-    TRAINING_RUNNING,
-    TRAINING_TERMINAL,
-    TUNING_TERMINAL,
-    TrainingJob,
-    TrialSummary,
-    TuningJob,
-)
+from tuning_governor.models.sagemaker import TRAINING_RUNNING, TRAINING_TERMINAL, TUNING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.observability import logger, metrics, tracer
 from tuning_governor.policy import Policy, PolicySource, policy_source
 from tuning_governor.ports import SageMaker, Store

@@ -24,7 +24,8 @@ from tests.integration.replay.conftest import busy_account_log
 from tuning_governor.adapters.checks import PendingChecks
 from tuning_governor.governance.capacity import Ledger
 from tuning_governor.governance.spend import RunningTrial
-from tuning_governor.models.sagemaker import TrainingJob, TuningJob
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import parse_policy
 from tuning_governor.ports import Store
 

@@ -12,7 +12,9 @@ from pydantic import BaseModel, ValidationError
 
 from tuning_governor.errors import JobNotFound, RejectedEvent, TransientError
 from tuning_governor.models.limits import clean_tags, validation_problems
-from tuning_governor.models.sagemaker import TUNING_TERMINAL, TrainingJob, TrialSummary, TuningJob
+from tuning_governor.models.sagemaker import TUNING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.ports.sagemaker import StopResult
 
 if TYPE_CHECKING:

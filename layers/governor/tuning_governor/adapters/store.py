@@ -101,7 +101,9 @@ from tuning_governor.governance.capacity import Holder, Ledger, Reservation
 from tuning_governor.governance.rules import Decision
 from tuning_governor.governance.spend import RUNNING_PREFIX, RunningTrial, running_trials
 from tuning_governor.models.records import JobSummary, TrialRecord
-from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL, TrainingJob, TuningJob
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TuningJob
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from tuning_governor.domain.pricing import RegionCatalog
     from tuning_governor.governance.rules import Decision
     from tuning_governor.models.records import JobSummary, TrialRecord
-    from tuning_governor.models.sagemaker import TrainingJob, TuningJob
+    from tuning_governor.models.training_job import TrainingJob
+    from tuning_governor.models.tuning_job import TuningJob
 
 # A delivery claim older than this is presumed abandoned by a crashed invocation.
 CLAIM_TIMEOUT = timedelta(minutes=5)

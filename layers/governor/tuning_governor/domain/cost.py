@@ -13,7 +13,7 @@ from decimal import Decimal
 from pydantic import BaseModel, ConfigDict
 
 from tuning_governor.domain.pricing import PriceCatalog
-from tuning_governor.models.sagemaker import TrainingJob
+from tuning_governor.models.training_job import TrainingJob
 
 MICRO = Decimal("0.000001")
 SECONDS_PER_HOUR = Decimal(3600)

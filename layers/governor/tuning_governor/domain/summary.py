@@ -21,7 +21,8 @@ from tuning_governor.models.records import (
     Timing,
     TrialRecord,
 )
-from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TrialSummary, TuningJob
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL
+from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 
 EARLY_STOP_METHOD = (
     "Early stopping (Hyperband, or TrainingJobEarlyStoppingType Auto) is credited only for trials with"

@@ -14,7 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tuning_governor.models.limits import utf8_text
-from tuning_governor.models.sagemaker import TrainingJob, TuningJob
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.models.tuning_job import TuningJob
 
 TUNING_DETAIL_TYPE = "SageMaker HyperParameter Tuning Job State Change"
 TRAINING_DETAIL_TYPE = "SageMaker Training Job State Change"

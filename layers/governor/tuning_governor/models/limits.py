@@ -88,8 +88,10 @@ def dynamodb_number_problem(value: int | float | Decimal) -> str | None:
         return f"{_show(value)} is not a number"
     if not number.is_finite():
         return f"{number} is not a finite number"
-    if number.is_zero():
-        return None
+    return None if number.is_zero() else _nonzero_number_problem(value, number)
+
+
+def _nonzero_number_problem(value: int | float | Decimal, number: Decimal) -> str | None:
     magnitude = number.copy_abs()  # exact: abs() would round to the context's 28 digits
     if magnitude > DYNAMODB_MAX_MAGNITUDE or magnitude < DYNAMODB_MIN_MAGNITUDE:
         return f"{_show(value)} is outside DynamoDB's number range (1E-130 to 9.99E+125)"
@@ -192,6 +194,10 @@ def tag_problem(key: Any, value: Any) -> str | None:
         return f"key is a {type(key).__name__}, not a string"
     if not isinstance(value, str):
         return f"value of {_show(key)} is a {type(value).__name__}, not a string"
+    return _tag_text_problem(key, value)
+
+
+def _tag_text_problem(key: str, value: str) -> str | None:
     if not key:
         return "empty key"
     if len(key) > TAG_KEY_MAX:

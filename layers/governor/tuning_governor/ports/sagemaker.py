@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from tuning_governor.models.sagemaker import TrainingJob, TrialSummary, TuningJob
+    from tuning_governor.models.training_job import TrainingJob
+    from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 
 StopResult = Literal["stop-requested", "already-stopping", "already-ended", "not-found"]
 

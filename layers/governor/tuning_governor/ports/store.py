@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from tuning_governor.governance.rules import Decision
     from tuning_governor.governance.spend import RunningTrial
     from tuning_governor.models.records import JobSummary, TrialRecord
-    from tuning_governor.models.sagemaker import TrainingJob, TuningJob
+    from tuning_governor.models.training_job import TrainingJob
+    from tuning_governor.models.tuning_job import TuningJob
 
 
 class Store(Protocol):

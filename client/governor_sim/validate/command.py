@@ -1,0 +1,63 @@
+"""The ``validate`` subcommand: its arguments, and running it (read the policy, validate, print)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from governor_sim.validate.account import live_account_quota
+from governor_sim.validate.findings import DEFAULT_REGION, render_text
+from governor_sim.validate.validation import CheckOptions, validate_text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``validate`` subcommand's arguments."""
+    parser.add_argument("policy", metavar="POLICY", help="the policy file, YAML or JSON (- = stdin)")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    parser.add_argument(
+        "--region",
+        default=DEFAULT_REGION,
+        help=f"region whose prices (and, with --account, quotas) the checks use (default: {DEFAULT_REGION})",
+    )
+    parser.add_argument(
+        "--account",
+        action="store_true",
+        help="also compare quotas and team limits with the account's SageMaker Service Quotas (AWS credentials)",
+    )
+    parser.add_argument(
+        "--slack-secret-prefix",
+        default=os.environ.get("SLACK_SECRET_PREFIX"),
+        metavar="PREFIX",
+        help="the stack's SlackSecretPrefix (default: $SLACK_SECRET_PREFIX): warn on team secrets outside it",
+    )
+    parser.add_argument(
+        "--team-topic-prefix",
+        default=os.environ.get("TEAM_TOPIC_PREFIX"),
+        metavar="PREFIX",
+        help="the stack's TeamTopicPrefix (default: $TEAM_TOPIC_PREFIX): warn on team topics outside it",
+    )
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run ``validate``: print the findings and return 0 (good), 1 (warnings) or 2 (broken/unreadable)."""
+    source: str = args.policy
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"tuning-governor validate: cannot read {source}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    account_quota = live_account_quota(args.region) if args.account else None
+    options = CheckOptions(
+        region=args.region,
+        account_quota=account_quota,
+        slack_secret_prefix=args.slack_secret_prefix,
+        team_topic_prefix=args.team_topic_prefix,
+    )
+    result = validate_text(text, source, options)
+    if args.format == "json":
+        print(result.model_dump_json(indent=2))
+    else:
+        print(render_text(result))
+    return result.exit_code

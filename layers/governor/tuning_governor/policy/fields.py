@@ -1,0 +1,178 @@
+"""The policy's field types and their validators: instance types, secret names, topic ARNs, Slack
+member IDs, counts and amounts, grace periods per rule, and prices per instance type or region."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+)
+from pydantic_core import PydanticCustomError
+
+from tuning_governor.domain.pricing import BILLING_CODES
+from tuning_governor.domain.reports import SLACK_MEMBER_ID
+
+# Lower case only: SageMaker spells instance types in lower case, and a key that never matches a real type
+# would silently govern nothing.
+_INSTANCE_TYPE = re.compile(r"^ml\.[a-z][a-z0-9-]*\.[a-z0-9]+$")
+# A Secrets Manager secret NAME (an ARN has ":", a URL "://"): 1-512 letters, digits and /_+=.@-.
+_SECRET_NAME = re.compile(r"^[A-Za-z0-9/_+=.@-]{1,512}$")
+# A standard SNS topic ARN (a FIFO topic needs a message group, which reports do not have).
+TOPIC_ARN = re.compile(
+    r"^arn:(?P<partition>aws[a-z-]*):sns:(?P<region>[a-z]{2}(-[a-z]+)+-\d{1,2}):(?P<account>[0-9]{12}):"
+    r"(?P<name>[A-Za-z0-9_-]{1,256})$"
+)
+
+
+# -- field types -------------------------------------------------------------------------------------
+def _instance_type(value: str) -> str:
+    if not _INSTANCE_TYPE.match(value):
+        raise PydanticCustomError(
+            "instance_type", "expected a SageMaker instance type ml.<family>.<size> in lower case, e.g. ml.p3.2xlarge"
+        )
+    return value
+
+
+def none_to_empty(value: Any) -> Any:
+    # A section whose entries are all commented out (``quotas:``) reads as null in YAML: it means "none".
+    return {} if value is None else value
+
+
+def _secret_name(value: str) -> str:
+    if not _SECRET_NAME.match(value):
+        raise PydanticCustomError(
+            "secret_name",
+            "expected the name of a Secrets Manager secret (1-512 letters, digits and /_+=.@-, e.g."
+            " tuning-governor/teams/vision), not an ARN or a webhook URL",
+        )
+    return value
+
+
+def _topic_arn(value: str) -> str:
+    if not TOPIC_ARN.match(value):
+        raise PydanticCustomError(
+            "topic_arn",
+            "expected the ARN of a standard SNS topic, arn:aws:sns:<region>:<account id>:<topic name>",
+        )
+    return value
+
+
+def _slack_member(value: str) -> str:
+    if not SLACK_MEMBER_ID.match(value):
+        raise PydanticCustomError(
+            "slack_member", "expected a Slack member ID: U or W then upper-case letters and digits, e.g. U012AB3CD"
+        )
+    return value
+
+
+InstanceType = Annotated[str, AfterValidator(_instance_type)]
+SecretName = Annotated[str, Field(strict=True), AfterValidator(_secret_name)]
+TopicArn = Annotated[str, Field(strict=True), AfterValidator(_topic_arn)]
+SlackMemberId = Annotated[str, Field(strict=True), AfterValidator(_slack_member)]
+# An owner tag value as a job carries it (AWS tag values: at most 256 characters).
+OwnerValue = Annotated[str, Field(min_length=1, max_length=256)]
+# strict: YAML reads ``yes``/``true`` as booleans, which lax int/float validation would take as 1.
+Count = Annotated[int, Field(ge=0, strict=True)]
+Money = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
+Price = Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
+TagKey = Annotated[str, Field(min_length=1, max_length=128)]
+
+# -- grace periods: <rule>: <minutes> ----------------------------------------------------------------
+#: The rules a grace period may delay: those that stop one job on what it has done so far.
+GraceRule = Literal["budget", "runtime", "stagnation", "failed-trials"]
+_NO_GRACE = {
+    "concurrency": (
+        "concurrency is judged once, when the job arrives: a grace period would let it hold instances that"
+        " the jobs arriving after it are refused, so it stays 0"
+    ),
+    "team-budget": (
+        "team-budget stops every running job of the team at once and has its own projected warning before"
+        " the breach; a grace period is not supported for it"
+    ),
+}
+# A month: longer than any sensible notice, and keeps stop times far inside datetime's range.
+_MAX_GRACE_MINUTES = 43_200
+
+
+def _grace_rules(value: Any) -> Any:
+    value = none_to_empty(value)
+    if isinstance(value, dict):
+        for key in value:
+            if key in _NO_GRACE:
+                raise PydanticCustomError("no_grace", "{rule}: {why}", {"rule": key, "why": _NO_GRACE[key]})
+    return value
+
+
+GraceMinutes = Annotated[
+    dict[GraceRule, Annotated[float, Field(ge=0, le=_MAX_GRACE_MINUTES, strict=True, allow_inf_nan=False)]],
+    BeforeValidator(_grace_rules),
+]
+
+
+# -- prices: <instance type>: <price> (every region) or <region>: {<instance type>: <price>} -------------
+_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
+# Regions a policy may price beyond the commercial ones the refresh covers (no Price List refresh there).
+_OTHER_PARTITION_REGIONS = frozenset({"us-gov-west-1", "us-gov-east-1", "cn-north-1", "cn-northwest-1"})
+_PRICE_ADAPTER: TypeAdapter[Decimal] = TypeAdapter(Annotated[Decimal, Field(gt=0, allow_inf_nan=False)])
+_REGION_PRICES_ADAPTER: TypeAdapter[dict[str, Decimal]] = TypeAdapter(
+    Annotated[
+        dict[Annotated[str, AfterValidator(_instance_type)], Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]],
+        BeforeValidator(none_to_empty),
+    ]
+)
+
+
+def _price_key_problem(key: Any) -> str | None:
+    if not isinstance(key, str):
+        return "expected an instance type such as ml.p3.2xlarge or a region such as eu-west-1"
+    if _INSTANCE_TYPE.match(key):
+        return None
+    if _REGION.match(key):
+        known = set(BILLING_CODES) | _OTHER_PARTITION_REGIONS
+        if key in known:
+            return None
+        hint = difflib.get_close_matches(key, sorted(known), n=1)
+        return f"unknown region{f' (did you mean {hint[0]}?)' if hint else ''}"
+    return (
+        "expected an instance type ml.<family>.<size> in lower case (a price for every region)"
+        " or a region such as eu-west-1 (a mapping of prices for that region)"
+    )
+
+
+def validate_prices(value: Any, handler: ValidatorFunctionWrapHandler) -> dict[str, Any]:
+    """Validate each entry by the kind of its key, reporting problems at their exact path."""
+    value = none_to_empty(value)
+    if not isinstance(value, dict):
+        return dict(handler(value))  # the usual "expected a mapping" at ``prices``
+    out: dict[str, Any] = {}
+    errors: list[Any] = []
+    for key, item in value.items():
+        problem = _price_key_problem(key)
+        if problem is not None:
+            errors.append({"type": PydanticCustomError("price_key", problem), "loc": (str(key), "[key]"), "input": key})
+            continue
+        adapter: TypeAdapter[Any] = _PRICE_ADAPTER if _INSTANCE_TYPE.match(key) else _REGION_PRICES_ADAPTER
+        try:
+            out[key] = adapter.validate_python(item)
+        except ValidationError as exc:
+            for err in exc.errors(include_url=False):
+                message = err["msg"].replace("{", "{{").replace("}", "}}")
+                errors.append(
+                    {
+                        "type": PydanticCustomError(err["type"], message, err.get("ctx")),
+                        "loc": (key, *err["loc"]),
+                        "input": err.get("input"),
+                    }
+                )
+    if errors:
+        raise ValidationError.from_exception_data("prices", errors)
+    return out

@@ -1,0 +1,309 @@
+"""The policy model: what applies to every job (``Defaults``), to one team (``TeamPolicy``), and the
+whole ``Policy`` with its query helpers (team, exemption, budget, limits, grace, prices, mentions).
+
+Pure: no AWS, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WrapValidator, model_validator
+from pydantic_core import PydanticCustomError
+
+from tuning_governor.domain.reports import SLACK_MEMBER_ID
+from tuning_governor.policy.errors import render_path
+from tuning_governor.policy.fields import (
+    Count,
+    GraceMinutes,
+    InstanceType,
+    Money,
+    OwnerValue,
+    Price,
+    SecretName,
+    SlackMemberId,
+    TagKey,
+    TopicArn,
+    none_to_empty,
+    validate_prices,
+)
+from tuning_governor.policy.tags import TagWarning, bad_budget, near_misses, parse_budget_tag, tag_lookup
+
+Mode = Literal["enforce", "monitor"]
+BudgetSource = Literal["tag", "team", "default", "none"]
+
+DEFAULT_BUDGET_TAG = "governance:budget-usd"
+DEPRECATED_KEYS = frozenset({"budget_usd"})  # under defaults and teams.<team>: now job_budget_usd
+_DEPRECATED_BUDGET = (
+    "{old} is deprecated: rename it to {new} (a budget per tuning job; teams.<team>.monthly_budget_usd is"
+    " a team's budget for the month); the old name is read until the next release"
+)
+
+
+class _PolicyModel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Defaults(_PolicyModel):
+    """What applies to every tuning job unless a team or a tag says otherwise. 0 switches a guard off."""
+
+    job_budget_usd: Money | None = None
+    """Budget per tuning job in USD; None or 0 = no budget."""
+    budget_usd: Money | None = None
+    """Deprecated old name of ``job_budget_usd`` (still read for one release, with a policy warning)."""
+    max_runtime_hours: Annotated[float, Field(ge=0, strict=True, allow_inf_nan=False)] = 0.0
+    """Stop a tuning job running longer than this (0 = off)."""
+    stagnation_trials: Count = 0
+    """Stop after this many completed trials without a 1 % (or greater) improvement of the best (0 = off)."""
+    stagnation_minutes: Annotated[float, Field(ge=0, strict=True, allow_inf_nan=False)] = 0.0
+    """Stop when the best objective has not improved for this many minutes (0 = off)."""
+    stagnation_usd: Money = Decimal(0)
+    """Stop when the job has spent this many USD since its best objective last improved (0 = off)."""
+    max_failed_trials: Count = 0
+    """Stop after this many failed trials (0 = off)."""
+    budget_stop_lead_seconds: Annotated[int, Field(ge=0, le=3600, strict=True)] = 120
+    """A job's budget is breached when spent + this many seconds of its running trials' burn reaches it:
+    billing goes on until the stopped trials are ``Stopped`` (StopTrainingJob's 120 s SIGTERM grace at
+    most), so asking then ends the job's bill at its budget rather than past it (0 = at the budget)."""
+    grace_minutes: GraceMinutes = {}
+    """Per rule (budget, runtime, stagnation, failed-trials): minutes between a job's first breach and its
+    stop. The first breach reports "will stop at T unless ..."; the job is stopped at the first judgement
+    at or after T (the one-time check asked for T, an event, or a sweep) at which the breach still holds.
+    Absent or 0 = stop at the breach. Exempt jobs get no notice (they are never stopped)."""
+
+    @model_validator(mode="after")
+    def _one_name_per_budget(self) -> Defaults:
+        if self.budget_usd is not None and self.job_budget_usd is not None:
+            raise PydanticCustomError(
+                "deprecated_duplicate",
+                "set job_budget_usd only: budget_usd is its deprecated old name, and both are set",
+            )
+        return self
+
+    @property
+    def job_budget(self) -> Decimal | None:
+        """The default per-job budget, under its new or its deprecated name."""
+        return self.job_budget_usd if self.job_budget_usd is not None else self.budget_usd
+
+
+class TeamPolicy(_PolicyModel):
+    """One team's own limits; they apply on top of the account limits, never instead of them."""
+
+    instances: Annotated[dict[InstanceType, Count], BeforeValidator(none_to_empty)] = {}
+    """The team's limit of concurrent training instances per type (a type not listed: no team limit)."""
+    job_budget_usd: Money | None = None
+    """Budget per tuning job of this team; None = not set (the default applies), 0 = no budget."""
+    monthly_budget_usd: Money | None = None
+    """The team's budget for a calendar month (UTC) over all its tuning jobs; None or 0 = none."""
+    budget_usd: Money | None = None
+    """Deprecated old name of ``job_budget_usd`` (still read for one release, with a policy warning)."""
+    slack_secret: SecretName | None = None
+    """Name of the Secrets Manager secret holding the team's own Slack incoming-webhook URL (a plain URL
+    or JSON ``{"webhook_url": ...}``); used only under the stack's ``SlackSecretPrefix``."""
+    sns_topic_arn: TopicArn | None = None
+    """The team's own SNS topic for its reports; used only in the stack's account and region and under
+    its ``TeamTopicPrefix``."""
+
+    @model_validator(mode="after")
+    def _one_name_per_budget(self) -> TeamPolicy:
+        if self.budget_usd is not None and self.job_budget_usd is not None:
+            raise PydanticCustomError(
+                "deprecated_duplicate",
+                "set job_budget_usd only: budget_usd is its deprecated old name, and both are set",
+            )
+        return self
+
+    @property
+    def job_budget(self) -> Decimal | None:
+        """The per-job budget this team sets, under its new or its deprecated name."""
+        return self.job_budget_usd if self.job_budget_usd is not None else self.budget_usd
+
+
+class Budget(BaseModel):
+    """The budget of one tuning job and which level of the policy decided it.
+
+    ``usd`` is None when the job has no budget (a level set 0, or no level set anything); it is never 0.
+    ``warning`` explains a budget tag that was present but ignored.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    usd: Decimal | None
+    source: BudgetSource
+    warning: str | None = None
+
+
+class Policy(_PolicyModel):
+    """The governance policy. Immutable; every key has a default, so ``Policy()`` is the empty policy.
+
+    Defaults are chosen to be harmless: mode ``monitor`` (nothing is ever stopped until a policy says
+    ``enforce``), no quotas, no team limits, no budget, every stop guard off.
+    """
+
+    mode: Mode = "monitor"
+    exempt_tag: TagKey = "governance:exempt"
+    team_tag: TagKey = "team"
+    budget_tag: TagKey = DEFAULT_BUDGET_TAG
+    quotas: Annotated[dict[InstanceType, Count], BeforeValidator(none_to_empty)] = {}
+    spot_quotas: Annotated[dict[InstanceType, Count], BeforeValidator(none_to_empty)] = {}
+    """Account limit of concurrent managed-spot instances per type (AWS counts spot separately)."""
+    teams: Annotated[
+        dict[Annotated[str, Field(min_length=1)], Annotated[TeamPolicy, BeforeValidator(none_to_empty)]],
+        BeforeValidator(none_to_empty),
+    ] = {}
+    defaults: Annotated[Defaults, BeforeValidator(none_to_empty)] = Defaults()
+    prices: Annotated[dict[str, Price | dict[str, Price]], WrapValidator(validate_prices)] = {}
+    """USD per instance-hour: ``<instance type>: <price>`` for every region, or ``<region>: {<instance
+    type>: <price>}`` for one region. They fill gaps only: the refreshed and bundled catalogs win."""
+    slack_users: Annotated[dict[OwnerValue, SlackMemberId], BeforeValidator(none_to_empty)] = {}
+    """Owner tag value (``alice@example.com``, ``alice``) -> Slack member ID, so Slack reports mention
+    the job's owner; see ``slack_member``."""
+
+    @property
+    def enforcing(self) -> bool:
+        """True when decisions may stop jobs; in monitor mode they are only reported."""
+        return self.mode == "enforce"
+
+    def team_of(self, tags: Mapping[str, str]) -> str | None:
+        """The owning team: the value of the ``team_tag`` tag, trimmed; None when absent or blank.
+
+        The team need not be listed under ``teams`` (then it has no team limits or team budget).
+        """
+        value = tags.get(self.team_tag, "").strip()
+        return value or None
+
+    def is_exempt(self, tags: Mapping[str, str]) -> bool:
+        """True when the job carries ``exempt_tag`` with the value ``true`` (any case, spaces trimmed).
+
+        An exempt job is never stopped; its decisions are still evaluated and reported. Any other
+        value (``yes``, ``1``, empty) is not an exemption, and neither is a key that matches
+        ``exempt_tag`` only when case is ignored (AWS tag keys are case-sensitive): a typo fails safe
+        towards governance, and ``tag_warnings`` reports it.
+        """
+        return tags.get(self.exempt_tag, "").strip().lower() == "true"
+
+    def budget_for(self, tags: Mapping[str, str]) -> Budget:
+        """The job's budget in USD. The first level that is set decides:
+
+        1. the job tag ``budget_tag`` (an amount as ``parse_budget_tag`` reads it: ``250``, ``99.50``,
+           ``$250``, ``250 USD``, ``USD 1,000``; any other value, or a key that matches ``budget_tag``
+           only when case is ignored, is ignored with ``Budget.warning`` saying why, and the next
+           level decides);
+        2. ``teams.<team>.job_budget_usd`` of the job's team (see ``team_of``; or its deprecated old
+           name ``budget_usd``);
+        3. ``defaults.job_budget_usd`` (or its deprecated old name ``defaults.budget_usd``);
+        4. otherwise no budget (``source="none"``).
+
+        A level set to 0 decides "no budget" and the levels below it are not consulted (a team can opt
+        out of the default budget; a job can opt out by tag). ``usd`` is then None, never 0.
+        """
+        raw, warning = tag_lookup(tags, self.budget_tag)
+        if raw is not None:
+            amount = parse_budget_tag(raw)
+            if amount is not None:
+                return Budget(usd=amount or None, source="tag", warning=warning)
+            warning = "; ".join(w for w in (bad_budget(self.budget_tag, raw).message, warning) if w)
+        team = self.teams.get(self.team_of(tags) or "")
+        if team is not None and team.job_budget is not None:
+            return Budget(usd=team.job_budget or None, source="team", warning=warning)
+        default = self.defaults.job_budget
+        if default is not None:
+            return Budget(usd=default or None, source="default", warning=warning)
+        return Budget(usd=None, source="none", warning=warning)
+
+    def tag_warnings(self, tags: Mapping[str, str]) -> list[TagWarning]:
+        """Governance tags on a job that the governor cannot honour as written, in a stable order:
+
+        a ``budget_tag`` value ``parse_budget_tag`` cannot read; an ``exempt_tag`` value other than
+        true/false (any case); any key that matches ``budget_tag`` or ``exempt_tag`` only when case
+        is ignored. Each is governed as if absent (see ``budget_for`` and ``is_exempt``).
+        """
+        out: list[TagWarning] = []
+        raw = tags.get(self.budget_tag)
+        if raw is not None and parse_budget_tag(raw) is None:
+            out.append(bad_budget(self.budget_tag, raw))
+        out += near_misses(tags, self.budget_tag)
+        exempt = tags.get(self.exempt_tag)
+        if exempt is not None and exempt.strip().lower() not in {"true", "false"}:
+            out.append(
+                TagWarning(key=self.exempt_tag, value=exempt, problem='is not an exemption: only "true" exempts a job')
+            )
+        out += near_misses(tags, self.exempt_tag)
+        return out
+
+    def grace_for(self, rule: str) -> timedelta | None:
+        """The grace period between ``rule``'s first breach on a job and its stop; None = stop at once."""
+        minutes = self.defaults.grace_minutes.get(rule)  # type: ignore[call-overload]
+        return timedelta(minutes=minutes) if minutes else None
+
+    def slack_member(self, owner: str | None) -> str | None:
+        """The Slack member ID to mention for a job's owner tag value: its entry in ``slack_users``
+        (exact, then ignoring case), or the value itself when it is a member ID (``U012AB3CD``); None
+        otherwise (the owner is then named as plain text, never pinged)."""
+        value = (owner or "").strip()
+        if not value:
+            return None
+        mapped = self.slack_users.get(value)
+        if mapped is None:
+            folded = value.casefold()
+            mapped = next((v for k, v in sorted(self.slack_users.items()) if k.strip().casefold() == folded), None)
+        if mapped is not None:
+            return mapped
+        return value if SLACK_MEMBER_ID.match(value) else None
+
+    def team_monthly_budget(self, team: str | None) -> Decimal | None:
+        """The team's budget for a calendar month over all its jobs; None when it has none (0 = none)."""
+        policy = self.teams.get(team) if team is not None else None
+        return (policy.monthly_budget_usd or None) if policy is not None else None
+
+    def warnings(self) -> list[str]:
+        """What is valid but should change: deprecated keys still read (logged when the policy loads)."""
+        found: list[str] = []
+        if self.defaults.budget_usd is not None:
+            found.append(_DEPRECATED_BUDGET.format(old="defaults.budget_usd", new="defaults.job_budget_usd"))
+        for name, team in sorted(self.teams.items()):
+            if team.budget_usd is not None:
+                path = render_path(("teams", name))
+                found.append(_DEPRECATED_BUDGET.format(old=f"{path}.budget_usd", new=f"{path}.job_budget_usd"))
+        return found
+
+    def team_limit(self, team: str | None, instance_type: str) -> int | None:
+        """The team's own limit of concurrent ``instance_type`` instances; None when it has none.
+
+        It applies on top of the account limit: a job must fit both.
+        """
+        policy = self.teams.get(team) if team is not None else None
+        return policy.instances.get(instance_type) if policy is not None else None
+
+    def account_limit(self, instance_type: str) -> int | None:
+        """The policy's account limit (``quotas``) of concurrent ``instance_type`` instances; None if unset.
+
+        This is only the policy's figure: the effective limit also depends on the applied Service Quota,
+        see ``effective_account_limit``.
+        """
+        return self.quotas.get(instance_type)
+
+    def effective_account_limit(self, instance_type: str, applied_quota: int | None) -> int | None:
+        """The lower of the policy's quota and the applied Service Quota (either may be unknown: None).
+
+        None only when neither is known.
+        """
+        limits = [limit for limit in (self.account_limit(instance_type), applied_quota) if limit is not None]
+        return min(limits) if limits else None
+
+    def price_overrides(self) -> dict[str, Decimal]:
+        """The all-region ``prices`` (``<instance type>: <USD per hour>``; a copy, safe to modify).
+
+        They price a type in a region where neither the refreshed catalog nor the bundled one has it.
+        """
+        return {key: value for key, value in self.prices.items() if isinstance(value, Decimal)}
+
+    def regional_prices(self) -> dict[str, dict[str, Decimal]]:
+        """The per-region ``prices`` (``<region>: {<instance type>: <USD per hour>}``; a copy).
+
+        For their region they come before the all-region ones, after both catalogs.
+        """
+        return {key: dict(value) for key, value in self.prices.items() if isinstance(value, dict)}
