@@ -144,7 +144,7 @@ class FixedLengthTrials:
     hours: float
 
     def plan(self, tuning_job_config: Any, definition: Any, hyperparameters: Any, rng: random.Random) -> Any:
-        from governor_sim.amt.behaviour import TrialPlan  # noqa: PLC0415
+        from governor_sim.amt.plans import TrialPlan  # noqa: PLC0415
 
         return TrialPlan(duration_s=self.hours * 3600 * rng.uniform(0.9, 1.1), objective_value=rng.uniform(0.8, 0.95))
 

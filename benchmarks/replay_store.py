@@ -7,7 +7,7 @@ For each size, the simulator (:func:`governor_sim.workload.many_jobs`, the same 
 light EventBridge faults: duplicates and delays) runs *without* the handlers and writes its event log:
 that run is the **simulator-alone baseline**. The log is then replayed under benchmarks/replay-policy.yaml
 (enforce, every guard on) with ``--store memory`` (``replay_file``: it reads the file twice and forgets each
-tuning job once it has settled, ``governor_sim.replay_forget``) and, for comparison, reading the log once
+tuning job once it has settled, ``governor_sim.replay.forget``) and, for comparison, reading the log once
 (``replay-memory-one-pass``: ``replay_lines`` without ``reread``, nothing forgotten); at the sizes in ``--moto-sizes`` with ``--store moto``
 (stock moto: every transaction deep-copies the table, so its time and memory grow with N^2: at 5,000 it
 was killed by the out-of-memory killer at 24 GB, so the default replays it at 1,000 only); and at the
@@ -115,7 +115,7 @@ def simulate(trial_events: int, log: Path) -> dict[str, Any]:
 def replay(log: Path, store: str) -> dict[str, Any]:
     """One replay of ``log`` with ``store`` (``memory``, ``moto`` or ``moto-fast``), as ``tuning-governor
     replay`` runs it; ``memory-one-pass``: the in-memory store reading the log once (``replay_lines``
-    without ``reread``: it forgets no job, the comparison for ``governor_sim.replay_forget``)."""
+    without ``reread``: it forgets no job, the comparison for ``governor_sim.replay.forget``)."""
     import contextlib  # noqa: PLC0415
 
     from governor_sim.replay import load_policy, replay_file, replay_lines  # noqa: PLC0415
@@ -265,7 +265,7 @@ def render(rows: list[dict[str, Any]], *, command: str, code: str, total_s: floa
         " simulator alone; memory flat in N",
         "",
         "simulator = the simulator alone (no handlers) writing the event log; replay-* = `replay_file` of that log"
-        " (two readings: the in-memory store forgets each job once it has settled, `governor_sim.replay_forget`);"
+        " (two readings: the in-memory store forgets each job once it has settled, `governor_sim.replay.forget`);"
         " replay-memory-one-pass = `replay_lines` reading it once (no `reread`: forgets nothing)."
         " Wall = median seconds around the run only (each run a fresh process); x baseline = median wall / median"
         " simulator wall at the same size; RSS = the process's peak `ru_maxrss` (median), 'before' = after imports"

@@ -1,7 +1,7 @@
 """The governor's AWS resources on moto, and the handlers' adapters wired to them.
 
 Used by the integration tests, the simulator, the demo and replays: the governor's table (in memory,
-:class:`governor_sim.memory_store.MemoryStore`, or on moto shaped as in template.yaml: ``store``), one
+:class:`governor_sim.memory.MemoryStore`, or on moto shaped as in template.yaml: ``store``), one
 report topic with an SQS queue subscribed (so tests read what SNS delivered), a Slack webhook secret
 pointing at a local server, and ``Services`` built from those. With ``slack_secret_prefix`` /
 ``team_topic_prefix`` the teams' own channels are wired too (secrets and topics the test creates;
@@ -17,11 +17,11 @@ from typing import Any, Literal, get_args
 
 import boto3
 
-from governor_sim.memory_store import MemoryStore
+from governor_sim.memory import MemoryStore
+from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.notifiers import Notifier, SnsNotifier
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.app.wiring import Services, channel_grants, slack_from_secret
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
@@ -134,51 +134,15 @@ def build_environment(
     simulator, the demo and replays use unless told otherwise, see :func:`store_kind`).
     """
     kind = store_kind(store)
-    dynamodb = None
-    table: GovernorStore | MemoryStore
-    if kind == "moto":
-        dynamodb = boto3.client("dynamodb", region_name=region)
-        create_table(dynamodb)
-        table = GovernorStore(dynamodb, TABLE_NAME)
-    else:
-        table = MemoryStore()
-    sns_client = boto3.client("sns", region_name=region)
-    sqs = boto3.client("sqs", region_name=region)
-    topic_arn = sns_client.create_topic(Name=TOPIC_NAME, Attributes={"KmsMasterKeyId": "alias/aws/sns"})["TopicArn"]
-    queue_url = subscribe_queue(sns_client, sqs, topic_arn, "report-inbox")
-    secret_arn = ""
-    secrets = boto3.client("secretsmanager", region_name=region)
-    if slack_url:
-        secret_arn = secrets.create_secret(Name=SECRET_NAME, SecretString=json.dumps({"webhook_url": slack_url}))["ARN"]
-    settings = Settings.model_validate(
-        {
-            "TABLE_NAME": TABLE_NAME,
-            "TOPIC_ARN": topic_arn if sns else "",
-            "SLACK_SECRET_ARN": secret_arn,
-            "SLACK_SECRET_PREFIX": slack_secret_prefix,
-            "TEAM_TOPIC_PREFIX": team_topic_prefix,
-            "AWS_REGION": region,
-        }
+    dynamodb, table = _store(kind, region)
+    channels = _channels(region, slack_url)
+    settings = _settings(
+        channels, sns=sns, slack_secret_prefix=slack_secret_prefix, team_topic_prefix=team_topic_prefix, region=region
     )
-    notifiers: list[Notifier] = []
-    if sns:
-        notifiers.append(SnsNotifier(sns_client, topic_arn))
-    if secret_arn:
-        # The same path as in Lambda: Powertools Parameters reads (and caches) the secret.
-        notifiers.append(slack_from_secret(secret_arn, secrets))
     sagemaker = boto3.client("sagemaker", region_name=region)
-    services = Services(
-        settings=settings,
-        # No real back-off offline: a throttled stop is retried at once.
-        sagemaker=SageMakerGateway(sagemaker, sleep=lambda _seconds: None),
-        store=table,
-        notifiers=notifiers,
-        catalog=catalog or bundled_catalog(),
-        grants=channel_grants(settings),
-    )
+    services = _services(settings, table, _notifiers(channels, sns), sagemaker, catalog or bundled_catalog())
     if slack_secret_prefix or team_topic_prefix:
-        # As in Lambda: the teams' secrets read through Powertools Parameters, their topics on the SNS client.
-        services.team_notifiers = TeamNotifiers(sns_client=lambda: sns_client, secrets_client=lambda: secrets)
+        services.team_notifiers = _team_notifiers(channels)
     if clock is not None:
         services.clock = clock
     if policy is not None:
@@ -190,12 +154,93 @@ def build_environment(
         region=region,
         settings=settings,
         services=services,
-        topic_arn=topic_arn,
-        queue_url=queue_url,
+        topic_arn=channels.topic_arn,
+        queue_url=channels.queue_url,
         slack_url=slack_url,
         sagemaker=sagemaker,
         dynamodb=dynamodb,
-        sqs=sqs,
-        secrets=secrets,
+        sqs=channels.sqs,
+        secrets=channels.secrets,
         store_kind=kind,
     )
+
+
+def _store(kind: StoreKind, region: str) -> tuple[Any, GovernorStore | MemoryStore]:
+    """The DynamoDB client (None in memory) and the governor's store of ``kind``."""
+    if kind == "moto":
+        dynamodb = boto3.client("dynamodb", region_name=region)
+        create_table(dynamodb)
+        return dynamodb, GovernorStore(dynamodb, TABLE_NAME)
+    return None, MemoryStore()
+
+
+@dataclass(frozen=True)
+class _Channels:
+    """The report topic with its inbox queue, and the Slack webhook secret (``secret_arn`` "" without one)."""
+
+    sns_client: Any
+    sqs: Any
+    secrets: Any
+    topic_arn: str
+    queue_url: str
+    secret_arn: str
+
+
+def _channels(region: str, slack_url: str | None) -> _Channels:
+    sns_client = boto3.client("sns", region_name=region)
+    sqs = boto3.client("sqs", region_name=region)
+    topic_arn = sns_client.create_topic(Name=TOPIC_NAME, Attributes={"KmsMasterKeyId": "alias/aws/sns"})["TopicArn"]
+    queue_url = subscribe_queue(sns_client, sqs, topic_arn, "report-inbox")
+    secret_arn = ""
+    secrets = boto3.client("secretsmanager", region_name=region)
+    if slack_url:
+        secret_arn = secrets.create_secret(Name=SECRET_NAME, SecretString=json.dumps({"webhook_url": slack_url}))["ARN"]
+    return _Channels(sns_client, sqs, secrets, topic_arn, queue_url, secret_arn)
+
+
+def _notifiers(channels: _Channels, sns: bool) -> list[Notifier]:
+    notifiers: list[Notifier] = []
+    if sns:
+        notifiers.append(SnsNotifier(channels.sns_client, channels.topic_arn))
+    if channels.secret_arn:
+        # The same path as in Lambda: Powertools Parameters reads (and caches) the secret.
+        notifiers.append(slack_from_secret(channels.secret_arn, channels.secrets))
+    return notifiers
+
+
+def _settings(
+    channels: _Channels, *, sns: bool, slack_secret_prefix: str, team_topic_prefix: str, region: str
+) -> Settings:
+    return Settings.model_validate(
+        {
+            "TABLE_NAME": TABLE_NAME,
+            "TOPIC_ARN": channels.topic_arn if sns else "",
+            "SLACK_SECRET_ARN": channels.secret_arn,
+            "SLACK_SECRET_PREFIX": slack_secret_prefix,
+            "TEAM_TOPIC_PREFIX": team_topic_prefix,
+            "AWS_REGION": region,
+        }
+    )
+
+
+def _services(
+    settings: Settings,
+    table: GovernorStore | MemoryStore,
+    notifiers: list[Notifier],
+    sagemaker: Any,
+    catalog: PriceCatalog,
+) -> Services:
+    return Services(
+        settings=settings,
+        # No real back-off offline: a throttled stop is retried at once.
+        sagemaker=SageMakerGateway(sagemaker, sleep=lambda _seconds: None),
+        store=table,
+        notifiers=notifiers,
+        catalog=catalog,
+        grants=channel_grants(settings),
+    )
+
+
+def _team_notifiers(channels: _Channels) -> TeamNotifiers:
+    """As in Lambda: the teams' secrets read through Powertools Parameters, their topics on the SNS client."""
+    return TeamNotifiers(sns_client=lambda: channels.sns_client, secrets_client=lambda: channels.secrets)

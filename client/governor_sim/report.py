@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from governor_sim.html_page import plot_img, png, pyplot, render_page
-from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.ports import Store
 

@@ -67,6 +67,14 @@ def tuning_request(
     definition["StoppingCondition"]["MaxRuntimeInSeconds"] = max_runtime_s
     if spot:
         definition["StoppingCondition"]["MaxWaitTimeInSeconds"] = 2 * max_runtime_s
+    _set_strategy(config, strategy, num_round, early_stopping)
+    if keep_alive_s > 0:
+        definition["ResourceConfig"]["KeepAlivePeriodInSeconds"] = keep_alive_s
+    return request
+
+
+def _set_strategy(config: dict[str, Any], strategy: Strategy, num_round: int, early_stopping: str) -> None:
+    """``config`` (the seed's) set to ``strategy``: its StrategyConfig, early stopping and ranges."""
     if strategy == "Hyperband":
         config["StrategyConfig"] = {"HyperbandStrategyConfig": {"MinResource": 1, "MaxResource": num_round}}
     else:
@@ -74,9 +82,6 @@ def tuning_request(
         config["TrainingJobEarlyStoppingType"] = early_stopping if strategy in ("Bayesian", "Random") else "Off"
     if strategy == "Grid":
         config["ParameterRanges"] = copy.deepcopy(GRID_RANGES)
-    if keep_alive_s > 0:
-        definition["ResourceConfig"]["KeepAlivePeriodInSeconds"] = keep_alive_s
-    return request
 
 
 def training_job_request(

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from governor_sim.amt.behaviour import TrialBehaviour, TrialPlan, objective_of
 from governor_sim.amt.early_stopping import HyperbandPolicy, fraction_is_valid
+from governor_sim.amt.plans import TrialBehaviour, TrialPlan, objective_of
 
 XGBOOST_IMAGE_US_EAST_1 = "683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-xgboost:1.7-1"
 ROLE_ARN = "arn:aws:iam::123456789012:role/service-role/AmazonSageMaker-ExecutionRole-demo"
@@ -34,52 +34,58 @@ def seed_tuning_request(
         stopping["MaxWaitTimeInSeconds"] = 7200
     return {
         "HyperParameterTuningJobName": name,
-        "HyperParameterTuningJobConfig": {
-            "Strategy": "Hyperband",
-            "StrategyConfig": {"HyperbandStrategyConfig": {"MinResource": 1, "MaxResource": 30}},
-            "HyperParameterTuningJobObjective": {"Type": "Maximize", "MetricName": "validation:auc"},
-            "ResourceLimits": {"MaxNumberOfTrainingJobs": max_jobs, "MaxParallelTrainingJobs": max_parallel},
-            "ParameterRanges": {
-                "ContinuousParameterRanges": [
-                    {"Name": "eta", "MinValue": "0.01", "MaxValue": "0.5", "ScalingType": "Logarithmic"},
-                    {"Name": "min_child_weight", "MinValue": "1", "MaxValue": "10", "ScalingType": "Auto"},
-                    {"Name": "alpha", "MinValue": "0", "MaxValue": "2", "ScalingType": "Auto"},
-                    {"Name": "subsample", "MinValue": "0.5", "MaxValue": "1", "ScalingType": "Auto"},
-                ],
-                "IntegerParameterRanges": [
-                    {"Name": "max_depth", "MinValue": "3", "MaxValue": "10", "ScalingType": "Auto"}
-                ],
-            },
-            "TrainingJobEarlyStoppingType": "Off",
-        },
-        "TrainingJobDefinition": {
-            "StaticHyperParameters": {
-                "objective": "binary:logistic",
-                "eval_metric": "auc",
-                "num_round": "30",
-            },
-            "AlgorithmSpecification": {"TrainingImage": XGBOOST_IMAGE_US_EAST_1, "TrainingInputMode": "File"},
-            "RoleArn": ROLE_ARN,
-            "InputDataConfig": [
-                {
-                    "ChannelName": channel,
-                    "DataSource": {
-                        "S3DataSource": {
-                            "S3DataType": "S3Prefix",
-                            "S3Uri": f"{BUCKET}/churn/{channel}/",
-                            "S3DataDistributionType": "FullyReplicated",
-                        }
-                    },
-                    "ContentType": "text/csv",
-                }
-                for channel in ("train", "validation")
-            ],
-            "OutputDataConfig": {"S3OutputPath": f"{BUCKET}/churn/output/"},
-            "ResourceConfig": {"InstanceType": instance_type, "InstanceCount": instance_count, "VolumeSizeInGB": 30},
-            "StoppingCondition": stopping,
-            "EnableManagedSpotTraining": spot,
-        },
+        "HyperParameterTuningJobConfig": _seed_config(max_jobs, max_parallel),
+        "TrainingJobDefinition": _seed_definition(instance_type, instance_count, stopping, spot),
         "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
+    }
+
+
+def _seed_config(max_jobs: int, max_parallel: int) -> dict[str, Any]:
+    return {
+        "Strategy": "Hyperband",
+        "StrategyConfig": {"HyperbandStrategyConfig": {"MinResource": 1, "MaxResource": 30}},
+        "HyperParameterTuningJobObjective": {"Type": "Maximize", "MetricName": "validation:auc"},
+        "ResourceLimits": {"MaxNumberOfTrainingJobs": max_jobs, "MaxParallelTrainingJobs": max_parallel},
+        "ParameterRanges": {
+            "ContinuousParameterRanges": [
+                {"Name": "eta", "MinValue": "0.01", "MaxValue": "0.5", "ScalingType": "Logarithmic"},
+                {"Name": "min_child_weight", "MinValue": "1", "MaxValue": "10", "ScalingType": "Auto"},
+                {"Name": "alpha", "MinValue": "0", "MaxValue": "2", "ScalingType": "Auto"},
+                {"Name": "subsample", "MinValue": "0.5", "MaxValue": "1", "ScalingType": "Auto"},
+            ],
+            "IntegerParameterRanges": [{"Name": "max_depth", "MinValue": "3", "MaxValue": "10", "ScalingType": "Auto"}],
+        },
+        "TrainingJobEarlyStoppingType": "Off",
+    }
+
+
+def _seed_definition(instance_type: str, instance_count: int, stopping: dict[str, int], spot: bool) -> dict[str, Any]:
+    return {
+        "StaticHyperParameters": {
+            "objective": "binary:logistic",
+            "eval_metric": "auc",
+            "num_round": "30",
+        },
+        "AlgorithmSpecification": {"TrainingImage": XGBOOST_IMAGE_US_EAST_1, "TrainingInputMode": "File"},
+        "RoleArn": ROLE_ARN,
+        "InputDataConfig": [
+            {
+                "ChannelName": channel,
+                "DataSource": {
+                    "S3DataSource": {
+                        "S3DataType": "S3Prefix",
+                        "S3Uri": f"{BUCKET}/churn/{channel}/",
+                        "S3DataDistributionType": "FullyReplicated",
+                    }
+                },
+                "ContentType": "text/csv",
+            }
+            for channel in ("train", "validation")
+        ],
+        "OutputDataConfig": {"S3OutputPath": f"{BUCKET}/churn/output/"},
+        "ResourceConfig": {"InstanceType": instance_type, "InstanceCount": instance_count, "VolumeSizeInGB": 30},
+        "StoppingCondition": stopping,
+        "EnableManagedSpotTraining": spot,
     }
 
 
@@ -118,7 +124,7 @@ class SeedWorkload:
         hyperparameters: Mapping[str, str],
         rng: random.Random,
     ) -> TrialPlan:
-        """See :class:`~governor_sim.amt.behaviour.TrialBehaviour`."""
+        """See :class:`~governor_sim.amt.plans.TrialBehaviour`."""
         plan = self.base.plan(tuning_job_config, definition, hyperparameters, rng)
         cluster = definition.get("ResourceConfig") or {}
         seed_cluster = cluster.get("InstanceType") == self.instance_type and int(cluster.get("InstanceCount") or 0) == (

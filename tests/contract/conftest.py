@@ -20,10 +20,10 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer
 from moto.core.botocore_stubber import BotocoreStubber
 
-from governor_sim.memory_store import MemoryStore
+from governor_sim.memory import MemoryStore
 from governor_sim.offline import TABLE_NAME, create_table
 from tests.conftest import REGION, load_event
-from tuning_governor.adapters.store import GovernorStore
+from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.app.envelope import parse_event
 from tuning_governor.domain.pricing import RegionCatalog
 from tuning_governor.domain.summary import summarise
@@ -108,6 +108,12 @@ def tuning_job(status: str = "InProgress", *, modified: datetime = T0, name: str
         arn = event["detail"]["HyperParameterTuningJobArn"]
         event["detail"]["HyperParameterTuningJobArn"] = arn.rsplit("/", 1)[0] + "/" + name.lower()
     return parse_event(event, TuningJobStateChange).detail
+
+
+def upsert(store: Store, status: str = "InProgress", minutes: int = 0, team: str | None = "nlp") -> bool:
+    """The sample tuning job upserted with ``status`` at T0 + ``minutes`` for ``team``."""
+    job = tuning_job(status, modified=T0 + timedelta(minutes=minutes))
+    return store.upsert_job(job, region="us-east-1", team=team, owner="ana", event_time=T0)
 
 
 def training_job(

@@ -1,10 +1,17 @@
-"""Store contract: what holds instances, the capacity ledger, snapshots and price catalogs (every adapter)."""
+"""Store contract, ``CapacityStore``: what holds instances, the capacity ledger, snapshots (every adapter)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from tests.contract.conftest import T0, Adapter, catalog, decision, reservation, training_job, tuning_job
+from tests.contract.conftest import (
+    T0,
+    Adapter,
+    decision,
+    reservation,
+    training_job,
+    tuning_job,
+)
 from tuning_governor.ports import Store
 
 
@@ -105,7 +112,7 @@ def test_reconciling_before_any_admission_creates_the_ledger(store: Store) -> No
     assert (ledger.version, sorted(ledger.reservations)) == (1, ["job-a"])
 
 
-def test_capacity_snapshot_and_price_catalogs(adapter: Adapter) -> None:
+def test_capacity_snapshot(adapter: Adapter) -> None:
     store = adapter.store
     store.put_capacity_snapshot({"at": T0, "used": {"ml.p3.2xlarge": 3}, "share": 0.5})
     [snapshot] = [item for item in adapter.dump() if item["pk"] == "CAPACITY"]
@@ -116,9 +123,3 @@ def test_capacity_snapshot_and_price_catalogs(adapter: Adapter) -> None:
         "used": {"ml.p3.2xlarge": 3},
         "share": 0.5,
     }
-    assert store.price_catalogs() == []
-    store.put_price_catalog(catalog("us-west-2"))
-    store.put_price_catalog(catalog("eu-north-1"))
-    store.put_price_catalog(catalog("eu-north-1"))
-    assert [c.region for c in store.price_catalogs()] == ["eu-north-1", "us-west-2"]
-    assert store.price_catalogs()[0] == catalog("eu-north-1")

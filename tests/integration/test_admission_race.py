@@ -18,7 +18,7 @@ import pytest
 from moto.core.botocore_stubber import BotocoreStubber
 
 import tuning_events
-from governor_sim.memory_store import MemoryStore
+from governor_sim.memory import MemoryStore
 from governor_sim.runner import FakeLambdaContext
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World

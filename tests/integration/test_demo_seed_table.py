@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim import demo
+from governor_sim import demo, demo_acts
 from tuning_governor.models.records import JobSummary
 
 MIN = 60
@@ -28,7 +28,7 @@ def printed_and_seed() -> tuple[str, JobSummary]:
         for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
             mp.setenv(key, "testing")
         data: dict[str, Any] = demo.run(out=out)
-    return out.getvalue(), data["summaries"][demo.SEED_JOB]
+    return out.getvalue(), data["summaries"][demo_acts.SEED_JOB]
 
 
 def test_billable_time_has_the_seeds_shape(printed_and_seed: tuple[str, JobSummary]) -> None:
@@ -66,7 +66,7 @@ def test_the_printed_table_is_in_the_seeds_terms(printed_and_seed: tuple[str, Jo
     text, seed = printed_and_seed
     cost, es, timing = seed.cost, seed.cost.early_stopping, seed.timing
     assert "sequential" not in text.lower()
-    table = text.split(f"=== The seed job: {demo.SEED_JOB} ===")[1].split("===")[0]
+    table = text.split(f"=== The seed job: {demo_acts.SEED_JOB} ===")[1].split("===")[0]
     assert "with early stopping" in table and "without (estimate)" in table
     assert f"{cost.billable_seconds / MIN:.1f}" in table
     assert f"~{es.billable_instance_seconds_without_early_stopping / 3 / MIN:.1f}" in table

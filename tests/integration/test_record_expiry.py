@@ -15,7 +15,7 @@ import pytest
 from governor_sim.offline import TABLE_NAME
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
-from tuning_governor.adapters.store import EXPIRY_ATTRIBUTE, GovernorStore
+from tuning_governor.adapters.dynamodb import EXPIRY_ATTRIBUTE, GovernorStore
 from tuning_governor.policy import Policy
 
 JOB = "ttl-hb"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.template.cfn import resources_of_type
-from tuning_governor.adapters.store import EXPIRY_ATTRIBUTE, MIN_TRIAL_RETENTION_DAYS
+from tuning_governor.adapters.dynamodb import EXPIRY_ATTRIBUTE, MIN_TRIAL_RETENTION_DAYS
 from tuning_governor.settings import Settings
 
 

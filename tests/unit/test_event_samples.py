@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import EVENTS_DIR, load_event
-from tuning_governor.app.envelope import parse_event
+from tuning_governor.app.envelope import handle_errors, parse_event
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.models.events import (
     TRAINING_DETAIL_TYPE,
@@ -114,14 +114,33 @@ def test_malformed_events_are_rejected_with_a_reason(event: Any, model: Any, exp
     assert expected in info.value.reason
 
 
-def test_an_event_parsed_already_is_returned_as_it_is() -> None:
+def test_an_event_parsed_already_is_returned_unchanged_and_only_by_its_own_model() -> None:
+    # Given an event the caller has parsed (the replay hands its model to process_*_event)
     event = load_event("training-completed.json")
     parsed = parse_event(event, TrainingJobStateChange)
-    # The parsed model itself, with its own model: returned, not validated again
+    # Then parsing the model returns that very model, not a new validation
     assert parse_event(parsed, TrainingJobStateChange) is parsed
-    # An equal event as a dict is validated as usual; another model rejects the parsed one
+    # An equal event as a dict is validated as usual
     again = parse_event(json.loads(json.dumps(event)), TrainingJobStateChange)
     assert again is not parsed
     assert again == parsed
-    with pytest.raises(RejectedEvent):
+    # A model of another kind is not an event of this one
+    with pytest.raises(RejectedEvent) as info:
         parse_event(parsed, TuningJobStateChange)
+    assert info.value.reason == "event is a TrainingJobStateChange, not a JSON object"
+
+
+@pytest.mark.parametrize("as_model", [False, True])
+def test_a_dropped_event_is_logged_with_its_id_whether_a_dict_or_a_model(
+    as_model: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    event = load_event("training-completed.json")
+    given = parse_event(event, TrainingJobStateChange) if as_model else event
+
+    def run() -> dict[str, Any]:
+        raise RejectedEvent("no good")
+
+    assert handle_errors("training", given, run) == {"outcome": "rejected", "reason": "no good"}
+    assert [getattr(r, "event_id", None) for r in caplog.records if r.getMessage() == "training event rejected"] == [
+        event["id"]
+    ]

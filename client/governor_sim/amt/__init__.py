@@ -4,10 +4,11 @@ Public API: :class:`VirtualClock`, :class:`AmtStandIn`, :class:`TrialBehaviour` 
 :class:`DefaultTrialBehaviour` (and :data:`FailurePhase`), :func:`stub_pricing`.
 """
 
-from .behaviour import DefaultTrialBehaviour, FailurePhase, ObjectiveCurve, TrialBehaviour, TrialOutcome, TrialPlan
+from .behaviour import DefaultTrialBehaviour
 from .clock import VirtualClock
 from .early_stopping import EarlyStoppingPolicy, HyperbandPolicy, MedianStoppingPolicy
 from .events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE, EventBridgeEvent
+from .plans import FailurePhase, ObjectiveCurve, TrialBehaviour, TrialOutcome, TrialPlan
 from .pricing import PriceListStubber, price_list_entry, stub_pricing
 from .standin import AmtStandIn, TrialInfo
 

@@ -11,14 +11,15 @@ from typing import Self
 
 from moto.events.models import events_backends
 
-from .behaviour import DefaultTrialBehaviour, TrialBehaviour, TrialPlan
+from .behaviour import DefaultTrialBehaviour
 from .clock import VirtualClock, as_naive_utc, as_utc
 from .engine import SimulationEngine
 from .events import EventBridgeEvent
-from .jobs import SimTuningJob
 from .moto_sagemaker import install as install_sagemaker
+from .plans import TrialBehaviour, TrialPlan
 from .quotas import QuotaCatalogue
 from .quotas import install as install_quotas
+from .tuning_job import SimTuningJob
 
 DEFAULT_START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 DEFAULT_MAX_IDLE_WAIT_S = 7 * 24 * 3600.0

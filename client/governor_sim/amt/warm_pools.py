@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from .jobs import SimTrainingJob
+from .training_job import SimTrainingJob
 
 PoolKey = tuple[str, ...]
 

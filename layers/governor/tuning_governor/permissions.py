@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tuning_governor.adapters.checks import SchedulerChecks
+from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.notifiers import SlackNotifier, SnsNotifier
 from tuning_governor.adapters.pricing import PriceListGateway
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.governance.facts import Trigger
 from tuning_governor.governance.rules import registry

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from tuning_governor.domain.pricing import PriceCatalog, stored_catalog
-from tuning_governor.ports import Store
+from tuning_governor.ports import PriceStore
 
 DEFAULT_TTL = timedelta(hours=1)
 
@@ -22,7 +22,7 @@ def _utcnow() -> datetime:
 class StoredPrices:
     """The refreshed catalogs, read from the store at most once per ``ttl``."""
 
-    store: Store
+    store: PriceStore
     clock: Callable[[], datetime] = _utcnow
     ttl: timedelta = DEFAULT_TTL
     _cached: PriceCatalog | None = field(default=None, init=False)

@@ -14,7 +14,7 @@ from tuning_governor.adapters.notifiers import Notifier
 from tuning_governor.domain.reports import Report
 from tuning_governor.errors import DeliveryFailed, TransientError
 from tuning_governor.observability import logger, metrics
-from tuning_governor.ports import Store
+from tuning_governor.ports import DeliveryStore
 
 #: How often a delivery's own bookkeeping write is tried in place before the invocation gives up.
 BOOKKEEPING_ATTEMPTS = 6
@@ -23,7 +23,7 @@ BOOKKEEPING_BACKOFF_S = 0.05
 
 
 def deliver(
-    report: Report, store: Store, notifiers: Sequence[Notifier], clock: Callable[[], datetime]
+    report: Report, store: DeliveryStore, notifiers: Sequence[Notifier], clock: Callable[[], datetime]
 ) -> dict[str, str]:
     """Send a report on every channel, each at most once; raise DeliveryFailed after trying them all.
 

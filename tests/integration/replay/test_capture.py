@@ -20,10 +20,10 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.capture import records
 from governor_sim.cli import main
 from governor_sim.replay import load_policy, replay_events, replay_file
-from governor_sim.replay_model import ReplayResult
+from governor_sim.replay.capture import records
+from governor_sim.replay.model import ReplayResult
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.replay.conftest import capture, write_jsonl
 

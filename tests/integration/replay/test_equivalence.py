@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from governor_sim.replay import replay_lines
-from governor_sim.replay_model import JobResult, ReplayResult
+from governor_sim.replay.model import JobResult, ReplayResult
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.replay.conftest import Capture, capture
 from tuning_governor.models.records import JobSummary

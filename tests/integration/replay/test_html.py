@@ -14,7 +14,7 @@ import pytest
 
 from governor_sim.cli import main
 from governor_sim.replay import load_policy, replay_file
-from governor_sim.replay_timeline import Timeline
+from governor_sim.replay.timeline import Timeline
 from governor_sim.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 from tests.integration.replay.conftest import capture, savings_by_hand, write_jsonl

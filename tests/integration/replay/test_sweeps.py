@@ -24,7 +24,7 @@ from governor_sim.replay import (
     parse_sweep_every,
     replay_lines,
 )
-from governor_sim.replay_model import ReplayResult
+from governor_sim.replay.model import ReplayResult
 from tests.conftest import load_event
 from tests.integration.replay.conftest import schema_validator, write_jsonl
 from tests.template.cfn import load_template

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from governor_sim.amt import DefaultTrialBehaviour, HyperbandPolicy, MedianStoppingPolicy, TrialPlan, VirtualClock
+from governor_sim.amt.layout import build_timeline
 from governor_sim.amt.sampling import ParameterSpace
-from governor_sim.amt.timeline import build_timeline
 
 from .builders import RANGES, definition, tuning_config
 

@@ -16,8 +16,8 @@ Outcome = dict[str, Any]
 
 
 def parse_event[M: BaseModel](event: Any, model: type[M]) -> M:
-    """Parse an EventBridge event or raise RejectedEvent with a readable reason. An event already
-    parsed into ``model`` (the replay reads each line before delivering it) is returned as it is."""
+    """Parse an EventBridge event or raise RejectedEvent with a readable reason. An event already parsed
+    (an instance of ``model``, as the replay passes it) is returned unchanged."""
     if isinstance(event, model):
         return event
     if not isinstance(event, dict):
@@ -38,7 +38,7 @@ def handle_errors(kind: str, event: Any, run: Callable[[], Outcome]) -> Outcome:
     try:
         return run()
     except GovernorError as exc:
-        event_id = event.get("id") if isinstance(event, dict) else None
+        event_id = event.get("id") if isinstance(event, dict) else getattr(event, "id", None)
         if exc.disposition is Disposition.DROP:
             outcome = "rejected" if isinstance(exc, RejectedEvent) else "dropped"
             metrics.add_metric(

@@ -10,7 +10,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.adapters.table_items import job_partition
+from tuning_governor.adapters.dynamodb.keys import job_partition
 from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.app.wiring import Services
 from tuning_governor.breakdowns import team_spent

@@ -15,8 +15,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.pricing import PRICING_REGION, PriceListGateway
-from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.domain.pricing import BILLING_CODES, region_catalog
 from tuning_governor.errors import TransientError
 from tuning_governor.observability import logger, metrics

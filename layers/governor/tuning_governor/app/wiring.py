@@ -16,10 +16,10 @@ from botocore.config import Config
 
 from tuning_governor.adapters.checks import CheckScheduler, SchedulerChecks
 from tuning_governor.adapters.clients import deferred
+from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_from_secret
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.adapters.store import GovernorStore
 from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.domain.reports import Report

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tuning_governor.adapters.table_items import job_after_trial
+from tuning_governor.adapters.dynamodb.items import job_after_trial
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.errors import StaleState
 from tuning_governor.governance.facts import JobFacts

@@ -1,4 +1,4 @@
-"""Table keys read back: the one place a partition key is parsed (written by adapters.table_items)."""
+"""Table keys read back: the one place a partition key is parsed (written by adapters.dynamodb)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,26 @@
-"""Ports: what the governor needs from the outside world, named once as Protocols (one module per port)."""
+"""Ports: what the governor needs from the outside world, named once as Protocols (one module per port;
+the store's, one module per area of its table)."""
 
+from tuning_governor.ports.capacity import CapacityStore
+from tuning_governor.ports.decisions import DecisionStore, DeliveryStore, JudgementStore
+from tuning_governor.ports.jobs import JobStore
+from tuning_governor.ports.prices import PriceStore
 from tuning_governor.ports.sagemaker import SageMaker, StopResult
-from tuning_governor.ports.store import Store
+from tuning_governor.ports.store import AREAS, Store
+from tuning_governor.ports.team_months import TeamMonthStore
+from tuning_governor.ports.trials import TrialStore
 
-__all__ = ["SageMaker", "StopResult", "Store"]
+__all__ = [
+    "AREAS",
+    "CapacityStore",
+    "DecisionStore",
+    "DeliveryStore",
+    "JobStore",
+    "JudgementStore",
+    "PriceStore",
+    "SageMaker",
+    "StopResult",
+    "Store",
+    "TeamMonthStore",
+    "TrialStore",
+]

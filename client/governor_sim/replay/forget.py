@@ -22,13 +22,10 @@ that forgets gives the same result as one that does not.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from tuning_governor.adapters.checks import PendingChecks
-from tuning_governor.adapters.table_items import job_partition
-from tuning_governor.models.events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE
+from tuning_governor.adapters.dynamodb.keys import job_partition
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.models.tuning_job import TuningJob
@@ -43,57 +40,28 @@ class JobHistory(Protocol):
     def trials_of(self, key: str) -> list[TrainingJob]: ...
 
 
-def job_key_of(event: Mapping[str, Any]) -> str | None:
-    """The key (lower-case name) of the tuning job an event names, from the raw event; None if it names
-    none (a training job outside tuning, or not a SageMaker state change). The same key the replay's
-    models give: ``TuningJob.key``, and a trial's ``TuningJobArn`` up to its last ``/``."""
-    detail = event.get("detail")
-    if not isinstance(detail, dict):
-        return None
-    detail_type = event.get("detail-type")
-    if detail_type == TUNING_DETAIL_TYPE:
-        name = detail.get("HyperParameterTuningJobName")
-        return name.lower() if isinstance(name, str) else None
-    if detail_type == TRAINING_DETAIL_TYPE:
-        arn = detail.get("TuningJobArn")
-        return arn.rsplit("/", 1)[-1].lower() if isinstance(arn, str) and arn else None
-    return None
-
-
-def logged_event(line: dict[str, Any]) -> dict[str, Any]:
-    """The EventBridge event a line holds: the line itself, or the ``event`` of a line of the simulator's
-    event log (``{"seq", "delivered_at", ..., "event"}``)."""
-    inner = line.get("event")
-    return inner if "detail-type" not in line and isinstance(inner, dict) else line
-
-
-def last_lines(lines: Iterable[bytes | str]) -> dict[str, int]:
-    """For each tuning job named in ``lines`` (numbered from 1, as the replay numbers them), the number
-    of the last line naming it. Lines that are not JSON objects are skipped: the replay rejects them."""
-    last: dict[str, int] = {}
-    for number, raw in enumerate(lines, start=1):
-        try:
-            event = json.loads(raw)
-        except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-            continue
-        if not isinstance(event, dict):
-            continue
-        key = job_key_of(logged_event(event))
-        if key is not None:
-            last[key] = number
-    return last
-
-
 def settled(key: str, history: JobHistory, store: Store, checks: PendingChecks) -> bool:
     """Whether nothing the sweep or a budget check could do would change tuning job ``key`` any more."""
+    trials = _ended_trials(key, history, checks)
+    return trials is not None and _table_settled(key, store, trials)
+
+
+def _ended_trials(key: str, history: JobHistory, checks: PendingChecks) -> list[TrainingJob] | None:
+    """The job's trials if SageMaker's side has settled (the job and every trial terminal, no warm pool
+    kept, no budget check scheduled); None if not."""
     job = history.tuning_job(key)
     if job is None or job.status not in TUNING_TERMINAL or key in checks.pending:
-        return False
+        return None
     trials = history.trials_of(key)
     for trial in trials:
         pool = trial.warm_pool_status
         if trial.status not in TRAINING_TERMINAL or (pool is not None and pool.status == "Available"):
-            return False
+            return None
+    return trials
+
+
+def _table_settled(key: str, store: Store, trials: list[TrainingJob]) -> bool:
+    """Whether the governor's table has nothing left to finish for the job (see the module docstring)."""
     meta, _, decisions = job_partition(items := store.items(key))
     if meta is None or meta.get("status") not in TUNING_TERMINAL or not any(i.get("sk") == "SUMMARY" for i in items):
         return False  # no final summary yet (its item is the one ``Store.get_summary`` reads)

@@ -1,6 +1,6 @@
 """What ``tuning-governor replay --html`` draws, gathered while the replay runs. No matplotlib here.
 
-:class:`Timeline` is a :class:`governor_sim.replay.ReplayProbe`. During the run it samples each team's
+:class:`Timeline` is a :class:`governor_sim.replay.engine.ReplayProbe`. During the run it samples each team's
 spend in the calendar month as the governor judged it (``tuning_governor.governance.team_months.team_month_spend``:
 finished trials from the team's month item + what its running trials had accrued, the team-budget
 rule's own figures). When the run ends, before the replay's table is dropped, it reads what the page
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from governor_sim.replay import EventSourcedSageMaker
-from governor_sim.replay_model import ReplayResult, stopped_job_savings
+from governor_sim.replay.model import ReplayResult, stopped_job_savings
+from governor_sim.replay.sagemaker import EventSourcedSageMaker
 from governor_sim.report import JobView, collect
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.pricing import PriceCatalog

@@ -1,4 +1,5 @@
-"""Store contract: first-writer-wins claims of report deliveries and decisions (every adapter)."""
+"""Store contract, ``DecisionStore`` and ``JudgementStore``: decisions claimed once, the rules' marks
+on a job set once (every adapter)."""
 
 from __future__ import annotations
 
@@ -6,46 +7,18 @@ from datetime import timedelta
 
 import pytest
 
-from tests.contract.conftest import T0, Adapter, decision, tuning_job
+from tests.contract.conftest import (
+    T0,
+    Adapter,
+    decision,
+    tuning_job,
+    upsert,
+)
 from tuning_governor.errors import StaleState
 from tuning_governor.ports import Store
 
 KEY = "job-a"
-
-
-def test_a_delivery_is_claimed_once_until_sent_or_abandoned(store: Store) -> None:
-    assert store.claim_delivery(KEY, "summary", "sns", T0) is True
-    assert store.claim_delivery(KEY, "summary", "sns", T0 + timedelta(minutes=1)) is False  # being sent
-    assert store.claim_delivery(KEY, "summary", "slack", T0) is True  # another channel
-    assert store.delivery_sent(KEY, "summary", "sns") is False
-    # A claim older than 5 minutes was abandoned by a crashed invocation: it may be claimed again
-    assert store.claim_delivery(KEY, "summary", "sns", T0 + timedelta(minutes=6)) is True
-    store.finish_delivery(KEY, "summary", "sns", T0 + timedelta(minutes=7), sent=True)
-    assert store.delivery_sent(KEY, "summary", "sns") is True
-    assert store.claim_delivery(KEY, "summary", "sns", T0 + timedelta(days=1)) is False  # sent: never again
-    # A failed send gives the claim back
-    store.finish_delivery(KEY, "summary", "slack", T0, sent=False)
-    assert store.delivery_sent(KEY, "summary", "slack") is False
-    assert store.claim_delivery(KEY, "summary", "slack", T0) is True
-    sent = next(item for item in store.items(KEY) if item["sk"] == "DELIVERY#summary#sns")
-    assert (sent["state"], sent["sent_at"], sent["expires_at"]) == (
-        "sent",
-        "2026-11-30T09:07:00.000+00:00",
-        int((T0 + timedelta(minutes=7, days=90)).timestamp()),
-    )
-
-
-def test_a_delivery_claim_is_taken_again_by_its_own_token_only(store: Store) -> None:
-    # Given a claim written under a token whose answer the caller never saw
-    assert store.claim_delivery(KEY, "summary", "sns", T0, token="attempt-1") is True
-    # Then the same attempt takes it again; another attempt, or a caller without a token, does not
-    assert store.claim_delivery(KEY, "summary", "sns", T0 + timedelta(seconds=1), token="attempt-1") is True
-    assert store.claim_delivery(KEY, "summary", "sns", T0 + timedelta(seconds=2), token="attempt-2") is False
-    assert store.claim_delivery(KEY, "summary", "sns", T0 + timedelta(seconds=2)) is False
-    # And once sent, not even the token that sent it claims it again
-    store.finish_delivery(KEY, "summary", "sns", T0 + timedelta(seconds=3), sent=True)
-    assert store.claim_delivery(KEY, "summary", "sns", T0 + timedelta(seconds=4), token="attempt-1") is False
-    assert store.delivery_sent(KEY, "summary", "sns") is True
+JOB_KEY = tuning_job().key
 
 
 def test_a_decision_is_opened_once_and_its_stored_figures_win(store: Store) -> None:
@@ -121,21 +94,14 @@ def test_finishing_a_decision_never_claimed_leaves_a_done_row(store: Store) -> N
     }
 
 
-def test_a_team_decision_is_claimed_while_pending_and_never_after(store: Store) -> None:
-    breach = decision("team-budget", team="nlp")
-    assert store.claim_team_decision(breach, "2026-11", "enforce", T0) is True
-    assert store.claim_team_decision(breach, "2026-11", "enforce", T0 + timedelta(minutes=1)) is True  # a retry
-    assert store.claim_team_decision(breach, "2026-12", "enforce", T0) is True  # another month
-    jobs = [{"job": "job-a", "action": "stopped"}]
-    store.finish_team_decision(breach, "2026-11", jobs)
-    assert store.claim_team_decision(breach, "2026-11", "enforce", T0) is False
-    rows = {d["sk"]: d for d in store.team_decisions("nlp")}  # type: ignore[attr-defined]
-    assert sorted(rows) == ["DECISION#team-budget#breach#2026-11", "DECISION#team-budget#breach#2026-12"]
-    assert (
-        rows["DECISION#team-budget#breach#2026-11"]["state"],
-        rows["DECISION#team-budget#breach#2026-11"]["jobs"],
-    ) == (
-        "done",
-        jobs,
-    )
-    assert rows["DECISION#team-budget#breach#2026-11"]["claimed_at"] == "2026-11-30T09:01:00.000+00:00"
+def test_marks_set_once(store: Store) -> None:
+    assert store.set_budget_check(JOB_KEY, T0) is False  # no job item
+    upsert(store)
+    assert store.mark_arrival(JOB_KEY, T0) is True
+    assert store.mark_arrival(JOB_KEY, T0 + timedelta(minutes=1)) is False
+    assert store.set_budget_check(JOB_KEY, T0) is True
+    assert store.set_budget_check(JOB_KEY, T0 + timedelta(minutes=2)) is True
+    meta = store.get_job(JOB_KEY)
+    assert meta is not None
+    assert meta["arrival_evaluated_at"] == "2026-11-30T09:00:00.000+00:00"
+    assert meta["budget_check_at"] == "2026-11-30T09:02:00.000+00:00"

@@ -3,7 +3,7 @@
 ``ReplayResult`` is what the command writes as JSON (``--out``); its JSON Schema is checked in as
 ``docs/replay-result.schema.json`` and regenerated with::
 
-    .venv/bin/python -m governor_sim.replay_model > docs/replay-result.schema.json
+    .venv/bin/python -m governor_sim.replay.schema > docs/replay-result.schema.json
 
 Callers may rely on: every object in the result has exactly the keys listed here (no others); times
 are ISO-8601 UTC strings; money is USD as a JSON number rounded to micro-dollars, and ``null`` where
@@ -252,7 +252,3 @@ def result_schema() -> dict[str, Any]:
 def schema_text() -> str:
     """``result_schema()`` rendered exactly as the checked-in file: 2-space JSON, sorted keys, final newline."""
     return json.dumps(result_schema(), indent=2, sort_keys=True) + "\n"
-
-
-if __name__ == "__main__":
-    print(schema_text(), end="")

@@ -1,0 +1,123 @@
+"""The capacity area of ``MemoryStore``: training jobs, warm pools, holders, the ledger (``CapacityStore``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from governor_sim.memory.table import Item, MemoryTable, fresh, stored
+from tuning_governor.adapters.dynamodb import capacity_items
+from tuning_governor.adapters.dynamodb.items import decision_claim
+from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY
+from tuning_governor.governance.capacity import Holder, Ledger, Reservation
+from tuning_governor.governance.rules import Decision
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.ports import CapacityStore
+
+
+class CapacityItems(MemoryTable):
+    """The ``CapacityStore`` port in memory."""
+
+    def upsert_training_job(self, job: TrainingJob, *, team: str | None, event_time: datetime) -> bool:
+        attributes = capacity_items.training_job_attributes(job, team=team, event_time=event_time)
+        pk = f"TRAINING#{job.name.lower()}"
+        with self._lock:
+            if not fresh(self._get(pk, "META") or {}, attributes["last_modified"], TRAINING_TERMINAL):
+                return False
+            self._set(pk, "META", attributes)
+            return True
+
+    def set_warm_pool(self, job: TrainingJob, *, team: str | None) -> None:
+        if not capacity_items.warm_pool_tracked(job):
+            return
+        item = capacity_items.warm_pool_item(job, team=team)
+        with self._lock:
+            if item is not None:
+                self._put(item)
+            else:
+                self._delete(f"WARMPOOL#{job.name.lower()}", "META")
+
+    def release_warm_pool(self, name: str) -> None:
+        with self._lock:
+            self._delete(f"WARMPOOL#{name.lower()}", "META")
+
+    def warm_pool_names(self) -> set[str]:
+        return {str(item["job_name"]) for item in self._by_gsi("WARMPOOL#Available")}
+
+    def holders(self, *, tuning_jobs: bool = True) -> list[Holder]:
+        return capacity_items.holders_from(self._by_gsi, tuning_jobs=tuning_jobs)
+
+    def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None:
+        with self._lock:
+            self._put({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot)
+
+    def read_ledger(self) -> Ledger:
+        return capacity_items.ledger_from_item(self._read(LEDGER_KEY["pk"], LEDGER_KEY["sk"]))
+
+    def _ledger_holds(self, version: int) -> bool:
+        """The condition of a ledger write: at ``version`` (0: no ledger yet)."""
+        ledger = self._get(LEDGER_KEY["pk"], LEDGER_KEY["sk"])
+        if version == 0:
+            return ledger is None
+        return ledger is not None and ledger.get("version") == version
+
+    def _write_ledger(self, version: int, put: dict[str, Reservation], remove: list[str]) -> None:
+        if version == 0:
+            self._put(capacity_items.new_ledger_item(put))
+            return
+        values = {key: stored(capacity_items.reservation_item(reservation)) for key, reservation in put.items()}
+
+        def change(item: Item) -> None:
+            item["version"] = stored(version + 1)
+            reservations = item["reservations"]
+            reservations.update(values)
+            for key in remove:
+                reservations.pop(key, None)
+
+        self._update(LEDGER_KEY["pk"], LEDGER_KEY["sk"], change)
+
+    def commit_admission(
+        self,
+        version: int,
+        job_key: str,
+        reservation: Reservation | None,
+        claim: tuple[Decision, str, datetime] | None = None,
+    ) -> str:
+        with self._lock:
+            if not self._ledger_holds(version):
+                return "conflict"
+            item = decision_claim(*claim) if claim is not None else None
+            if item is not None and self._get(item["pk"], item["sk"]) is not None:
+                return "decided"
+            self._write_ledger(version, {job_key: reservation} if reservation else {}, [])
+            if item is not None:
+                self._put(item)
+            return "committed"
+
+    def update_reservations(self, version: int, put: dict[str, Reservation], remove: list[str]) -> bool:
+        if not put and not remove:
+            return True
+        with self._lock:
+            if not self._ledger_holds(version):
+                return False
+            self._write_ledger(version, dict(put), list(remove))
+            return True
+
+    def release_reservation(self, job_key: str) -> bool:
+        with self._lock:
+            ledger = self._get(LEDGER_KEY["pk"], LEDGER_KEY["sk"])
+            reservations = (ledger or {}).get("reservations")
+            if ledger is None or not isinstance(reservations, dict) or job_key not in reservations:
+                return False
+
+            def change(item: Item) -> None:
+                del item["reservations"][job_key]
+                item["version"] = item["version"] + 1
+
+            self._update(LEDGER_KEY["pk"], LEDGER_KEY["sk"], change)
+            return True
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[CapacityStore] = CapacityItems

@@ -1,0 +1,67 @@
+"""What would a policy have done to captured events? ``tuning-governor replay`` and its library API.
+
+    tuning-governor replay EVENTS.jsonl --policy POLICY.yaml --out RESULT.json
+
+The events file holds one EventBridge event per line, exactly as a rule's target receives it (the
+shapes in ``events/``). Each line is checked, then delivered, in file order, to the governor's
+handlers in-process: the service functions the Lambda handlers call (``process_tuning_event``,
+``process_training_event``), given the event model the replay validated, with:
+
+* ``sagemaker``: :class:`EventSourcedSageMaker`, the SageMaker port answering every call the governor makes from
+  the events read so far (a job's state is its latest event's detail, i.e. its Describe response);
+* ``store``: the governor's table in memory (:class:`governor_sim.memory.MemoryStore`, the default),
+  or with ``--store moto`` the DynamoDB adapter on a table on moto (:func:`governor_sim.offline.create_table`);
+  both give the same result (tests/integration/replay/test_store_equivalence.py);
+* ``clock``: the envelope time of the event being processed, so decisions are dated by the event that
+  decided them;
+* ``policy``: the given policy (its ``prices`` override the catalog); ``quotas`` None: Service Quotas
+  are unknown in a replay, the policy's ``quotas`` are the limits;
+* notifiers that record reports on channels ``sns`` and ``slack`` and send nothing.
+
+Between the events, the scheduled sweep (:func:`tuning_governor.app.sweep.run_sweep`) runs with the same
+services every ``--sweep-every`` of the events' time (default: template.yaml's ``SweepSchedule``,
+5 minutes), its clock at its own time, as the deployed governor would run it.
+
+Nothing leaves the machine. The result (:class:`governor_sim.replay.model.ReplayResult`) lists every
+tuning job's summary and decisions, the stops issued, the reports, the unusable lines and the savings;
+``docs/replay.md`` defines each figure.
+
+The package, by reason to change: ``lines`` (checking each line) and ``sources`` (files, stdin, capture
+folders and S3 prefixes; the policy file), ``sagemaker`` (the event-sourced SageMaker), ``engine`` (feeding
+events, the sweeps and budget checks on the timeline, forgetting settled jobs with ``forget``), ``run``
+(wiring the governor's services), ``results`` / ``model`` / ``summary`` / ``schema`` (the result, its text and its JSON Schema),
+``timeline`` / ``page`` / ``figures`` (``--html``) and ``cli`` (the subcommand).
+"""
+
+from governor_sim.replay.cli import add_arguments, run_command
+from governor_sim.replay.engine import ReplayProbe, quiet_handlers
+from governor_sim.replay.lines import ReplayInputError, parse_line
+from governor_sim.replay.model import ReplayResult
+from governor_sim.replay.run import DEFAULT_REGION, replay_events, replay_file, replay_lines
+from governor_sim.replay.sagemaker import EventSourcedSageMaker, StopCall
+from governor_sim.replay.schedule import DEFAULT_SWEEP_EVERY, DEFAULT_SWEEP_SCHEDULE, interval_text, parse_sweep_every
+from governor_sim.replay.sources import load_policy, policy_error_line
+from governor_sim.replay.summary import render_summary
+
+__all__ = [
+    "DEFAULT_REGION",
+    "DEFAULT_SWEEP_EVERY",
+    "DEFAULT_SWEEP_SCHEDULE",
+    "EventSourcedSageMaker",
+    "ReplayInputError",
+    "ReplayProbe",
+    "ReplayResult",
+    "StopCall",
+    "add_arguments",
+    "interval_text",
+    "load_policy",
+    "parse_line",
+    "parse_sweep_every",
+    "policy_error_line",
+    "quiet_handlers",
+    "render_summary",
+    "replay_events",
+    "replay_file",
+    "replay_lines",
+    "run_command",
+]

@@ -1,0 +1,173 @@
+"""``tuning-governor replay``: the subcommand's arguments and what it runs.
+
+tuning-governor replay EVENTS.jsonl --policy POLICY.yaml --out RESULT.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import TextIO
+
+from governor_sim.offline import STORE_KINDS, store_kind
+from governor_sim.replay.lines import ReplayInputError
+from governor_sim.replay.model import ReplayResult
+from governor_sim.replay.page import ReplayInputs, write_replay_page
+from governor_sim.replay.run import replay_events
+from governor_sim.replay.schedule import DEFAULT_SWEEP_EVERY, DEFAULT_SWEEP_SCHEDULE, interval_text, parse_sweep_every
+from governor_sim.replay.sources import load_policy
+from governor_sim.replay.summary import render_summary
+from governor_sim.replay.timeline import Timeline
+from tuning_governor.policy import Policy
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``replay`` subcommand's arguments."""
+    parser.add_argument(
+        "events",
+        metavar="EVENTS",
+        help=(
+            "captured EventBridge events: a JSONL file (- = stdin), a folder of capture objects or an"
+            " s3://bucket/prefix as the template's CaptureEvents path writes them (gzip too)"
+        ),
+    )
+    parser.add_argument(
+        "--policy", required=True, metavar="POLICY.yaml", help="the governance policy to replay under (YAML or JSON)"
+    )
+    parser.add_argument(
+        "--out",
+        metavar="RESULT.json",
+        help="write the result as JSON here (- = stdout; the summary then goes to stderr)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("enforce", "monitor"),
+        help="override the policy's mode, e.g. to see what a monitor-mode policy would save if it enforced",
+    )
+    parser.add_argument(
+        "--sweep-every",
+        type=_sweep_argument,
+        default=DEFAULT_SWEEP_EVERY,
+        metavar="INTERVAL",
+        help=(
+            f"run the scheduled sweep on the event timeline this often: 5 (minutes), 90s, 15m, 1h or"
+            f" rate(5 minutes); 0 = no sweep (default: {DEFAULT_SWEEP_SCHEDULE}, as template.yaml deploys it)"
+        ),
+    )
+    _add_output_arguments(parser)
+
+
+def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--html``, ``--html-jobs`` and ``--store``, after the others (their order is ``--help``'s)."""
+    parser.add_argument(
+        "--html",
+        metavar="DIR",
+        help=(
+            "also write the what-if as a self-contained HTML page, DIR/index.html, with its PNGs: spend by team"
+            " with the monthly budgets, each stop, the savings and the costliest jobs' plots (needs matplotlib)"
+        ),
+    )
+    parser.add_argument(
+        "--html-jobs",
+        type=_job_count,
+        default=10,
+        metavar="N",
+        help="with --html: draw the N costliest jobs' plots (default 10; 0 = none)",
+    )
+    parser.add_argument(
+        "--store",
+        choices=STORE_KINDS,
+        default=None,
+        help=(
+            "where the governor's table lives during the replay: memory (fast) or moto (the DynamoDB adapter on"
+            " moto's DynamoDB, the full AWS path; slow on long histories); the result is the same"
+            " (default: $TUNING_GOVERNOR_STORE, else memory)"
+        ),
+    )
+
+
+def _job_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
+
+
+def _sweep_argument(text: str) -> timedelta | None:
+    try:
+        return parse_sweep_every(text)
+    except ReplayInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _inputs(args: argparse.Namespace) -> tuple[Policy, str]:
+    """The policy (with ``--mode``) and the store kind; ``ReplayInputError`` for the first unusable input."""
+    policy = load_policy(args.policy)
+    if args.mode:
+        policy = policy.model_copy(update={"mode": args.mode})
+    try:
+        store = store_kind(getattr(args, "store", None))
+    except ValueError as exc:  # a bad $TUNING_GOVERNOR_STORE
+        raise ReplayInputError(str(exc)) from None
+    if args.out and args.out != "-" and not Path(args.out).resolve().parent.is_dir():
+        raise ReplayInputError(f"cannot write {args.out}: its directory does not exist")
+    html_dir = getattr(args, "html", None)
+    if html_dir and not Path(html_dir).resolve().parent.is_dir():
+        raise ReplayInputError(f"cannot write {html_dir}: its parent directory does not exist")
+    return policy, store
+
+
+def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
+    """Replay, write ``--out`` and ``--html``: the result, its JSON text and the page written (if any)."""
+    policy, store = _inputs(args)
+    probe = Timeline(jobs_drawn=args.html_jobs) if getattr(args, "html", None) else None
+    result = replay_events(
+        args.events,
+        policy,
+        policy_source=str(args.policy),
+        sweep_every=args.sweep_every,
+        probe=probe,
+        store=store,
+    )
+    text = result.model_dump_json(indent=2) + "\n"
+    if args.out and args.out != "-":
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ReplayInputError(f"cannot write {args.out}: {exc.strerror or type(exc).__name__}") from None
+    page = _write_html(args, result, policy, probe) if probe is not None else None
+    return result, text, page
+
+
+def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run ``replay`` with parsed arguments. 0 on success; 2 with one line on stderr when an input is unusable."""
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    try:
+        result, text, page = _replay(args)
+    except ReplayInputError as exc:
+        print(f"tuning-governor replay: {exc}", file=err)
+        return 2
+    summary_stream = out
+    if args.out == "-":
+        out.write(text)
+        summary_stream = err
+    summary_stream.write(render_summary(result, events_source=str(args.events), out=args.out))
+    if page is not None:
+        summary_stream.write(f"HTML report: {page}\n")
+    return 0
+
+
+def _write_html(args: argparse.Namespace, result: ReplayResult, policy: Policy, probe: Timeline) -> Path:
+    """The ``--html`` page (matplotlib, a client-side extra, is imported only to draw it)."""
+    every = args.sweep_every
+    sweep = f"every {interval_text(int(every.total_seconds()))}" if every else "none (--sweep-every 0)"
+    inputs = ReplayInputs(events=str(args.events), policy=str(args.policy), sweep_every=sweep)
+    try:
+        return write_replay_page(result, probe, policy, inputs, Path(args.html))
+    except OSError as exc:
+        raise ReplayInputError(f"cannot write {args.html}: {exc.strerror or type(exc).__name__}") from None

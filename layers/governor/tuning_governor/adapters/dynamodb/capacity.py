@@ -1,0 +1,204 @@
+"""The capacity area of the DynamoDB adapter: training jobs, warm pools, holders, the ledger (``CapacityStore``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from botocore.exceptions import ClientError
+
+from tuning_governor.adapters.dynamodb.capacity_items import (
+    holders_from,
+    ledger_from_item,
+    new_ledger_item,
+    reservation_item,
+    training_job_attributes,
+    warm_pool_item,
+    warm_pool_tracked,
+)
+from tuning_governor.adapters.dynamodb.items import decision_claim
+from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY
+from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
+from tuning_governor.governance.capacity import Holder, Ledger, Reservation
+from tuning_governor.governance.rules import Decision
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL
+from tuning_governor.models.training_job import TrainingJob
+from tuning_governor.ports import CapacityStore
+
+
+class CapacityTable(Table):
+    """The ``CapacityStore`` port on the table."""
+
+    def upsert_training_job(self, job: TrainingJob, *, team: str | None, event_time: datetime) -> bool:
+        """Track a standalone training job's instances while it runs. False when the event is stale."""
+        attributes = training_job_attributes(job, team=team, event_time=event_time)
+        terminal = [f":t{i}" for i in range(len(TRAINING_TERMINAL))]
+        values: dict[str, Any] = {
+            ":status": attributes["status"],
+            ":lm": attributes["last_modified"],
+            ":instances": attributes["instances"],
+            ":gsi": attributes["gsi1pk"],
+            ":name": attributes["job_name"],
+            ":team": attributes["team"],
+        } | dict(zip(terminal, sorted(TRAINING_TERMINAL), strict=True))
+        return self._conditional(
+            self._client.update_item,
+            TableName=self._table,
+            Key=marshal({"pk": f"TRAINING#{job.name.lower()}", "sk": "META"}),
+            UpdateExpression=(
+                "SET #status = :status, #lm = :lm, instances = :instances, gsi1pk = :gsi, gsi1sk = :lm,"
+                " job_name = :name, team = :team"
+            ),
+            ConditionExpression=(
+                f"(attribute_not_exists(#status) OR NOT #status IN ({', '.join(terminal)}))"
+                " AND (attribute_not_exists(#lm) OR #lm <= :lm)"
+            ),
+            ExpressionAttributeNames={"#status": "status", "#lm": "last_modified"},
+            ExpressionAttributeValues=marshal(values),
+        )
+
+    def set_warm_pool(self, job: TrainingJob, *, team: str | None) -> None:
+        """An Available warm pool holds its instances; any other warm-pool status releases them. A job
+        that never asked for a pool (no KeepAlivePeriodInSeconds > 0) and shows no warm-pool status has
+        no holder to release: nothing is written."""
+        if not warm_pool_tracked(job):
+            return
+        item = warm_pool_item(job, team=team)
+        if item is not None:
+            self._client.put_item(TableName=self._table, Item=marshal(item))
+        else:
+            self._client.delete_item(
+                TableName=self._table, Key=marshal({"pk": f"WARMPOOL#{job.name.lower()}", "sk": "META"})
+            )
+
+    def release_warm_pool(self, name: str) -> None:
+        self._client.delete_item(TableName=self._table, Key=marshal({"pk": f"WARMPOOL#{name.lower()}", "sk": "META"}))
+
+    def warm_pool_names(self) -> set[str]:
+        return {str(item["job_name"]) for item in self._by_gsi("WARMPOOL#Available")}
+
+    def holders(self, *, tuning_jobs: bool = True) -> list[Holder]:
+        """Everything that holds training instances now (tuning jobs by their worst-case demand; the
+        concurrency rule counts tuning jobs from the capacity ledger instead: ``tuning_jobs=False``)."""
+        return holders_from(self._by_gsi, tuning_jobs=tuning_jobs)
+
+    def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None:
+        self._client.put_item(TableName=self._table, Item=marshal({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot))
+
+    # -- capacity ledger ---------------------------------------------------------------------------
+    # One item (pk CAPACITY, sk LEDGER) holds every admitted tuning job's reservation and a version.
+    # Admission reads it, judges, and writes back on the condition that the version is still the one
+    # it read (optimistic concurrency): simultaneous arrivals are serialized in ledger commit order.
+    # A reservation is ~300 bytes: the 400 KB item holds over a thousand running tuning jobs.
+    _LEDGER_KEY: ClassVar[dict[str, str]] = LEDGER_KEY
+
+    def read_ledger(self) -> Ledger:
+        """The ledger as last committed (version 0 and no reservations before the first admission)."""
+        response = self._client.get_item(TableName=self._table, Key=marshal(self._LEDGER_KEY), ConsistentRead=True)
+        return ledger_from_item(unmarshal(response["Item"]) if response.get("Item") else None)
+
+    def commit_admission(
+        self,
+        version: int,
+        job_key: str,
+        reservation: Reservation | None,
+        claim: tuple[Decision, str, datetime] | None = None,
+    ) -> str:
+        """Commit one arrival's judgement against ledger ``version``, atomically with its decision claim.
+
+        Returns "committed", "conflict" (the ledger moved on since it was read: judge again), or
+        "decided" (the decision was claimed already, by a retry racing this one). The ledger's version
+        moves on even when nothing is reserved, so every judgement takes a place in the commit order.
+        """
+        ledger_write = self._ledger_write(version, {job_key: reservation} if reservation else {}, [])
+        items: list[Any] = [ledger_write]
+        if claim is not None:
+            decision, mode, now = claim
+            items.append(
+                {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": marshal(decision_claim(decision, mode, now)),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                }
+            )
+        try:
+            self._client.transact_write_items(TransactItems=items)
+        except ClientError as exc:
+            reasons = exc.response.get("CancellationReasons", [])
+            codes = [r.get("Code") for r in reasons]
+            if codes[:1] == ["ConditionalCheckFailed"] or "TransactionConflict" in codes:
+                return "conflict"
+            if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+                return "decided"
+            if exc.response.get("Error", {}).get("Code") == "TransactionConflictException":
+                return "conflict"
+            raise self._translate(exc) from exc
+        return "committed"
+
+    def update_reservations(self, version: int, put: dict[str, Reservation], remove: list[str]) -> bool:
+        """Reconcile: set and remove reservations in one write, if the ledger is still at ``version``."""
+        if not put and not remove:
+            return True
+        items: list[Any] = [self._ledger_write(version, dict(put), list(remove))]
+        try:
+            self._client.transact_write_items(TransactItems=items)
+        except ClientError as exc:
+            codes = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+            if "ConditionalCheckFailed" in codes or "TransactionConflict" in codes:
+                return False
+            raise self._translate(exc) from exc
+        return True
+
+    def release_reservation(self, job_key: str) -> bool:
+        """Give a finished job's instances back. False when it held none (never admitted, or released).
+
+        The version moves on, so a judgement made before the release is made again after it.
+        """
+        return self._conditional(
+            self._client.update_item,
+            TableName=self._table,
+            Key=marshal(self._LEDGER_KEY),
+            UpdateExpression="REMOVE reservations.#job SET version = version + :one",
+            ConditionExpression="attribute_exists(reservations.#job)",
+            ExpressionAttributeNames={"#job": job_key},
+            ExpressionAttributeValues=marshal({":one": 1}),
+        )
+
+    def _ledger_write(self, version: int, put: dict[str, Reservation], remove: list[str]) -> dict[str, Any]:
+        if version == 0:
+            # No ledger yet: create it whole, on the condition that nobody else just did.
+            return {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": marshal(new_ledger_item(put)),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            }
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {":v": version, ":next": version + 1}
+        sets = ["version = :next"]
+        for i, (key, reservation) in enumerate(sorted(put.items())):
+            names[f"#p{i}"] = key
+            values[f":p{i}"] = reservation_item(reservation)
+            sets.append(f"reservations.#p{i} = :p{i}")
+        removes = []
+        for i, key in enumerate(sorted(remove)):
+            names[f"#r{i}"] = key
+            removes.append(f"reservations.#r{i}")
+        update = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "Key": marshal(self._LEDGER_KEY),
+            "UpdateExpression": update,
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": marshal(values),
+        }
+        if names:
+            request["ExpressionAttributeNames"] = names
+        return {"Update": request}
+
+
+# mypy checks that the area class implements its port (the contract tests check the signatures too).
+_PORT: type[CapacityStore] = CapacityTable

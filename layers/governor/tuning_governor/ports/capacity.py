@@ -1,0 +1,48 @@
+"""The capacity area of the store port: what holds training instances, and the admission ledger."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from tuning_governor.governance.capacity import Holder, Ledger, Reservation
+    from tuning_governor.governance.rules import Decision
+    from tuning_governor.models.training_job import TrainingJob
+
+
+class CapacityStore(Protocol):
+    """Standalone training jobs, warm pools, the capacity snapshot and the ledger of reservations."""
+
+    def upsert_training_job(self, job: TrainingJob, *, team: str | None, event_time: datetime) -> bool: ...
+
+    def set_warm_pool(self, job: TrainingJob, *, team: str | None) -> None:
+        """An Available warm pool holds its instances, any other status releases them; a job with no
+        warm-pool status that asked for no pool (no KeepAlivePeriodInSeconds > 0): nothing written."""
+        ...
+
+    def release_warm_pool(self, name: str) -> None: ...
+
+    def warm_pool_names(self) -> set[str]: ...
+
+    def holders(self, *, tuning_jobs: bool = True) -> list[Holder]: ...
+
+    def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None: ...
+
+    def read_ledger(self) -> Ledger: ...
+
+    def commit_admission(
+        self,
+        version: int,
+        job_key: str,
+        reservation: Reservation | None,
+        claim: tuple[Decision, str, datetime] | None = None,
+    ) -> str:
+        """``"committed"``, ``"conflict"`` (the ledger moved on: judge again) or ``"decided"`` (the
+        decision was claimed already); all of it written or none."""
+        ...
+
+    def update_reservations(self, version: int, put: dict[str, Reservation], remove: list[str]) -> bool: ...
+
+    def release_reservation(self, job_key: str) -> bool: ...

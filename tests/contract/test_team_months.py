@@ -1,0 +1,70 @@
+"""Store contract, ``TeamMonthStore``: month totals, running trials, month decisions (every adapter)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+from tests.contract.conftest import (
+    T0,
+    Adapter,
+    decision,
+    running,
+    trial,
+    tuning_job,
+    upsert,
+)
+from tuning_governor.ports import Store
+
+KEY = tuning_job().key
+
+
+def test_team_spend_reads_month_totals_and_running_trials_from_one_item(adapter: Adapter) -> None:
+    store = adapter.store
+    upsert(store)
+    assert store.team_spend("nlp", "2026-11") == ({}, [])
+    store.track_running(running(1, job_key=KEY), team="nlp")
+    store.track_running(running(2, job_key=KEY), team="nlp")
+    store.record_trial(trial(1, job_key=KEY, cost=Decimal("1.250000")), job=store.get_job(KEY), team="nlp")
+    totals, still_running = store.team_spend("nlp", "2026-11")
+    assert totals == store.team_month("nlp", "2026-11")
+    assert (totals["trials"], totals["finished_usd"]) == (1, Decimal("1.250000"))
+    assert [t.trial for t in still_running] == [running(2, job_key=KEY).trial]
+    assert store.team_spend("nlp", "2026-12") == ({}, still_running)
+    # Month totals are attributes of the team's RUNNING item: no other team item is written
+    assert [item["sk"] for item in adapter.dump() if item["pk"] == "TEAM#nlp"] == ["RUNNING"]
+
+
+def test_record_trial_splits_a_team_month_and_keeps_spot_sums(store: Store) -> None:
+    upsert(store)
+    start = T0.replace(day=30, hour=23)  # 2 h across the month's end
+    record = trial(1, job_key=KEY, cost=Decimal("2.000000"), spot=True, start=start, seconds=7200)
+    assert store.record_trial(record, job=store.get_job(KEY), team="nlp") is not None
+    november, december = store.team_month("nlp", "2026-11"), store.team_month("nlp", "2026-12")
+    assert (november["trials"], december["trials"]) == (0, 1)
+    assert november["finished_usd"] + december["finished_usd"] == Decimal("2.000000")
+    assert november["finished_usd"] == Decimal("1.000000")
+    assert "spot_billed_usd" in november and "spot_on_demand_usd" in december
+    meta = store.get_job(KEY)
+    assert meta is not None
+    assert (meta["spot_billed_usd"], meta["spot_on_demand_usd"]) == (Decimal("2.000000"), Decimal("2.500000"))
+
+
+def test_a_team_decision_is_claimed_while_pending_and_never_after(store: Store) -> None:
+    breach = decision("team-budget", team="nlp")
+    assert store.claim_team_decision(breach, "2026-11", "enforce", T0) is True
+    assert store.claim_team_decision(breach, "2026-11", "enforce", T0 + timedelta(minutes=1)) is True  # a retry
+    assert store.claim_team_decision(breach, "2026-12", "enforce", T0) is True  # another month
+    jobs = [{"job": "job-a", "action": "stopped"}]
+    store.finish_team_decision(breach, "2026-11", jobs)
+    assert store.claim_team_decision(breach, "2026-11", "enforce", T0) is False
+    rows = {d["sk"]: d for d in store.team_decisions("nlp")}  # type: ignore[attr-defined]
+    assert sorted(rows) == ["DECISION#team-budget#breach#2026-11", "DECISION#team-budget#breach#2026-12"]
+    assert (
+        rows["DECISION#team-budget#breach#2026-11"]["state"],
+        rows["DECISION#team-budget#breach#2026-11"]["jobs"],
+    ) == (
+        "done",
+        jobs,
+    )
+    assert rows["DECISION#team-budget#breach#2026-11"]["claimed_at"] == "2026-11-30T09:01:00.000+00:00"
