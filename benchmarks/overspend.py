@@ -49,7 +49,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -170,6 +170,72 @@ def _first_tick(at: dt.datetime, every_s: int) -> dt.datetime:
     return epoch + periods * dt.timedelta(seconds=every_s)
 
 
+@dataclass
+class _Rig:
+    """One governed run's moving parts: the stand-in, the handlers' services, the delivery, the checks."""
+
+    amt: Any
+    services: Any
+    clock: Any
+    deliverer: Any
+    checks: Any
+    in_force: list[Any]
+    policies: tuple[Any, Any]
+    """(the policy a sweep judges with, the one events are judged with)"""
+
+    def deliver_due(self, now: dt.datetime) -> None:
+        from governor_sim.runner import deliver_event  # noqa: PLC0415
+
+        while True:
+            for event in self.amt.drain_events():
+                self.deliverer.submit(event, emitted_at=now)
+            due = self.deliverer.due(now)
+            if not due:
+                return
+            for delivery in due:
+                deliver_event(delivery.event, self.services)
+
+    def sweep(self, now: dt.datetime) -> None:
+        from tuning_governor.app.sweep import run_sweep  # noqa: PLC0415
+
+        self.in_force[0] = self.policies[0]  # the poller judges the budget here, and only here
+        try:
+            run_sweep(self.services)
+        finally:
+            self.in_force[0] = self.policies[1]
+        self.deliver_due(now)
+
+    def run_checks(self, now: dt.datetime) -> None:
+        from tuning_governor.adapters.checks import CHECK_KEY  # noqa: PLC0415
+        from tuning_governor.app.budget_check import run_budget_check  # noqa: PLC0415
+
+        for _, key in self.checks.due(now):
+            run_budget_check({CHECK_KEY: {"job": key}}, self.services)
+        self.deliver_due(now)
+
+    def drive(self, created: dt.datetime, governor: Governor, name: str) -> int:
+        """Run the stand-in, deliveries, checks and sweeps until the job ended; the sweeps it took."""
+        next_sweep = _first_tick(created, governor.sweep_s)
+        sweeps = 0
+        self.deliver_due(self.clock.now())
+        deadline = created + dt.timedelta(seconds=MAX_VIRTUAL_S)
+        while not (self.amt.idle() and self.deliverer.pending == 0):
+            due_check = self.checks.next_due() if self.checks is not None else None
+            candidates = [t for t in (self.amt.next_due(), self.deliverer.next_due(), next_sweep, due_check) if t]
+            now = max(min(candidates), self.clock.now())
+            if now > deadline:
+                raise RuntimeError(f"{name}: the job did not end")
+            self.amt.advance_to(now)
+            self.deliver_due(now)
+            if self.checks is not None:
+                self.run_checks(now)
+            if now >= next_sweep:
+                self.sweep(now)
+                sweeps += 1
+                next_sweep += dt.timedelta(seconds=governor.sweep_s)
+        return sweeps
+
+
 def run_once(case: Case, governor: Governor, seed: int) -> dict[str, Any]:
     """One governed job on the stand-in; the figures of the module docstring."""
     import boto3  # noqa: PLC0415
@@ -179,10 +245,7 @@ def run_once(case: Case, governor: Governor, seed: int) -> dict[str, Any]:
     from governor_sim.delivery import Deliverer, DeliveryFaults  # noqa: PLC0415
     from governor_sim.offline import build_environment  # noqa: PLC0415
     from governor_sim.requests import tuning_request  # noqa: PLC0415
-    from governor_sim.runner import deliver_event  # noqa: PLC0415
-    from tuning_governor.adapters.checks import CHECK_KEY, PendingChecks  # noqa: PLC0415
-    from tuning_governor.app.budget_check import run_budget_check  # noqa: PLC0415
-    from tuning_governor.app.sweep import run_sweep  # noqa: PLC0415
+    from tuning_governor.adapters.checks import PendingChecks  # noqa: PLC0415
     from tuning_governor.domain.pricing import bundled_catalog  # noqa: PLC0415
     from tuning_governor.policy import Policy  # noqa: PLC0415
 
@@ -194,7 +257,6 @@ def run_once(case: Case, governor: Governor, seed: int) -> dict[str, Any]:
     judging = Policy.model_validate({"mode": "enforce"})
     recording_only = judging.model_copy(update={"budget_tag": "benchmark:budget-not-judged-on-events"})
     in_force = [judging if governor.judges_events else recording_only]
-    every = dt.timedelta(seconds=governor.sweep_s)
 
     with mock_aws(), _quiet():
         clock = VirtualClock(created)
@@ -224,42 +286,9 @@ def run_once(case: Case, governor: Governor, seed: int) -> dict[str, Any]:
                 extra_tags={judging.budget_tag: str(case.budget_usd)},
             )
             env.sagemaker.create_hyper_parameter_tuning_job(**request)
-            next_sweep = _first_tick(created, governor.sweep_s)
-            sweeps = 0
-
-            def deliver_due(now: dt.datetime) -> None:
-                while True:
-                    for event in amt.drain_events():
-                        deliverer.submit(event, emitted_at=now)
-                    due = deliverer.due(now)
-                    if not due:
-                        return
-                    for delivery in due:
-                        deliver_event(delivery.event, env.services)
-
-            deliver_due(clock.now())
-            deadline = created + dt.timedelta(seconds=MAX_VIRTUAL_S)
-            while not (amt.idle() and deliverer.pending == 0):
-                due_check = checks.next_due() if checks is not None else None
-                candidates = [t for t in (amt.next_due(), deliverer.next_due(), next_sweep, due_check) if t is not None]
-                now = max(min(candidates), clock.now())
-                if now > deadline:
-                    raise RuntimeError(f"{case.name}/{governor.name}/{seed}: the job did not end")
-                amt.advance_to(now)
-                deliver_due(now)
-                if checks is not None:
-                    for _, key in checks.due(now):
-                        run_budget_check({CHECK_KEY: {"job": key}}, env.services)
-                    deliver_due(now)
-                if now >= next_sweep:
-                    in_force[0] = judging  # the poller judges the budget here, and only here
-                    try:
-                        run_sweep(env.services)
-                    finally:
-                        in_force[0] = judging if governor.judges_events else recording_only
-                    sweeps += 1
-                    next_sweep += every
-                    deliver_due(now)
+            policies = (judging, judging if governor.judges_events else recording_only)
+            rig = _Rig(amt, env.services, clock, deliverer, checks, in_force, policies)
+            sweeps = rig.drive(created, governor, f"{case.name}/{governor.name}/{seed}")
 
             key = JOB.lower()
             decision = next(
@@ -274,28 +303,12 @@ def run_once(case: Case, governor: Governor, seed: int) -> dict[str, Any]:
             trials = [sagemaker.describe_training_job(TrainingJobName=name) for name in amt.training_jobs_of(JOB)]
             tuning = sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=JOB)
 
-    intervals = [
-        (t["TrainingStartTime"], t["TrainingEndTime"], int(t["ResourceConfig"]["InstanceCount"]))
-        for t in trials
-        if t.get("TrainingStartTime") and t.get("TrainingEndTime")
-    ]
-    billed = sum(
-        int(t.get("BillableTimeInSeconds") or 0) * int(t["ResourceConfig"]["InstanceCount"]) * price / 3600
-        for t in trials
-    )
-
-    def billed_at(at: dt.datetime) -> float:
-        total = 0.0
-        for start, end, count in intervals:
-            seconds = (min(at, end) - start).total_seconds()
-            total += max(0.0, seconds) * count * price / 3600
-        return total
-
-    crossed = _crossing(billed_at, float(case.budget_usd), created, max(end for _, end, _ in intervals))
+    bill = _Bill(trials, price)
+    crossed = _crossing(bill.at, float(case.budget_usd), created, bill.last_end)
     decided = dt.datetime.fromisoformat(decision["at"]) if decision else None
     burn_per_s = case.parallel * case.instances * price / 3600
     bound = burn_per_s * (governor.sweep_s + STOP_LATENCY_S)
-    overspend = billed - float(case.budget_usd)
+    overspend = bill.total - float(case.budget_usd)
     return {
         "case": case.name,
         "governor": governor.name,
@@ -304,17 +317,41 @@ def run_once(case: Case, governor: Governor, seed: int) -> dict[str, Any]:
         "status": tuning["HyperParameterTuningJobStatus"],
         "trials": len(trials),
         "budget_usd": float(case.budget_usd),
-        "billed_usd": billed,
+        "billed_usd": bill.total,
         "overspend_usd": overspend,
         "crossed": crossed.isoformat() if crossed else None,
         "decided": decided.isoformat() if decided else None,
         "action": decision.get("action") if decision else None,
         "lateness_s": (decided - crossed).total_seconds() if decided and crossed else None,
-        "spent_at_decision_usd": billed_at(decided) if decided else None,
+        "spent_at_decision_usd": bill.at(decided) if decided else None,
         "bound_usd": bound,
         "within_bound": overspend <= bound + 0.01,  # the billing's whole-second rounding
         "sweeps": sweeps,
     }
+
+
+class _Bill:
+    """What the job's trials were billed: in all, and by any moment (each trial billed from its start)."""
+
+    def __init__(self, trials: Sequence[Mapping[str, Any]], price: float) -> None:
+        self.price = price
+        self.intervals = [
+            (t["TrainingStartTime"], t["TrainingEndTime"], int(t["ResourceConfig"]["InstanceCount"]))
+            for t in trials
+            if t.get("TrainingStartTime") and t.get("TrainingEndTime")
+        ]
+        self.total = sum(
+            int(t.get("BillableTimeInSeconds") or 0) * int(t["ResourceConfig"]["InstanceCount"]) * price / 3600
+            for t in trials
+        )
+        self.last_end = max(end for _, end, _ in self.intervals)
+
+    def at(self, moment: dt.datetime) -> float:
+        total = 0.0
+        for start, end, count in self.intervals:
+            seconds = (min(moment, end) - start).total_seconds()
+            total += max(0.0, seconds) * count * self.price / 3600
+        return total
 
 
 def _crossing(billed_at: Any, budget: float, start: dt.datetime, end: dt.datetime) -> dt.datetime | None:

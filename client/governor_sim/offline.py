@@ -113,7 +113,7 @@ def subscribe_queue(sns_client: Any, sqs: Any, topic_arn: str, queue_name: str) 
     return queue_url
 
 
-def build_environment(
+def build_environment(  # noqa: PLR0913 - which offline adapters to build, keyword-only with defaults
     *,
     region: str = "us-east-1",
     slack_url: str | None = None,

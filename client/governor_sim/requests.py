@@ -25,7 +25,7 @@ GRID_RANGES: dict[str, Any] = {
 }
 
 
-def tuning_request(
+def tuning_request(  # noqa: PLR0913 - one keyword per CreateHyperParameterTuningJob field a scenario varies
     name: str,
     *,
     strategy: Strategy = "Hyperband",
@@ -84,7 +84,7 @@ def _set_strategy(config: dict[str, Any], strategy: Strategy, num_round: int, ea
         config["ParameterRanges"] = copy.deepcopy(GRID_RANGES)
 
 
-def training_job_request(
+def training_job_request(  # noqa: PLR0913 - one keyword per CreateTrainingJob field a scenario varies
     name: str,
     *,
     team: str = "churn",

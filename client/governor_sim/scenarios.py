@@ -15,7 +15,7 @@ ROLE_ARN = "arn:aws:iam::123456789012:role/service-role/AmazonSageMaker-Executio
 BUCKET = "s3://example-ml-bucket-000000000000"
 
 
-def seed_tuning_request(
+def seed_tuning_request(  # noqa: PLR0913 - one keyword per request field a scenario varies
     name: str = "xgb-churn-hb",
     *,
     team: str = "churn",

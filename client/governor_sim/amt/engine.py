@@ -56,7 +56,7 @@ class SimulationEngine:
       (see :mod:`.warm_pools`).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the stand-in's knobs, keyword-only with defaults
         self,
         clock: VirtualClock,
         *,

@@ -59,7 +59,7 @@ class AmtStandIn:
     * ``uninstall()`` (or leaving the ``with`` block) restores moto exactly; jobs keep their last state.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the stand-in's knobs, keyword-only with defaults
         self,
         clock: VirtualClock | None = None,
         *,

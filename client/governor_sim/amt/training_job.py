@@ -27,7 +27,7 @@ class SimTrainingJob(FakeTrainingJob):
     transition, and ``response_object`` is a DescribeTrainingJob response without ``None`` values.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - mirrors moto's training-job constructor, keyword-only
         self,
         *,
         account_id: str,

@@ -60,7 +60,7 @@ class Simulation:
       uninstalls the stand-in (moto's state stays until ``mock_aws`` ends).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the simulation's knobs, keyword-only with defaults
         self,
         scenario: Scenario,
         *,

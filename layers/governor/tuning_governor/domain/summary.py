@@ -249,7 +249,25 @@ def summary_warnings(costs: CostSummary, unaccounted: list[str], region: str) ->
     return warnings
 
 
-def summarise(
+def best_objective(job: TuningJob, best: TrialSummary | None) -> Objective | None:
+    """The job's objective with the best trial's final value (None: the job has no objective)."""
+    if job.objective is None:
+        return None
+    metric = best.final_hyper_parameter_tuning_job_objective_metric if best else None
+    return Objective(name=job.objective.metric_name, type=job.objective.type, value=metric.value if metric else None)
+
+
+def unaccounted_trials(trials: list[TrialSummary], records: list[TrialRecord]) -> list[str]:
+    """Trials SageMaker lists as finished that have no trial record, by name."""
+    recorded = {r.training_job_name.lower() for r in records}
+    return sorted(
+        t.training_job_name
+        for t in trials
+        if t.training_job_status in TRAINING_TERMINAL and t.training_job_name.lower() not in recorded
+    )
+
+
+def summarise(  # noqa: PLR0913 - the job, its trials and records, then keyword-only context
     job: TuningJob,
     trials: list[TrialSummary],
     records: list[TrialRecord],
@@ -268,19 +286,8 @@ def summarise(
     from trials cut by the job's stop; without them a Stopped job's end time is used (approximate).
     """
     by_status = Counter(t.training_job_status or "Unknown" for t in trials)
-    recorded = {r.training_job_name.lower() for r in records}
-    unaccounted = sorted(
-        t.training_job_name
-        for t in trials
-        if t.training_job_status in TRAINING_TERMINAL and t.training_job_name.lower() not in recorded
-    )
+    unaccounted = unaccounted_trials(trials, records)
     best = best_trial(job, trials)
-    objective = None
-    if job.objective is not None:
-        metric = best.final_hyper_parameter_tuning_job_objective_metric if best else None
-        objective = Objective(
-            name=job.objective.metric_name, type=job.objective.type, value=metric.value if metric else None
-        )
     costs = cost_summary(job, records, stop_requested_at, stopping_at)
     warnings = summary_warnings(costs, unaccounted, region)
     return JobSummary(
@@ -297,7 +304,7 @@ def summarise(
         trials_by_status=dict(sorted(by_status.items())),
         best_training_job=best.training_job_name if best else None,
         best_hyperparameters=dict(best.tuned_hyper_parameters) if best else {},
-        objective=objective,
+        objective=best_objective(job, best),
         cost=costs,
         timing=timing(job, trials),
         unaccounted_trials=unaccounted,

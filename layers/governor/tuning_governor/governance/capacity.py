@@ -94,7 +94,7 @@ def _limits(
     return limits, unknown
 
 
-def capacity_facts(
+def capacity_facts(  # noqa: PLR0913 - keyword-only: one argument per source of usage and limits combined
     *,
     job_key: str,
     team: str | None,
