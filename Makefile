@@ -23,6 +23,7 @@ test: setup-sdk lint typecheck
 lint:
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	.venv/bin/lint-imports --no-logo
 
 typecheck:
 	$(PY) -m mypy layers/governor/tuning_governor client/governor_sim functions

@@ -206,8 +206,8 @@ class _Rig:
         self.deliver_due(now)
 
     def run_checks(self, now: dt.datetime) -> None:
-        from tuning_governor.adapters.checks import CHECK_KEY  # noqa: PLC0415
         from tuning_governor.app.budget_check import run_budget_check  # noqa: PLC0415
+        from tuning_governor.ports import CHECK_KEY  # noqa: PLC0415
 
         for _, key in self.checks.due(now):
             run_budget_check({CHECK_KEY: {"job": key}}, self.services)

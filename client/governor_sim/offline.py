@@ -19,13 +19,14 @@ import boto3
 
 from governor_sim.memory import MemoryStore
 from tuning_governor.adapters.dynamodb import GovernorStore
-from tuning_governor.adapters.notifiers import Notifier, SnsNotifier
+from tuning_governor.adapters.notifiers import SnsNotifier
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.app.wiring import Services, channel_grants, slack_from_secret
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy
+from tuning_governor.ports import Notifier
 from tuning_governor.settings import Settings
 
 TABLE_NAME = "tuning-governor-offline"

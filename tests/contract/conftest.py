@@ -25,11 +25,11 @@ from governor_sim.offline import TABLE_NAME, create_table
 from tests.conftest import REGION, load_event
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.app.envelope import parse_event
+from tuning_governor.domain.capacity import Reservation
 from tuning_governor.domain.pricing import RegionCatalog
+from tuning_governor.domain.spend import RunningTrial
 from tuning_governor.domain.summary import summarise
-from tuning_governor.governance.capacity import Reservation
-from tuning_governor.governance.rules import Decision
-from tuning_governor.governance.spend import RunningTrial
+from tuning_governor.models.decisions import Decision
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.models.training_job import TrainingJob

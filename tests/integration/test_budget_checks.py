@@ -17,7 +17,8 @@ from governor_sim.runner import FakeLambdaContext
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import HOURLY, LongTrials, big_job, deliver, spent
 from tests.integration.test_governance import decisions, record_stop_calls, status, use_policy
-from tuning_governor.adapters.checks import CHECK_KEY, PendingChecks, SchedulerChecks, schedule_name
+from tuning_governor.adapters.checks import PendingChecks, SchedulerChecks, schedule_name
+from tuning_governor.ports import CHECK_KEY
 
 REGION = "us-east-1"
 FAKE_FUNCTION = "arn:aws:lambda:us-east-1:123456789012:function:governor-budget-check"

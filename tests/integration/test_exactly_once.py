@@ -22,7 +22,7 @@ from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, mid_month
 from tests.integration.test_governance import P3_2X, decisions, launch_two_teams, record_stop_calls, use_policy
 from tuning_governor.adapters.dynamodb.keys import CLAIM_TIMEOUT
-from tuning_governor.reporting import BOOKKEEPING_ATTEMPTS
+from tuning_governor.governance.reporting import BOOKKEEPING_ATTEMPTS
 
 TRAINING = "SageMaker Training Job State Change"
 __all__ = ["mid_month"]  # a fixture, used by name

@@ -24,10 +24,10 @@ from governor_sim.scenarios import seed_tuning_request
 from tests.price_list import answer, product, row
 from tuning_governor.adapters.pricing import PriceListGateway
 from tuning_governor.app.price_refresh import RefreshServices
+from tuning_governor.app.stored_prices import StoredPrices
 from tuning_governor.app.wiring import Services
 from tuning_governor.errors import TransientError
 from tuning_governor.policy import parse_policy
-from tuning_governor.price_catalogs import StoredPrices
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 REFRESHED_AT = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)

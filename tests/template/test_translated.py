@@ -4,7 +4,7 @@ These read the *translated* template so they see what is really deployed: the ru
 roles and event-invoke configs SAM creates, not just what template.yaml spells out.
 
 The IAM checks take their expectations from the application, not from this file: every function's
-role must grant exactly ``tuning_governor.permissions.required_actions(<LogicalId>)`` plus SAM's own
+role must grant exactly ``tuning_governor.app.permissions.required_actions(<LogicalId>)`` plus SAM's own
 plumbing, and every rule's permissions (``tuning_governor.governance.rules.registry``) must reach the
 functions that evaluate it. A new adapter call or rule fails here until the template grants it; a grant
 the code no longer needs fails here until it is removed.
@@ -29,9 +29,9 @@ from tests.template.cfn import (
     resources_of_type,
     role_statements,
 )
+from tuning_governor.app.permissions import FUNCTIONS as NEEDS
+from tuning_governor.app.permissions import required_actions
 from tuning_governor.governance.rules import registry
-from tuning_governor.permissions import FUNCTIONS as NEEDS
-from tuning_governor.permissions import required_actions
 
 # Every function the application knows about, by logical id; the template must deploy exactly these.
 FUNCTIONS = frozenset(NEEDS)
@@ -200,12 +200,12 @@ def test_function_logs_to_its_own_group_with_retention(cfn_template: dict[str, A
 def test_template_deploys_exactly_the_functions_the_permissions_module_knows(
     sam_template: dict[str, Any], cfn_template: dict[str, Any]
 ) -> None:
-    # No function escapes the IAM checks below: each one is in tuning_governor.permissions.FUNCTIONS.
+    # No function escapes the IAM checks below: each one is in tuning_governor.app.permissions.FUNCTIONS.
     declared = set(resources_of_type(sam_template, "AWS::Serverless::Function"))
     deployed = set(resources_of_type(cfn_template, "AWS::Lambda::Function"))
 
     assert declared == deployed == FUNCTIONS, (
-        f"template functions {sorted(deployed)} != tuning_governor.permissions.FUNCTIONS {sorted(FUNCTIONS)}"
+        f"template functions {sorted(deployed)} != tuning_governor.app.permissions.FUNCTIONS {sorted(FUNCTIONS)}"
     )
 
 
@@ -392,9 +392,9 @@ def iam_problems(cfn: dict[str, Any], function_id: str) -> list[str]:
     plumbing = {action for s in allows if _is_sam_plumbing(s) for action in s.actions}
     required = set(required_actions(function_id))
     if missing := required - own:
-        problems.append(f"lacks {sorted(missing)}, which tuning_governor.permissions requires")
+        problems.append(f"lacks {sorted(missing)}, which tuning_governor.app.permissions requires")
     if extra := own - required:
-        problems.append(f"grants {sorted(extra)}, which tuning_governor.permissions does not require")
+        problems.append(f"grants {sorted(extra)}, which tuning_governor.app.permissions does not require")
     if plumbing != SAM_PLUMBING_ACTIONS:
         problems.append(f"SAM plumbing grants {sorted(plumbing)}, expected {sorted(SAM_PLUMBING_ACTIONS)}")
     if granted_actions(cfn, role_id) != required | SAM_PLUMBING_ACTIONS:

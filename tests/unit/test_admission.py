@@ -8,15 +8,9 @@ from typing import Any
 
 from tests.conftest import load_event
 from tuning_governor.app.envelope import parse_event
-from tuning_governor.governance.capacity import (
-    Holder,
-    Quota,
-    Reservation,
-    capacity_facts,
-    first_fit,
-    recount,
-)
-from tuning_governor.governance.facts import AdmissionPlan, JobFacts
+from tuning_governor.domain.capacity import AdmissionPlan, Holder, Quota, Reservation, recount
+from tuning_governor.governance.capacity import capacity_facts, first_fit
+from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.rules import ConcurrencyRule
 from tuning_governor.models.events import TuningJobStateChange
 from tuning_governor.policy import parse_policy

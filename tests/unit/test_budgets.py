@@ -13,9 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tuning_governor.domain.pricing import PriceCatalog, PriceEntry
-from tuning_governor.governance.facts import JobFacts, TeamMonthFacts
-from tuning_governor.governance.rules import BudgetRule, TeamBudgetRule
-from tuning_governor.governance.spend import (
+from tuning_governor.domain.spend import (
     RunningTrial,
     accrue,
     month_bounds,
@@ -23,6 +21,8 @@ from tuning_governor.governance.spend import (
     split_by_month,
     spot_factor,
 )
+from tuning_governor.governance.facts import JobFacts, TeamMonthFacts
+from tuning_governor.governance.rules import BudgetRule, TeamBudgetRule
 from tuning_governor.policy import Budget, FilePolicySource, Policy, PolicyError, parse_policy
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

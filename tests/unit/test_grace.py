@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tuning_governor.governance import grace
-from tuning_governor.governance.rules import Decision
+from tuning_governor.models.decisions import Decision
 from tuning_governor.policy import PolicyError, parse_policy
 
 T = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

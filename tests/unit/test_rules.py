@@ -8,7 +8,8 @@ from typing import Any, get_args
 
 import pytest
 
-from tuning_governor.governance.capacity import Holder, Quota, capacity_facts, effective_limit
+from tuning_governor.domain.capacity import Holder, Quota, effective_limit
+from tuning_governor.governance.capacity import capacity_facts
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.rules import (
     BudgetRule,

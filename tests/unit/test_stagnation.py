@@ -12,17 +12,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import load_event
-from tuning_governor.governance.facts import JobFacts
-from tuning_governor.governance.rules import StagnationRule
-from tuning_governor.governance.stagnation import (
-    DefinitionObjective,
-    ObjectiveSpec,
+from tuning_governor.domain.stagnation import (
     StagnationState,
     improves,
     objectives_from_item,
     resolve_objective,
     trials_since_improvement,
 )
+from tuning_governor.governance.facts import JobFacts
+from tuning_governor.governance.rules import StagnationRule
+from tuning_governor.models.objectives import DefinitionObjective, ObjectiveSpec
 from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import parse_policy
 

@@ -15,7 +15,7 @@ import pytest
 from tuning_governor.app.wiring import policy_loader
 from tuning_governor.domain.reports import Report, decision_report
 from tuning_governor.policy import FilePolicySource, Policy, PolicyError, parse_policy
-from tuning_governor.routing import ChannelGrants, TeamChannel, routing_warnings, team_channels
+from tuning_governor.policy.routing import ChannelGrants, TeamChannel, routing_warnings, team_channels
 
 TOPIC = "arn:aws:sns:us-east-1:123456789012:tg-team-vision"
 GRANTS = ChannelGrants(

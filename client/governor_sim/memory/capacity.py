@@ -9,8 +9,8 @@ from governor_sim.memory.table import Item, MemoryTable, fresh, stored
 from tuning_governor.adapters.dynamodb import capacity_items
 from tuning_governor.adapters.dynamodb.items import decision_claim
 from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY
-from tuning_governor.governance.capacity import Holder, Ledger, Reservation
-from tuning_governor.governance.rules import Decision
+from tuning_governor.domain.capacity import Holder, Ledger, Reservation
+from tuning_governor.models.decisions import Decision
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.ports import CapacityStore

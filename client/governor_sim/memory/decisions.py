@@ -11,7 +11,7 @@ from governor_sim.memory.table import Item, MemoryTable, TransactionCanceled, co
 from tuning_governor.adapters.dynamodb.items import decision_claim, delivery_claim, delivery_sent
 from tuning_governor.adapters.dynamodb.keys import CLAIM_TIMEOUT, PENDING_STEPS, decision_sk, delivery_sk, iso, job_pk
 from tuning_governor.errors import StaleState
-from tuning_governor.governance.rules import Decision
+from tuning_governor.models.decisions import Decision
 from tuning_governor.ports import DecisionStore, DeliveryStore, JudgementStore
 
 

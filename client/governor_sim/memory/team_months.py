@@ -8,8 +8,8 @@ from typing import Any
 from governor_sim.memory.table import MemoryTable
 from tuning_governor.adapters.dynamodb.items import month_totals, team_decision_claim
 from tuning_governor.adapters.dynamodb.keys import team_decision_sk, team_pk
-from tuning_governor.governance.rules import Decision
-from tuning_governor.governance.spend import RunningTrial, running_trials
+from tuning_governor.domain.spend import RunningTrial, running_trials
+from tuning_governor.models.decisions import Decision
 from tuning_governor.ports import TeamMonthStore
 
 

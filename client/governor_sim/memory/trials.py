@@ -6,11 +6,11 @@ from datetime import datetime
 from typing import Any
 
 from governor_sim.memory.table import Item, MemoryTable, add_to, copied, stored
-from tuning_governor.adapters.dynamodb.items import job_after_trial, trial_item
+from tuning_governor.adapters.dynamodb.items import trial_item
 from tuning_governor.adapters.dynamodb.keys import iso, job_pk, team_pk, trial_sk
-from tuning_governor.domain.totals import team_month_deltas, trial_deltas, warm_pool_growth
+from tuning_governor.domain.spend import RUNNING_PREFIX, RunningTrial
+from tuning_governor.domain.totals import job_after_trial, team_month_deltas, trial_deltas, warm_pool_growth
 from tuning_governor.errors import StaleState
-from tuning_governor.governance.spend import RUNNING_PREFIX, RunningTrial
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.ports import TrialStore
 

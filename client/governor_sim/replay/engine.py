@@ -24,7 +24,7 @@ from governor_sim.replay.model import LineProblem, PolicyInfo, ReplayResult
 from governor_sim.replay.results import JobOutcome, Recorded, RecordingNotifier, Tally, build_result, job_outcome
 from governor_sim.replay.sagemaker import EventSourcedSageMaker
 from governor_sim.replay.schedule import first_sweep_from, utc_text
-from tuning_governor.adapters.checks import CHECK_KEY, PendingChecks
+from tuning_governor.adapters.checks import PendingChecks
 from tuning_governor.app.budget_check import run_budget_check
 from tuning_governor.app.sweep import run_sweep
 from tuning_governor.app.training_events import process_training_event
@@ -33,6 +33,7 @@ from tuning_governor.app.wiring import Services
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.models.events import TuningJobStateChange
 from tuning_governor.observability import logger, metrics
+from tuning_governor.ports import CHECK_KEY
 
 
 class ReplayProbe(Protocol):

@@ -1,7 +1,7 @@
 """What ``tuning-governor replay --html`` draws, gathered while the replay runs. No matplotlib here.
 
 :class:`Timeline` is a :class:`governor_sim.replay.engine.ReplayProbe`. During the run it samples each team's
-spend in the calendar month as the governor judged it (``tuning_governor.governance.team_months.team_month_spend``:
+spend in the calendar month as the governor judged it (``tuning_governor.app.queries.team_month``:
 finished trials from the team's month item + what its running trials had accrued, the team-budget
 rule's own figures). When the run ends, before the replay's table is dropped, it reads what the page
 needs from the table: each job's team, the per-job views of ``tuning-governor report`` for the costliest
@@ -24,9 +24,9 @@ from decimal import Decimal
 from governor_sim.replay.model import ReplayResult, stopped_job_savings
 from governor_sim.replay.sagemaker import EventSourcedSageMaker
 from governor_sim.report import JobView, collect
+from tuning_governor.app.queries import team_month
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.pricing import PriceCatalog
-from tuning_governor.governance.team_months import team_month_spend
 
 STOP_ACTIONS = frozenset({"stopped", "would-stop"})
 DEFAULT_SAMPLE_EVERY = timedelta(minutes=1)
@@ -140,7 +140,7 @@ class Timeline:
         self._kept += 0 if reported else 1
         self._resolve_teams()
         for team in sorted({t for t in self._teams_of.values() if t}):
-            facts = team_month_spend(team, at, self._catalog, services)
+            facts = team_month(team, at, self._catalog, services)
             self.spend.setdefault(team, []).append(
                 SpendPoint(
                     at=at,

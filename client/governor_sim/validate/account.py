@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from governor_sim.validate.findings import AccountQuota, Finding
 from tuning_governor.policy import Policy, render_path
-from tuning_governor.routing import ChannelGrants, routing_warnings
+from tuning_governor.policy.routing import ChannelGrants, routing_warnings
 
 
 def account_quota_findings(policy: Policy, account_quota: AccountQuota | None) -> list[Finding]:

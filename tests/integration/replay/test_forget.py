@@ -23,8 +23,8 @@ from governor_sim.replay.forget import settled
 from governor_sim.replay.lines import job_key_of, last_lines
 from tests.integration.replay.conftest import busy_account_log
 from tuning_governor.adapters.checks import PendingChecks
-from tuning_governor.governance.capacity import Ledger
-from tuning_governor.governance.spend import RunningTrial
+from tuning_governor.domain.capacity import Ledger
+from tuning_governor.domain.spend import RunningTrial
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import parse_policy

@@ -7,7 +7,7 @@ crossing: a one-time EventBridge Scheduler schedule (``at(...)``, deleted after 
 the sweep function with ``{"budget_check": {"job": name}}``. One schedule per job (its name is
 derived from the job's), so a later estimate replaces the earlier one.
 
-``CheckScheduler`` is the port; ``SchedulerChecks`` the EventBridge Scheduler adapter; ``PendingChecks``
+``CheckScheduler`` (``tuning_governor.ports.checks``) is the port; ``SchedulerChecks`` the EventBridge Scheduler adapter; ``PendingChecks``
 the in-memory one for replays, the simulator and benchmarks, whose loops run the due checks on
 their own clock.
 """
@@ -17,14 +17,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from tuning_governor.errors import TransientError
-
-CHECK_KEY = "budget_check"
-"""The key of the scheduled check's input: ``{"budget_check": {"job": <name>, "at": <iso time>}}``."""
+from tuning_governor.ports.checks import CHECK_KEY
 
 
 def schedule_name(job_key: str) -> str:
@@ -35,12 +33,6 @@ def schedule_name(job_key: str) -> str:
 
 def check_input(job_name: str, at: datetime) -> dict[str, Any]:
     return {CHECK_KEY: {"job": job_name, "at": at.astimezone(UTC).isoformat()}}
-
-
-class CheckScheduler(Protocol):
-    """Where a job's next budget check is asked for (the latest request per job wins)."""
-
-    def schedule(self, job_key: str, job_name: str, at: datetime) -> None: ...
 
 
 class SchedulerChecks:

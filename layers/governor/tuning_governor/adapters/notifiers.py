@@ -15,7 +15,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -26,13 +26,6 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.parameters import SecretsProvider
     from mypy_boto3_sns import SNSClient
     from slack_sdk.webhook import WebhookClient
-
-
-class Notifier(Protocol):
-    channel: str
-
-    def send(self, report: Report) -> None:
-        """Deliver the report or raise DeliveryFailed."""
 
 
 def _error_code(exc: BaseException) -> str:

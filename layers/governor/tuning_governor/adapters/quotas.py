@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from tuning_governor.domain.capacity import Quota
 from tuning_governor.errors import TransientError
-from tuning_governor.governance.capacity import Quota
 from tuning_governor.observability import logger
 
 if TYPE_CHECKING:

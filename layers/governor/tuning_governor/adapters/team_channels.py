@@ -1,6 +1,6 @@
 """The teams' own report channels: a Slack webhook read from the team's secret, and the team's SNS topic.
 
-Which channels a report goes to is decided by ``tuning_governor.routing`` (pure); this adapter turns
+Which channels a report goes to is decided by ``tuning_governor.policy.routing`` (pure); this adapter turns
 each ``TeamChannel`` into a notifier, built on first use and kept while the execution environment
 lives, so a team's webhook URL is read through one cached Powertools ``SecretsProvider`` (like the
 default one), registered with the log redactor when read, and never logged. Clients are created on
@@ -13,8 +13,9 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_from_secret
-from tuning_governor.routing import TeamChannel
+from tuning_governor.adapters.notifiers import SlackNotifier, SnsNotifier, webhook_from_secret
+from tuning_governor.policy.routing import TeamChannel
+from tuning_governor.ports import Notifier
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.parameters import SecretsProvider

@@ -6,12 +6,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from tuning_governor.adapters.checks import CHECK_KEY
 from tuning_governor.app.envelope import handle_errors
 from tuning_governor.app.wiring import Services
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.governance.engine import govern
 from tuning_governor.models.limits import TuningJobName
+from tuning_governor.ports import CHECK_KEY
 
 
 class _BudgetCheck(BaseModel):

@@ -19,12 +19,12 @@ from tuning_governor.domain.summary import summarise
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.engine import judge_ended
 from tuning_governor.governance.job import JobState, job_state
+from tuning_governor.governance.reporting import all_delivered, deliver
 from tuning_governor.governance.trials import record_trial, trial_objective
 from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.observability import metrics
-from tuning_governor.reporting import all_delivered, deliver
 
 #: How long after its tuning job ended a summary report waits for trials SageMaker lists as finished
 #: but the governor could not record yet (judged by the sweep); then it goes out naming them.

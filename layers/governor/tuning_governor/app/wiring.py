@@ -14,20 +14,20 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
 from botocore.config import Config
 
-from tuning_governor.adapters.checks import CheckScheduler, SchedulerChecks
+from tuning_governor.adapters.checks import SchedulerChecks
 from tuning_governor.adapters.clients import deferred
 from tuning_governor.adapters.dynamodb import GovernorStore
-from tuning_governor.adapters.notifiers import Notifier, SlackNotifier, SnsNotifier, webhook_from_secret
+from tuning_governor.adapters.notifiers import SlackNotifier, SnsNotifier, webhook_from_secret
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.team_channels import TeamNotifiers
+from tuning_governor.app.stored_prices import StoredPrices
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.domain.reports import Report
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy, PolicySource, policy_source
-from tuning_governor.ports import SageMaker, Store
-from tuning_governor.price_catalogs import StoredPrices
-from tuning_governor.routing import ChannelGrants, routing_warnings, team_channels
+from tuning_governor.policy.routing import ChannelGrants, routing_warnings, team_channels
+from tuning_governor.ports import CheckScheduler, Notifier, SageMaker, Store
 from tuning_governor.settings import Settings, get_settings
 
 
@@ -60,7 +60,7 @@ class Services:
     team_notifiers: TeamNotifiers | None = None
     """The teams' own channels (None: every report goes to ``notifiers`` only)."""
     grants: ChannelGrants = field(default_factory=ChannelGrants)
-    """Which team secrets and topics the stack may use (see ``tuning_governor.routing``)."""
+    """Which team secrets and topics the stack may use (see ``tuning_governor.policy.routing``)."""
 
     def notifiers_for(self, report: Report, policy: Policy) -> list[Notifier]:
         """Every channel ``report`` goes to: the default ones (always), then its team's own, if the

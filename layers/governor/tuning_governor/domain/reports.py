@@ -33,7 +33,7 @@ TEAM_OWNER = "Team / owner"
 
 class Report(BaseModel):
     """One message, rendered for every channel. ``attributes`` feed SNS filter policies; ``team`` routes
-    it to the team's own channels too (see ``tuning_governor.routing``); ``owner`` is the job's owner
+    it to the team's own channels too (see ``tuning_governor.policy.routing``); ``owner`` is the job's owner
     tag value, as given (untrusted text)."""
 
     model_config = ConfigDict(frozen=True)

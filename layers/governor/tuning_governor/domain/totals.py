@@ -11,7 +11,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from tuning_governor.domain.cost import usd
-from tuning_governor.governance.spend import MONTH_PREFIX, month_key, split_by_month
+from tuning_governor.domain.spend import MONTH_PREFIX, month_key, split_by_month
+from tuning_governor.models.keys import JOB_PREFIX
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -86,3 +87,14 @@ def warm_pool_growth(old: TrialRecord, record: TrialRecord) -> tuple[int, Decima
     if record.warm_pool_cost_usd is None or old.cost_usd is None:
         return extra_seconds, None
     return extra_seconds, record.warm_pool_cost_usd - (old.warm_pool_cost_usd or Decimal(0))
+
+
+def job_after_trial(job: dict[str, Any] | None, record: TrialRecord) -> dict[str, Any]:
+    """The job item ``job`` (as read; None: none yet) once ``record`` is recorded on it: its totals
+    grown by :func:`trial_deltas` and the trial out of its running
+    trials, as DynamoDB applies them."""
+    after = added(job or {"pk": f"{JOB_PREFIX}{record.job_key}", "sk": "META"}, trial_deltas(record))
+    running = dict(after.get("running") or {})
+    running.pop(record.training_job_name.lower(), None)
+    after["running"] = running
+    return after

@@ -14,11 +14,11 @@ from tuning_governor.governance import grace
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.job import JobState, job_state
 from tuning_governor.governance.ports import EngineServices
+from tuning_governor.governance.reporting import all_delivered, deliver
 from tuning_governor.governance.rules import Decision
 from tuning_governor.models.keys import job_key_of
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
-from tuning_governor.reporting import all_delivered, deliver
 
 
 def enforce(decision: Decision, tags: dict[str, str], policy: Policy, services: EngineServices) -> tuple[str, str]:

@@ -28,13 +28,13 @@ from tuning_governor.governance.checks import check_time, schedule_check
 from tuning_governor.governance.facts import JobFacts, Trigger
 from tuning_governor.governance.job import JobState, job_facts, job_state, with_pricing_facts
 from tuning_governor.governance.ports import EngineServices
+from tuning_governor.governance.reporting import deliver
 from tuning_governor.governance.rules import Decision, Rule, registry
 from tuning_governor.governance.team_months import act_on_team, team_month_facts
 from tuning_governor.governance.trials import with_stagnation_spend
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
-from tuning_governor.reporting import deliver
 
 Outcomes = list[dict[str, Any]]
 LATE_DETAIL = "the job had ended when this trial was recorded: no stop call"

@@ -8,7 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tuning_governor.governance.stagnation import DefinitionObjective, StagnationState
+from tuning_governor.domain.capacity import AdmissionPlan, LimitSource
+from tuning_governor.domain.stagnation import StagnationState
+from tuning_governor.models.objectives import DefinitionObjective
 from tuning_governor.policy import Budget, Policy
 
 Trigger = Literal["arrival", "trial", "trial-progress", "sweep"]
@@ -18,15 +20,6 @@ nothing finished, so only the rules that read time or spend run); the scheduled 
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
-
-
-class AdmissionPlan(Frozen):
-    """One way a tuning job may run, as the concurrency rule charges it: MaxParallel x the instances a
-    trial uses, per type, split by market (managed spot counts against its own quotas)."""
-
-    label: str = "as configured"
-    on_demand: dict[str, int] = {}
-    spot: dict[str, int] = {}
 
 
 class JobFacts(Frozen):
@@ -116,11 +109,6 @@ class TeamMonthFacts(Frozen):
     @property
     def lower_bound(self) -> bool:
         return bool(self.unpriced_trials or self.unpriced_running_types)
-
-
-class LimitSource(Frozen):
-    limit: int
-    source: str
 
 
 class CapacityFacts(Frozen):

@@ -9,12 +9,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tuning_governor.domain import spend
+from tuning_governor.domain.capacity import AdmissionPlan
 from tuning_governor.domain.cost import pricing_facts
 from tuning_governor.domain.pricing import PriceCatalog
-from tuning_governor.governance import spend
-from tuning_governor.governance.facts import AdmissionPlan, JobFacts
-from tuning_governor.governance.stagnation import DefinitionObjective, StagnationState, objectives_from_item
+from tuning_governor.domain.stagnation import StagnationState, objectives_from_item
+from tuning_governor.governance.facts import JobFacts
 from tuning_governor.models.keys import job_key_of
+from tuning_governor.models.objectives import DefinitionObjective
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.policy import Policy
 

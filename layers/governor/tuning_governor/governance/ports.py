@@ -8,23 +8,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from tuning_governor.adapters.checks import CheckScheduler
-    from tuning_governor.adapters.notifiers import Notifier
     from tuning_governor.domain.pricing import PriceCatalog
     from tuning_governor.domain.reports import Report
-    from tuning_governor.governance.capacity import Quota
     from tuning_governor.policy import Policy
-    from tuning_governor.ports import SageMaker, Store
+    from tuning_governor.ports import CheckScheduler, Notifier, Quotas, SageMaker, Store
     from tuning_governor.settings import Settings
-
-
-class Quotas(Protocol):
-    """The Service Quotas the concurrency rule judges against (None: not known)."""
-
-    def training_quota(self, instance_type: str) -> Quota | None: ...
-    def spot_training_quota(self, instance_type: str) -> Quota | None: ...
-    def total_training_quota(self) -> Quota | None: ...
-    def total_spot_training_quota(self) -> Quota | None: ...
 
 
 class EngineServices(Protocol):

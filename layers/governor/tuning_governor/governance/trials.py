@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from tuning_governor.adapters.dynamodb.items import job_after_trial
 from tuning_governor.domain.pricing import PriceCatalog
+from tuning_governor.domain.stagnation import StagnationState, resolve_objective
+from tuning_governor.domain.totals import job_after_trial
 from tuning_governor.errors import StaleState
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.job import JobState, job_facts, job_state
 from tuning_governor.governance.ports import EngineServices
-from tuning_governor.governance.stagnation import (
-    ObjectiveSpec,
-    StagnationState,
-    resolve_objective,
-)
+from tuning_governor.models.objectives import ObjectiveSpec
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.models.training_job import TrainingJob
 

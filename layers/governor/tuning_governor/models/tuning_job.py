@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-from tuning_governor.governance.stagnation import DefinitionObjective
 from tuning_governor.models.limits import (
     Arn,
     Count,
@@ -23,6 +22,7 @@ from tuning_governor.models.limits import (
     TrainingJobName,
     TuningJobName,
 )
+from tuning_governor.models.objectives import DefinitionObjective
 from tuning_governor.models.sagemaker import (
     AwsShape,
     AwsTime,

@@ -2,9 +2,12 @@
 the store's, one module per area of its table)."""
 
 from tuning_governor.ports.capacity import CapacityStore
+from tuning_governor.ports.checks import CHECK_KEY, CheckScheduler
 from tuning_governor.ports.decisions import DecisionStore, DeliveryStore, JudgementStore
 from tuning_governor.ports.jobs import JobStore
+from tuning_governor.ports.notifier import Notifier
 from tuning_governor.ports.prices import PriceStore
+from tuning_governor.ports.quotas import Quotas
 from tuning_governor.ports.sagemaker import SageMaker, StopResult
 from tuning_governor.ports.store import AREAS, Store
 from tuning_governor.ports.team_months import TeamMonthStore
@@ -12,12 +15,16 @@ from tuning_governor.ports.trials import TrialStore
 
 __all__ = [
     "AREAS",
+    "CHECK_KEY",
     "CapacityStore",
+    "CheckScheduler",
     "DecisionStore",
     "DeliveryStore",
     "JobStore",
     "JudgementStore",
+    "Notifier",
     "PriceStore",
+    "Quotas",
     "SageMaker",
     "StopResult",
     "Store",

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from tuning_governor.governance.capacity import Holder, Ledger, Reservation
-    from tuning_governor.governance.rules import Decision
+    from tuning_governor.domain.capacity import Holder, Ledger, Reservation
+    from tuning_governor.models.decisions import Decision
     from tuning_governor.models.training_job import TrainingJob
 
 

@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from decimal import Decimal
 
-    from tuning_governor.governance.rules import Decision
+    from tuning_governor.models.decisions import Decision
 
 
 class DecisionStore(Protocol):

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from tuning_governor.governance.rules import Decision
-    from tuning_governor.governance.spend import RunningTrial
+    from tuning_governor.domain.spend import RunningTrial
+    from tuning_governor.models.decisions import Decision
 
 
 class TeamMonthStore(Protocol):

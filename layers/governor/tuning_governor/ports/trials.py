@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from tuning_governor.governance.spend import RunningTrial
+    from tuning_governor.domain.spend import RunningTrial
     from tuning_governor.models.records import TrialRecord
 
 
@@ -28,7 +28,7 @@ class TrialStore(Protocol):
         item yet); the write is conditional on its ``trials_recorded`` (and, with ``stagnation``, on its
         stagnation state's ``trials_seen``) being unchanged, else ``StaleState`` (nothing written).
         ``stagnation`` is set on the job item, ``latest_end`` becomes its ``last_trial_end``. Returns
-        the job item as written (``job_after_trial`` with those set); None for a duplicate."""
+        the job item as written (``domain.totals.job_after_trial`` with those set); None for a duplicate."""
         ...
 
     def update_trial_warm_pool(self, record: TrialRecord) -> bool:

@@ -21,7 +21,7 @@ from tuning_governor.adapters.dynamodb.keys import (
 )
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.errors import StaleState
-from tuning_governor.governance.rules import Decision
+from tuning_governor.models.decisions import Decision
 from tuning_governor.ports import DecisionStore, DeliveryStore, JudgementStore
 
 

@@ -22,11 +22,10 @@ from tuning_governor.adapters.dynamodb.keys import (
     team_pk,
     trial_sk,
 )
-from tuning_governor.domain.totals import added, trial_deltas
-from tuning_governor.governance.spend import MONTH_PREFIX
+from tuning_governor.domain.spend import MONTH_PREFIX
 
 if TYPE_CHECKING:
-    from tuning_governor.governance.rules import Decision
+    from tuning_governor.models.decisions import Decision
     from tuning_governor.models.records import JobSummary, TrialRecord
     from tuning_governor.models.tuning_job import TuningJob
 
@@ -113,17 +112,6 @@ def trial_item(record: TrialRecord, retention: timedelta | None) -> dict[str, An
         ended = record.end_time or datetime.now(UTC)
         values[EXPIRY_ATTRIBUTE] = expires_at(ended, retention)
     return values
-
-
-def job_after_trial(job: dict[str, Any] | None, record: TrialRecord) -> dict[str, Any]:
-    """The job item ``job`` (as read; None: none yet) once ``record`` is recorded on it: its totals
-    grown by :func:`~tuning_governor.domain.totals.trial_deltas` and the trial out of its running
-    trials, as DynamoDB applies them."""
-    after = added(job or {"pk": job_pk(record.job_key), "sk": "META"}, trial_deltas(record))
-    running = dict(after.get("running") or {})
-    running.pop(record.training_job_name.lower(), None)
-    after["running"] = running
-    return after
 
 
 def month_totals(team_item: dict[str, Any], month: str) -> dict[str, Any]:

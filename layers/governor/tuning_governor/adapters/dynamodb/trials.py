@@ -7,12 +7,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from tuning_governor.adapters.dynamodb.items import job_after_trial, trial_item
+from tuning_governor.adapters.dynamodb.items import trial_item
 from tuning_governor.adapters.dynamodb.keys import iso, job_pk, team_pk, trial_sk
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
-from tuning_governor.domain.totals import team_month_deltas, trial_deltas, warm_pool_growth
+from tuning_governor.domain.spend import RUNNING_PREFIX, RunningTrial
+from tuning_governor.domain.totals import job_after_trial, team_month_deltas, trial_deltas, warm_pool_growth
 from tuning_governor.errors import StaleState, TransientError
-from tuning_governor.governance.spend import RUNNING_PREFIX, RunningTrial
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.ports import TrialStore
 

@@ -10,13 +10,14 @@ the engine runs a rule (scope, admission, late judgement, grace, checks) is decl
 
 # Imported in registration order: the engine judges the rules in this order (concurrency, budget,
 # team-budget, runtime, stagnation, tags, failed-trials, pricing).
-from tuning_governor.governance.rules.base import STOP_PERMISSION, Decision, Rule, RuleRegistry, Verdict, registry
+from tuning_governor.governance.rules.base import STOP_PERMISSION, Rule, RuleRegistry, registry
 from tuning_governor.governance.rules.budgets import BudgetRule, TeamBudgetRule
 from tuning_governor.governance.rules.concurrency import ConcurrencyRule
 from tuning_governor.governance.rules.failures import FailedTrialsRule
 from tuning_governor.governance.rules.pricing import PricingRule
 from tuning_governor.governance.rules.progress import RuntimeRule, StagnationRule
 from tuning_governor.governance.rules.tags import TagsRule
+from tuning_governor.models.decisions import Decision, Verdict
 
 __all__ = [
     "STOP_PERMISSION",

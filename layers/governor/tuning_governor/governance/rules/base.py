@@ -7,37 +7,12 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from tuning_governor.governance.facts import CapacityFacts, JobFacts, Trigger
+from tuning_governor.models.decisions import Decision, Verdict
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.policy import Policy
 
 STOP_PERMISSION = "sagemaker:StopHyperParameterTuningJob"
-
-
-#: breach: the rule wants the job stopped; warning: report only; grace: a breach whose stop waits for
-#: the rule's grace period (governance/grace.py).
-Verdict = Literal["breach", "warning", "grace"]
-
-
-class Decision(BaseModel):
-    """What a rule found. ``numbers`` are the figures that decided it, for the audit trail and the report."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rule: str
-    verdict: Verdict
-    job_key: str
-    job_name: str
-    team: str | None
-    message: str
-    numbers: dict[str, Any]
-    at: datetime
-
-    @property
-    def wants_stop(self) -> bool:
-        return self.verdict == "breach"
 
 
 class Rule(ABC):

@@ -7,9 +7,10 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from tuning_governor.domain.cost import SECONDS_PER_HOUR
+from tuning_governor.domain.spend import budget_crossing
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
-from tuning_governor.governance.rules.base import STOP_PERMISSION, Decision, Rule, registry
-from tuning_governor.governance.spend import budget_crossing
+from tuning_governor.governance.rules.base import STOP_PERMISSION, Rule, registry
+from tuning_governor.models.decisions import Decision
 from tuning_governor.policy import Policy
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
-from tuning_governor.governance.rules.base import Decision, Rule, registry
+from tuning_governor.governance.rules.base import Rule, registry
+from tuning_governor.models.decisions import Decision
 from tuning_governor.policy import Policy
 
 

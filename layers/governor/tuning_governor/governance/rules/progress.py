@@ -6,9 +6,10 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
+from tuning_governor.domain.stagnation import replayed_stagnation
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
-from tuning_governor.governance.rules.base import STOP_PERMISSION, Decision, Rule, registry
-from tuning_governor.governance.stagnation import replayed_stagnation
+from tuning_governor.governance.rules.base import STOP_PERMISSION, Rule, registry
+from tuning_governor.models.decisions import Decision
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.policy import Policy
 

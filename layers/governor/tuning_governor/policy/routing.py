@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tuning_governor.domain.reports import Report
-from tuning_governor.policy import TOPIC_ARN, Policy, render_path
+from tuning_governor.policy.errors import render_path
+from tuning_governor.policy.fields import TOPIC_ARN
+from tuning_governor.policy.model import Policy
 
 DEFAULT_CHANNELS = ("sns", "slack")
 _NOT_USED = "not used: the team's reports go to the default channels only"

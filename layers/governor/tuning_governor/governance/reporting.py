@@ -10,11 +10,10 @@ from functools import partial
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.adapters.notifiers import Notifier
 from tuning_governor.domain.reports import Report
 from tuning_governor.errors import DeliveryFailed, TransientError
 from tuning_governor.observability import logger, metrics
-from tuning_governor.ports import DeliveryStore
+from tuning_governor.ports import DeliveryStore, Notifier
 
 #: How often a delivery's own bookkeeping write is tried in place before the invocation gives up.
 BOOKKEEPING_ATTEMPTS = 6

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tuning_governor.models.objectives import DefinitionObjective, ObjectiveSpec
 from tuning_governor.models.records import TrialRecord
 
 IMPROVEMENT = Decimal("0.01")
@@ -31,23 +32,6 @@ OBJECTIVE_HYPERPARAMETER = "_tuning_objective_metric"
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
-
-
-class ObjectiveSpec(_Frozen):
-    """The metric a trial is judged on and its direction (``Minimize`` or ``Maximize``)."""
-
-    metric: str
-    type: str
-
-    @property
-    def minimize(self) -> bool:
-        return self.type == "Minimize"
-
-
-class DefinitionObjective(ObjectiveSpec):
-    """The objective of one training job definition (``definition`` None: the job's single definition)."""
-
-    definition: str | None = None
 
 
 def _decimal(value: float | Decimal) -> Decimal:

@@ -1,0 +1,31 @@
+"""A governance decision as rules make it and the store keeps it (a value: no behaviour)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+#: breach: the rule wants the job stopped; warning: report only; grace: a breach whose stop waits for
+#: the rule's grace period (governance/grace.py).
+Verdict = Literal["breach", "warning", "grace"]
+
+
+class Decision(BaseModel):
+    """What a rule found. ``numbers`` are the figures that decided it, for the audit trail and the report."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    verdict: Verdict
+    job_key: str
+    job_name: str
+    team: str | None
+    message: str
+    numbers: dict[str, Any]
+    at: datetime
+
+    @property
+    def wants_stop(self) -> bool:
+        return self.verdict == "breach"
