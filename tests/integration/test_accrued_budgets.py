@@ -20,7 +20,8 @@ from governor_sim.slack_server import SlackWebhookServer
 from tests.integration.conftest import World
 from tests.integration.test_governance import decisions, record_stop_calls, status, use_policy
 from tuning_governor.domain.cost import SECONDS_PER_HOUR, usd
-from tuning_governor.governance.job import job_facts, state_time
+from tuning_governor.domain.job import state_time
+from tuning_governor.governance.job import job_facts
 
 P3_8X = "ml.p3.8xlarge"
 HOURLY = Decimal("14.688")  # us-east-1 ml.p3.8xlarge training, the bundled catalog's price

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, get_args
 
 import pytest
+from pydantic import BaseModel
 
 from tuning_governor.domain.capacity import Holder, Quota, effective_limit
 from tuning_governor.governance.capacity import capacity_facts
@@ -48,27 +50,53 @@ def policy(text: str) -> Policy:
     return parse_policy(text, "test")
 
 
+#: The rules the governor ships with, in the order the engine judges them. A new rule is its own module
+#: in governance/rules/ and needs no line here: the checks below hold for every registered rule.
+SHIPPED = ["concurrency", "budget", "team-budget", "runtime", "stagnation", "tags", "failed-trials", "pricing"]
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation holds (itself, or inside Annotated, Optional, dict, list)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in get_args(annotation) for model in _models_in(arg)]
+
+
+def _policy_field(path: str) -> Any:
+    """The Policy model's field at a dotted policy key (``<team>`` stands for any team)."""
+    model: type[BaseModel] | None = Policy
+    field: Any = None
+    for part in path.split("."):
+        if part == "<team>":
+            continue
+        assert model is not None, f"{path}: {part!r} is below a plain value"
+        assert part in model.model_fields, f"{path}: no policy key {part!r} in {model.__name__}"
+        field = model.model_fields[part]
+        models = _models_in(field.annotation)
+        model = models[-1] if models else None
+    return field
+
+
 def test_every_rule_is_registered_with_a_name_triggers_permissions_and_policy_keys() -> None:
-    names = {rule.name for rule in registry}
-    assert names == {
-        "concurrency",
-        "budget",
-        "team-budget",
-        "runtime",
-        "stagnation",
-        "failed-trials",
-        "pricing",
-        "tags",
-    }
-    # Rules that only ever warn need no AWS call; every rule that can breach may stop the job.
-    warning_only = {"pricing", "tags"}
+    names = [rule.name for rule in registry]
+    assert [r.name for r in registry if r.name in SHIPPED] == SHIPPED, "the shipped rules' judging order"
+    assert len({rule.order for rule in registry}) == len(names), "two rules declare the same order"
     for rule in registry:
-        assert rule.triggers
-        if rule.name in warning_only:
-            assert rule.permissions == frozenset()
-        else:
-            assert "sagemaker:StopHyperParameterTuningJob" in rule.permissions
-        assert rule.policy_keys
+        assert rule.name and rule.description and rule.triggers, rule
+        # IAM actions, granted to the functions that judge the rule (tests/template checks the template).
+        assert all(re.fullmatch(r"[a-z-]+:[A-Za-z]+", action) for action in rule.permissions), rule.name
+        # Its configuration is the Policy model's part at its keys: each key must exist there.
+        assert rule.policy_keys, rule.name
+        for key in rule.policy_keys:
+            assert _policy_field(key) is not None, key
+    # Rules that only ever warn need no AWS call; the shipped rules that can breach may stop the job.
+    assert {r.name for r in registry if not r.permissions} >= {"pricing", "tags"}
+
+
+def test_a_policy_key_that_does_not_exist_is_caught() -> None:
+    # The check above can fail: a misspelt key is not in the Policy model.
+    with pytest.raises(AssertionError, match="no policy key"):
+        _policy_field("defaults.max_failed_trial")
 
 
 def test_every_rule_declares_how_the_engine_runs_it() -> None:
@@ -93,7 +121,8 @@ def test_every_rule_declares_how_the_engine_runs_it() -> None:
         rule.name: (rule.scope, rule.admission_judged, rule.late_ok, rule.grace_able, rule.schedules_checks)
         for rule in registry
     }
-    assert declared == {
+    shipped = {name: declared[name] for name in SHIPPED}
+    assert shipped == {
         "concurrency": ("job", True, False, False, False),
         "budget": ("job", False, True, True, True),
         "team-budget": ("team", False, False, False, False),

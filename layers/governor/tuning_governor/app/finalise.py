@@ -14,13 +14,13 @@ from tuning_governor.adapters.dynamodb.keys import job_partition
 from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.app.wiring import Services
 from tuning_governor.breakdowns import team_spent
+from tuning_governor.domain.job import JobState, job_state, trial_objective
 from tuning_governor.domain.reports import corrected_report, summary_report
 from tuning_governor.domain.summary import summarise
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.engine import judge_ended
-from tuning_governor.governance.job import JobState, job_state
 from tuning_governor.governance.reporting import all_delivered, deliver
-from tuning_governor.governance.trials import record_trial, trial_objective
+from tuning_governor.governance.trials import record_trial
 from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob

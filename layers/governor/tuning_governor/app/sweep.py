@@ -39,11 +39,11 @@ from botocore.exceptions import ClientError
 from tuning_governor.app.finalise import finalise_and_report
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.capacity import total
+from tuning_governor.domain.job import JobState
 from tuning_governor.errors import Disposition, GovernorError
 from tuning_governor.governance.actions import resume_stale
 from tuning_governor.governance.admission import reconcile_ledger
 from tuning_governor.governance.engine import govern
-from tuning_governor.governance.job import JobState
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 

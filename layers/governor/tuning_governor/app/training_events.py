@@ -11,13 +11,13 @@ from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
 from tuning_governor.app.finalise import refinalise
 from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.app.wiring import Services
+from tuning_governor.domain.job import JobState, job_state, trial_objective
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.spend import RunningTrial
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.actions import resume_job
 from tuning_governor.governance.engine import govern
-from tuning_governor.governance.job import JobState, job_state
-from tuning_governor.governance.trials import record_trial, trial_objective
+from tuning_governor.governance.trials import record_trial
 from tuning_governor.models.events import TrainingJobStateChange
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.models.sagemaker import TRAINING_RUNNING, TRAINING_TERMINAL

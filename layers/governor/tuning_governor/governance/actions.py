@@ -8,11 +8,11 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.breakdowns import rule_decided, rule_stopped
+from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.domain.reports import decision_report
 from tuning_governor.errors import GovernorError
 from tuning_governor.governance import grace
 from tuning_governor.governance.facts import JobFacts
-from tuning_governor.governance.job import JobState, job_state
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.reporting import all_delivered, deliver
 from tuning_governor.governance.rules import Decision

@@ -12,11 +12,12 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.domain.capacity import Ledger, Quota, Reservation
+from tuning_governor.domain.job import JobState, iso_time, job_state
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.actions import act
 from tuning_governor.governance.capacity import capacity_facts, first_fit
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
-from tuning_governor.governance.job import JobState, iso_time, job_facts, job_state
+from tuning_governor.governance.job import job_facts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision, Rule
 from tuning_governor.observability import metrics

@@ -6,9 +6,9 @@ from datetime import datetime, timedelta
 
 from aws_lambda_powertools.metrics import MetricUnit
 
+from tuning_governor.domain.job import JobState, iso_time
 from tuning_governor.errors import GovernorError
 from tuning_governor.governance.facts import JobFacts
-from tuning_governor.governance.job import JobState, iso_time
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Rule
 from tuning_governor.observability import logger, metrics

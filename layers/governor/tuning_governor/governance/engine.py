@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit
 
+from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.reports import decision_report
 from tuning_governor.governance import grace
@@ -26,7 +27,7 @@ from tuning_governor.governance.actions import act
 from tuning_governor.governance.admission import admit
 from tuning_governor.governance.checks import check_time, schedule_check
 from tuning_governor.governance.facts import JobFacts, Trigger
-from tuning_governor.governance.job import JobState, job_facts, job_state, with_pricing_facts
+from tuning_governor.governance.job import job_facts, with_pricing_facts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.reporting import deliver
 from tuning_governor.governance.rules import Decision, Rule, registry

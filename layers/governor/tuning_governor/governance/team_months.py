@@ -9,11 +9,11 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.domain import spend
+from tuning_governor.domain.job import JobState
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.reports import Report, decision_report
 from tuning_governor.governance.actions import act, stop_step
 from tuning_governor.governance.facts import JobFacts, TeamMonthFacts
-from tuning_governor.governance.job import JobState
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.reporting import all_delivered, deliver
 from tuning_governor.governance.rules import Decision

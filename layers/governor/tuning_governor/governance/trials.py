@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
+from tuning_governor.domain.job import JobState, job_state, trial_objective
 from tuning_governor.domain.pricing import PriceCatalog
-from tuning_governor.domain.stagnation import StagnationState, resolve_objective
+from tuning_governor.domain.stagnation import StagnationState
 from tuning_governor.domain.totals import job_after_trial
 from tuning_governor.errors import StaleState
 from tuning_governor.governance.facts import JobFacts
-from tuning_governor.governance.job import JobState, job_facts, job_state
+from tuning_governor.governance.job import job_facts
 from tuning_governor.governance.ports import EngineServices
-from tuning_governor.models.objectives import ObjectiveSpec
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.models.training_job import TrainingJob
 
 STALE_ATTEMPTS = 5
-
-
-def trial_objective(job: JobState | None, trial: TrainingJob) -> ObjectiveSpec | None:
-    """The objective (metric and direction) of the definition ``trial`` belongs to, from the job item."""
-    return resolve_objective(
-        job.objectives if job is not None else [],
-        definition_name=trial.training_job_definition_name,
-        hyperparameters=trial.hyper_parameters,
-        reported_metrics={m.metric_name for m in trial.final_metric_data_list},
-    )
 
 
 def _advanced(job: JobState | None, record: TrialRecord, trial: TrainingJob) -> StagnationState | None:

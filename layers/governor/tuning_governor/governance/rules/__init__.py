@@ -8,8 +8,12 @@ the engine runs a rule (scope, admission, late judgement, grace, checks) is decl
 (``governance.rules.base.Rule``).
 """
 
-# Imported in registration order: the engine judges the rules in this order (concurrency, budget,
-# team-budget, runtime, stagnation, tags, failed-trials, pricing).
+# The engine judges the rules by their declared ``order`` (concurrency, budget, team-budget, runtime,
+# stagnation, tags, failed-trials, pricing). Every module of this package is imported below, so a new
+# rule is its own module: nothing here names it.
+import importlib
+import pkgutil
+
 from tuning_governor.governance.rules.base import STOP_PERMISSION, Rule, RuleRegistry, registry
 from tuning_governor.governance.rules.budgets import BudgetRule, TeamBudgetRule
 from tuning_governor.governance.rules.concurrency import ConcurrencyRule
@@ -18,6 +22,9 @@ from tuning_governor.governance.rules.pricing import PricingRule
 from tuning_governor.governance.rules.progress import RuntimeRule, StagnationRule
 from tuning_governor.governance.rules.tags import TagsRule
 from tuning_governor.models.decisions import Decision, Verdict
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
     "STOP_PERMISSION",

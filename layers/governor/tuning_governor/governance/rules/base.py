@@ -30,6 +30,8 @@ class Rule(ABC):
     """
 
     name: ClassVar[str]
+    order: ClassVar[int]
+    """Where the rule is judged among the others (ascending): its decisions come out in this order."""
     description: ClassVar[str]
     triggers: ClassVar[frozenset[Trigger]]
     permissions: ClassVar[frozenset[str]]
@@ -79,17 +81,20 @@ class RuleRegistry:
         self._rules[rule_class.name] = rule_class()
         return rule_class
 
+    def _ordered(self) -> list[Rule]:
+        return sorted(self._rules.values(), key=lambda rule: (rule.order, rule.name))
+
     def __iter__(self) -> Iterator[Rule]:
-        return iter(self._rules.values())
+        return iter(self._ordered())
 
     def for_trigger(self, trigger: Trigger) -> list[Rule]:
-        return [rule for rule in self._rules.values() if trigger in rule.triggers]
+        return [rule for rule in self._ordered() if trigger in rule.triggers]
 
     def get(self, name: str) -> Rule:
         return self._rules[name]
 
     def permissions(self, trigger: Trigger | None = None) -> frozenset[str]:
-        rules = self._rules.values() if trigger is None else self.for_trigger(trigger)
+        rules = self._ordered() if trigger is None else self.for_trigger(trigger)
         return frozenset(p for rule in rules for p in rule.permissions)
 
 

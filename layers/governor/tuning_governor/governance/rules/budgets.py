@@ -30,6 +30,7 @@ class BudgetRule(Rule):
     """
 
     name = "budget"
+    order = 20
     description = "Dollar budget per tuning job: spent (finished + accrued), and projected from the mean trial cost"
     triggers = frozenset({"arrival", "trial", "trial-progress", "sweep"})
     permissions = frozenset({STOP_PERMISSION})
@@ -156,6 +157,7 @@ class TeamBudgetRule(Rule):
     """
 
     name = "team-budget"
+    order = 30
     description = "Monthly dollar budget per team over all its tuning jobs (finished + accrued)"
     triggers = frozenset({"arrival", "trial", "trial-progress", "sweep"})
     permissions = frozenset({STOP_PERMISSION})

@@ -20,6 +20,7 @@ class ConcurrencyRule(Rule):
     """
 
     name = "concurrency"
+    order = 10
     description = "Concurrent training instances per type vs. the applied Service Quota and team policy"
     triggers = frozenset({"arrival"})
     permissions = frozenset(

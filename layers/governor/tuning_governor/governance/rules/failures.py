@@ -14,6 +14,7 @@ class FailedTrialsRule(Rule):
     for its grace period is stopped at its time even when no trial ends then)."""
 
     name = "failed-trials"
+    order = 70
     description = "Failed trials per tuning job"
     triggers = frozenset({"trial", "sweep"})
     permissions = frozenset({STOP_PERMISSION})

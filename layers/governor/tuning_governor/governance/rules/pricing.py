@@ -18,6 +18,7 @@ class PricingRule(Rule):
     """
 
     name = "pricing"
+    order = 80
     description = "Instance types without a price in the job's region (approximate) or anywhere (unpriced)"
     triggers = frozenset({"arrival", "trial", "sweep"})
     permissions = frozenset()

@@ -19,6 +19,7 @@ class RuntimeRule(Rule):
     """A tuning job running max_runtime_hours or longer is stopped (0 = off)."""
 
     name = "runtime"
+    order = 40
     description = "Runtime cap per tuning job"
     triggers = frozenset({"arrival", "trial", "sweep"})
     permissions = frozenset({STOP_PERMISSION})
@@ -55,6 +56,7 @@ class StagnationRule(Rule):
     """
 
     name = "stagnation"
+    order = 50
     description = "Trials, minutes or dollars without improving the best objective by 1 % or more"
     triggers = frozenset({"trial", "sweep"})
     permissions = frozenset({STOP_PERMISSION})

@@ -20,6 +20,7 @@ class TagsRule(Rule):
     """
 
     name = "tags"
+    order = 60
     description = "Governance tags with a value or a key spelling the governor cannot honour"
     triggers = frozenset({"arrival", "sweep"})
     permissions = frozenset()
