@@ -14,6 +14,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ReadTimeoutError
 from botocore.stub import Stubber
 
 import price_refresh
@@ -239,3 +240,149 @@ def test_a_type_priced_nowhere_stays_unpriced_and_the_budget_silence_is_reported
     assert "ml.c7i.2xlarge" in decision["message"]
     # The warning came at arrival, before any money was spent
     assert datetime.fromisoformat(decision["at"]) < T0 + timedelta(minutes=5)
+
+
+# -- issue 18, finding 11: merge per type, each region and price isolated, implausible prices rejected --------
+P4DE = "ml.p4de.24xlarge"
+
+
+def three_types(region: str = "us-east-1") -> list[list[str]]:
+    return [
+        [
+            row("USE1-Train:ml.m5.xlarge", "0.2300000000", region=region),
+            row("USE1-Train:ml.g5.xlarge", "1.4080000000", region=region),
+            row(f"USE1-Train:{P4DE}", "45.1200000000", region=region),
+        ]
+    ]
+
+
+def test_a_partial_answer_keeps_the_other_types_refreshed_prices(pricing: tuple[Any, Stubber]) -> None:
+    client, stubber = pricing
+    env = build_environment(region="us-east-1", sns=False, quotas=False)
+    services = refresh_services(env, client, ("us-east-1",))
+    # Given a refresh that stored three types, p4de at $45.12
+    answer(stubber, "us-east-1", three_types())
+    price_refresh.handler({}, Context(), services=services)
+    # When the next day's Price List answer lists 1 of the 3 types (a new m5 price)
+    answer(stubber, "us-east-1", [[row("USE1-Train:ml.m5.xlarge", "0.2400000000", region="us-east-1")]])
+    later = RefreshServices(
+        pricing=services.pricing,
+        store=services.store,
+        clock=lambda: REFRESHED_AT + timedelta(days=1),
+        regions=("us-east-1",),
+    )
+    price_refresh.handler({}, Context(), services=later)
+
+    # Then m5 has its new price and the other two keep their refreshed prices (never an estimate)
+    (catalog,) = env.services.store.price_catalogs()
+    assert {t: r.usd_per_hour for t, r in catalog.prices.items()} == {
+        "ml.g5.xlarge": Decimal("1.408"),
+        "ml.m5.xlarge": Decimal("0.24"),
+        P4DE: Decimal("45.12"),
+    }
+    quote = StoredPrices(env.services.store, clock=lambda: T0).catalog()
+    assert quote is not None
+    p4de = quote.quote("us-east-1", P4DE)
+    assert p4de is not None
+    assert (p4de.usd_per_hour, p4de.approximate) == (Decimal("45.12"), False)
+    # and each kept price says when it was last read from the Price List
+    entries = catalog.entries()
+    assert entries["ml.m5.xlarge"].fetched_at == (REFRESHED_AT + timedelta(days=1)).isoformat()
+    assert entries[P4DE].fetched_at == REFRESHED_AT.isoformat()
+
+
+def test_an_unstorable_price_is_left_out_and_every_other_price_and_region_is_stored(
+    pricing: tuple[Any, Stubber],
+) -> None:
+    client, stubber = pricing
+    env = build_environment(region="us-east-1", sns=False, quotas=False)
+    # Given us-east-1 lists two prices DynamoDB cannot store (1E+200, 41 digits) beside two good ones
+    answer(
+        stubber,
+        "us-east-1",
+        [
+            [
+                row("USE1-Train:ml.m5.xlarge", "0.2300000000", region="us-east-1"),
+                row("USE1-Train:ml.g5.xlarge", "1E+200", region="us-east-1"),
+                row("USE1-Train:ml.c5.xlarge", "0.2040000000", region="us-east-1"),
+                # plausible, but 41 significant digits: more than a DynamoDB number holds
+                row("USE1-Train:ml.m5.2xlarge", "0.4610000000000000000000000000000000000001", region="us-east-1"),
+            ]
+        ],
+    )
+    answer(stubber, STOCKHOLM, stockholm_pages())
+
+    # When the refresh runs
+    outcome = price_refresh.handler({}, Context(), services=refresh_services(env, client, ("us-east-1", STOCKHOLM)))
+
+    # Then only that price is left out: the region's other prices and the later region are stored
+    assert outcome["stored"] == {"us-east-1": 2, STOCKHOLM: 2}
+    stored = {c.region: set(c.prices) for c in env.services.store.price_catalogs()}
+    assert stored == {"us-east-1": {"ml.m5.xlarge", "ml.c5.xlarge"}, STOCKHOLM: {"ml.m5.xlarge", "ml.c5.xlarge"}}
+
+
+def test_a_read_timeout_fails_its_region_only_and_the_later_regions_are_refreshed(
+    pricing: tuple[Any, Stubber], capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    client, stubber = pricing
+    env = build_environment(region="us-east-1", sns=False, quotas=False)
+
+    # Given the Price List times out reading us-east-1 (after the client's own retries) and answers eu-north-1
+    def time_out(params: dict[str, Any], **_: Any) -> None:
+        if params["Filters"][0]["Value"] == "us-east-1":
+            raise ReadTimeoutError(endpoint_url="https://api.pricing.us-east-1.amazonaws.com/")
+
+    client.meta.events.register("provide-client-params.pricing.GetProducts", time_out)
+    answer(stubber, STOCKHOLM, stockholm_pages())
+
+    # When the refresh runs
+    outcome = price_refresh.handler({}, Context(), services=refresh_services(env, client, ("us-east-1", STOCKHOLM)))
+
+    # Then us-east-1 is reported failed (a warning naming it, a metric) and eu-north-1 is stored
+    assert list(outcome["failed"]) == ["us-east-1"]
+    assert outcome["stored"] == {STOCKHOLM: 2}
+    assert [c.region for c in env.services.store.price_catalogs()] == [STOCKHOLM]
+    (failure,) = [r.__dict__ for r in caplog.records if r.getMessage() == "price refresh failed for a region"]
+    assert (failure["region"], failure["levelname"]) == ("us-east-1", "WARNING")
+    assert '"PriceRegionsFailed":[1.0]' in capsys.readouterr().out
+
+
+def test_a_price_outside_its_familys_plausible_band_is_rejected_with_a_warning(
+    pricing: tuple[Any, Stubber], capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    client, stubber = pricing
+    env = build_environment(region="us-east-1", sns=False, quotas=False)
+    services = refresh_services(env, client, ("us-east-1",))
+    # Given a refresh that stored three plausible prices
+    answer(stubber, "us-east-1", three_types())
+    price_refresh.handler({}, Context(), services=services)
+    capsys.readouterr()
+    caplog.clear()
+    # When the next answer prices ml.m5.xlarge at 1e-10 $/h and p4de at 45120 $/h (a unit slip)
+    answer(
+        stubber,
+        "us-east-1",
+        [
+            [
+                row("USE1-Train:ml.m5.xlarge", "0.0000000001", region="us-east-1"),
+                row("USE1-Train:ml.g5.xlarge", "1.5000000000", region="us-east-1"),
+                row(f"USE1-Train:{P4DE}", "45120.0000000000", region="us-east-1"),
+            ]
+        ],
+    )
+    outcome = price_refresh.handler({}, Context(), services=services)
+
+    # Then neither implausible price is stored or used: the last plausible ones stay, the plausible one moves
+    (catalog,) = env.services.store.price_catalogs()
+    assert {t: r.usd_per_hour for t, r in catalog.prices.items()} == {
+        "ml.g5.xlarge": Decimal("1.5"),
+        "ml.m5.xlarge": Decimal("0.23"),
+        P4DE: Decimal("45.12"),
+    }
+    assert outcome["out_of_band"] == {"us-east-1": 2}
+    # and the operator is told: one warning per price, with the band it fell outside, and a metric
+    warnings = [r.__dict__ for r in caplog.records if "plausible band" in r.getMessage()]
+    assert sorted(w["instance_type"] for w in warnings) == ["ml.m5.xlarge", P4DE]
+    assert all(w["levelname"] == "WARNING" and w["region"] == "us-east-1" for w in warnings)
+    assert all("per vCPU-hour" in w["band_usd_per_hour"] for w in warnings)
+    assert '"PricesOutOfBand":[2.0]' in capsys.readouterr().out

@@ -13,10 +13,12 @@ from botocore.stub import Stubber
 
 from tests.price_list import answer, product, row
 from tuning_governor.adapters.pricing import PriceListGateway, PriceListUnavailable
+from tuning_governor.domain.price_updates import family, plausible_band, size_class, vcpus
 from tuning_governor.domain.pricing import (
     BILLING_CODES,
     RowRejected,
     billing_codes,
+    bundled_catalog,
     parse_price_list_row,
     region_catalog,
 )
@@ -143,3 +145,48 @@ def test_a_throttled_region_is_a_transient_error(pricing: Any) -> None:
 
     with stubber, pytest.raises(PriceListUnavailable):
         list(PriceListGateway(pricing).training_rows("eu-north-1"))
+
+
+# -- plausible bands (issue 18, finding 11; docs/policy.md "Prices") -------------------------------------------
+def bundled_prices() -> list[tuple[str, str, Decimal]]:
+    catalog = bundled_catalog()
+    return [(r, t, e.usd_per_hour) for r in catalog.regions() for t, e in catalog.types(r).items()]
+
+
+@pytest.mark.parametrize(("region", "instance_type", "usd"), bundled_prices())
+def test_every_bundled_price_is_plausible_and_every_unit_slip_of_it_is_not(
+    region: str, instance_type: str, usd: Decimal
+) -> None:
+    band = plausible_band(instance_type)
+
+    assert band.holds(usd), f"{region} {instance_type} ${usd} outside {band.describe()}"
+    # per second instead of per hour, cents instead of dollars, per month instead of per hour
+    for slip in (usd / 3600, usd * 100, usd * 730):
+        assert not band.holds(slip), f"{instance_type} ${slip} inside {band.describe()}"
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "usd", "plausible"),
+    [
+        ("ml.m5.xlarge", "1E-10", False),
+        ("ml.m5.24xlarge", "5.53", True),  # a size the bundled catalog does not list: scaled by vCPUs
+        ("ml.p4de.24xlarge", "45.12", True),  # a family it does not list: its class's band
+        ("ml.p4de.24xlarge", "45120", False),
+        ("ml.c7i.48xlarge", "9.8", True),
+        ("ml.trn1.32xlarge", "24.72", True),
+        ("ml.g5.metal", "1E+200", False),  # a size the rule cannot read: the class band over 1-192 vCPUs
+    ],
+)
+def test_a_price_is_judged_against_its_family_band(instance_type: str, usd: str, plausible: bool) -> None:
+    assert plausible_band(instance_type).holds(Decimal(usd)) is plausible
+
+
+def test_a_family_band_comes_from_the_family_and_an_unknown_family_from_its_class() -> None:
+    assert (family("ml.p4de.24xlarge"), size_class("ml.p4de.24xlarge"), vcpus("ml.p4de.24xlarge")) == (
+        "p4de",
+        "accelerated",
+        96,
+    )
+    assert plausible_band("ml.m5.xlarge").basis.startswith("m5 family")
+    assert plausible_band("ml.p4de.24xlarge").basis.startswith("accelerated class")
+    assert plausible_band("ml.c7i.large").basis.startswith("general-purpose class")

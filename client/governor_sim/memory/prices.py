@@ -18,6 +18,11 @@ class PriceItems(MemoryTable):
     def price_catalogs(self) -> list[RegionCatalog]:
         return catalogs_from(self._by_gsi("PRICES"))
 
+    def price_catalog(self, region: str) -> RegionCatalog | None:
+        item = self._read(f"PRICES#{region}", "CATALOG")
+        found = catalogs_from([item]) if item is not None else []
+        return found[0] if found else None
+
 
 # mypy checks that the area class implements its port (the contract tests check the signatures too).
 _PORT: type[PriceStore] = PriceItems

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from tuning_governor.errors import TransientError
 
@@ -59,6 +59,8 @@ class PriceListGateway:
                 if code in THROTTLED:
                     raise PriceListUnavailable(f"Price List {code} for {region}") from exc
                 raise
+            except BotoCoreError as exc:  # read/connect timeouts, connection resets (after the client's retries)
+                raise PriceListUnavailable(f"Price List unreachable for {region}: {type(exc).__name__}") from exc
             yield from page.get("PriceList", [])
             token = page.get("NextToken")
             if not token:

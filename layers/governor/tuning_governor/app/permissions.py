@@ -98,11 +98,11 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         store=_ALL_STORE,
         trigger="sweep",
     ),
-    # Writes one catalog item per region (its role may put only PRICES# items); governs no job, reports
-    # nothing and reads no policy.
+    # Reads and writes one catalog item per region (its role may touch only PRICES# items: it merges
+    # the Price List's answer into the stored catalog); governs no job, reports nothing, reads no policy.
     "PriceRefreshFunction": FunctionNeeds(
         sagemaker=(),
-        store=("put",),
+        store=("read", "put"),
         trigger=None,
         reports=False,
         policy=False,

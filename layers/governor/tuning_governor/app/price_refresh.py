@@ -1,11 +1,12 @@
 """Use case: the daily price refresh, which reads every commercial region's on-demand training prices
-from the AWS Price List Query API and stores one catalog item per region (see ``price_catalogs`` for
-how handlers read them back)."""
+from the AWS Price List Query API and merges them, per instance type, into one catalog item per region
+(see ``price_catalogs`` for how handlers read them back). Each region is attempted on its own; a
+price outside its family's plausible band (``domain.price_updates``) is left out with a warning."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
@@ -13,10 +14,10 @@ from typing import Any
 import boto3
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.config import Config
-from botocore.exceptions import ClientError
 
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.pricing import PRICING_REGION, PriceListGateway
+from tuning_governor.domain.price_updates import Implausible, merged
 from tuning_governor.domain.pricing import BILLING_CODES, region_catalog
 from tuning_governor.errors import TransientError
 from tuning_governor.observability import logger, metrics
@@ -42,45 +43,94 @@ class RefreshServices:
 def default_refresh_services() -> RefreshServices:
     settings = get_settings()
     retrying = Config(retries={"mode": "standard", "max_attempts": 5})
+    # A read that hangs costs its region at most 3 x 15 s, not the function's 300 s for every region.
+    bounded = Config(connect_timeout=5, read_timeout=15, retries={"mode": "standard", "max_attempts": 3})
     return RefreshServices(
         # The Query API has no endpoint in most regions: always ask us-east-1.
-        pricing=PriceListGateway(boto3.client("pricing", region_name=PRICING_REGION, config=retrying)),
+        pricing=PriceListGateway(boto3.client("pricing", region_name=PRICING_REGION, config=bounded)),
         store=GovernorStore(boto3.client("dynamodb", config=retrying), settings.table_name),
     )
 
 
+@dataclass
+class RegionOutcome:
+    """What one region's refresh came to (a failure stays in its region)."""
+
+    stored: int = 0
+    kept: int = 0
+    empty: bool = False
+    failed: str | None = None
+    rejected_rows: int = 0
+    implausible: list[Implausible] = field(default_factory=list)
+
+
+def refresh_region(services: RefreshServices, region: str, now: datetime) -> RegionOutcome:
+    """Read ``region``'s prices and merge them into its stored catalog, per instance type."""
+    fresh = region_catalog(region, services.pricing.training_rows(region), now)
+    outcome = RegionOutcome(rejected_rows=fresh.rejected_rows)
+    if fresh.rejected_rows:
+        logger.warning("price rows rejected", extra={"region": region, "reasons": fresh.rejected})
+    previous = services.store.price_catalog(region)
+    catalog, outcome.implausible = merged(previous, fresh)
+    for price in outcome.implausible:
+        logger.warning(
+            "price rejected: outside its family's plausible band",
+            extra={
+                "region": region,
+                "instance_type": price.instance_type,
+                "usd_per_hour": str(price.usd_per_hour),
+                "band_usd_per_hour": price.band.describe(),
+                "was": "stored" if price.stored else "new",
+            },
+        )
+    if not fresh.prices:
+        outcome.empty = True  # an empty answer is no evidence of free: the stored catalog stays as it was
+    if not catalog.prices or (outcome.empty and not outcome.implausible):
+        return outcome
+    services.store.put_price_catalog(catalog)
+    outcome.stored = len(catalog.prices)
+    outcome.kept = len(set(catalog.prices) - set(fresh.prices))
+    return outcome
+
+
+def _attempt(services: RefreshServices, region: str, now: datetime) -> RegionOutcome:
+    try:
+        return refresh_region(services, region, now)
+    except Exception as exc:  # each region in its own room: a read or a write failing fails that region only
+        logger.warning(
+            "price refresh failed for a region",
+            extra={"region": region, "error": type(exc).__name__, "detail": str(exc)[:200]},
+        )
+        return RegionOutcome(failed=f"{type(exc).__name__}: {str(exc)[:200]}")
+
+
 def refresh_prices(services: RefreshServices) -> dict[str, Any]:
-    """Read and store every region's catalog; returns what was stored, skipped and why."""
+    """Read every region's prices and merge them into its stored catalog; returns what happened where.
+
+    Raises TransientError (the schedule retries) only when every region failed.
+    """
     now = services.clock()
-    stored: dict[str, int] = {}
-    empty: list[str] = []
-    failed: dict[str, str] = {}
-    rejected: dict[str, int] = {}
-    for region in services.regions:
-        try:
-            catalog = region_catalog(region, services.pricing.training_rows(region), now)
-        except (TransientError, ClientError) as exc:
-            failed[region] = str(exc)[:200]
-            continue
-        if catalog.rejected_rows:
-            rejected[region] = catalog.rejected_rows
-            logger.warning("price rows rejected", extra={"region": region, "reasons": catalog.rejected})
-        if not catalog.prices:
-            empty.append(region)  # keep the last stored catalog: an empty answer is no evidence of free
-            continue
-        services.store.put_price_catalog(catalog)
-        stored[region] = len(catalog.prices)
-    metrics.add_metric(name="PriceRegionsStored", unit=MetricUnit.Count, value=len(stored))
-    metrics.add_metric(name="PriceRegionsFailed", unit=MetricUnit.Count, value=len(failed))
-    if failed:
-        logger.warning("price refresh failed for some regions", extra={"failed": failed})
+    results = {region: _attempt(services, region, now) for region in services.regions}
+    stored = {r: o.stored for r, o in results.items() if o.stored}
+    failed = {r: o.failed for r, o in results.items() if o.failed}
+    out_of_band = {r: len(o.implausible) for r, o in results.items() if o.implausible}
+    for name, value in (
+        ("PriceRegionsStored", len(stored)),
+        ("PriceRegionsFailed", len(failed)),
+        ("PriceRowsRejected", sum(o.rejected_rows for o in results.values())),
+        ("PricesOutOfBand", sum(out_of_band.values())),
+        ("PriceTypesKept", sum(o.kept for o in results.values())),
+    ):
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
     if failed and not stored:
         raise TransientError(f"price refresh failed in every region ({len(failed)}): {next(iter(failed.values()))}")
     return {
         "outcome": "refreshed",
         "fetched_at": now.isoformat(),
         "stored": stored,
-        "empty": empty,
+        "kept": {r: o.kept for r, o in results.items() if o.kept},
+        "empty": [r for r, o in results.items() if o.empty],
         "failed": failed,
-        "rejected_rows": rejected,
+        "rejected_rows": {r: o.rejected_rows for r, o in results.items() if o.rejected_rows},
+        "out_of_band": out_of_band,
     }

@@ -248,6 +248,8 @@ class PriceListRow(BaseModel):
     sku: str
     effective_date: str | None = None
     publication_date: str | None = None
+    fetched_at: datetime | None = None
+    """When the refresh last read this row (None: when its catalog was, for items stored before the merge)."""
 
 
 class RowRejected(ValueError):
@@ -278,6 +280,10 @@ def _on_demand_hourly_usd(terms: Any) -> tuple[Decimal, str | None]:
     if not usd.is_finite() or usd <= 0:
         # A $0 row (free tier, promotional) is not a price to judge budgets on: never $0.
         raise RowRejected(f"price {usd} is not positive")
+    digits = "".join(map(str, usd.as_tuple().digits)).strip("0")  # significant digits, no context rounding
+    if len(digits) > 38 or not -130 <= usd.adjusted() <= 125:
+        # DynamoDB's number limits: storing it would fail the region's whole catalog, so only it is left out.
+        raise RowRejected(f"price {usd} is not storable (DynamoDB: 38 digits, 1E-130 to 9.9E+125)")
     return usd, effective
 
 
@@ -339,7 +345,6 @@ class RegionCatalog(BaseModel):
     rejected_rows: int = 0
 
     def entries(self) -> dict[str, PriceEntry]:
-        fetched = self.fetched_at.isoformat()
         return {
             itype: PriceEntry(
                 usd_per_hour=row.usd_per_hour,
@@ -348,7 +353,7 @@ class RegionCatalog(BaseModel):
                 as_of=row.effective_date or row.publication_date,
                 quality="price-list",
                 sku=row.sku,
-                fetched_at=fetched,
+                fetched_at=(row.fetched_at or self.fetched_at).isoformat(),
             )
             for itype, row in self.prices.items()
         }
