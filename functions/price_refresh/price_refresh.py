@@ -14,4 +14,4 @@ from tuning_governor.observability import logger, metrics, tracer
 @metrics.log_metrics(capture_cold_start_metric=True)
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext, services: RefreshServices | None = None) -> dict[str, Any]:
-    return refresh_prices(services or default_refresh_services())
+    return refresh_prices(services or default_refresh_services(), remaining_ms=context.get_remaining_time_in_millis)

@@ -43,6 +43,9 @@ class Context:
     invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:price-refresh"
     aws_request_id = "00000000-0000-0000-0000-000000000000"
 
+    def get_remaining_time_in_millis(self) -> int:
+        return 300_000
+
 
 @pytest.fixture
 def pricing(mocked_aws: None) -> Iterator[tuple[Any, Stubber]]:
@@ -386,3 +389,36 @@ def test_a_price_outside_its_familys_plausible_band_is_rejected_with_a_warning(
     assert all(w["levelname"] == "WARNING" and w["region"] == "us-east-1" for w in warnings)
     assert all("per vCPU-hour" in w["band_usd_per_hour"] for w in warnings)
     assert '"PricesOutOfBand":[2.0]' in capsys.readouterr().out
+
+
+class RunningOut(Context):
+    """A context whose run has time for ``regions`` regions only (then under a minute is left)."""
+
+    def __init__(self, regions: int) -> None:
+        self.asked = 0
+        self.regions = regions
+
+    def get_remaining_time_in_millis(self) -> int:
+        self.asked += 1
+        return 240_000 if self.asked <= self.regions else 20_000
+
+
+def test_a_run_short_of_time_defers_the_last_regions_and_the_next_run_starts_with_the_stalest(
+    pricing: tuple[Any, Stubber],
+) -> None:
+    client, stubber = pricing
+    env = build_environment(region="us-east-1", sns=False, quotas=False)
+    regions = ("us-east-1", STOCKHOLM)
+    # Given a run with time for one region only (the Price List was slow)
+    answer(stubber, "us-east-1", three_types())
+    first = price_refresh.handler({}, RunningOut(1), services=refresh_services(env, client, regions))
+    # Then the region it had no time for is deferred, not started and cut off by the function's timeout
+    assert (first["stored"], first["deferred"]) == ({"us-east-1": 3}, [STOCKHOLM])
+
+    # When the next run again has time for one region only
+    answer(stubber, STOCKHOLM, stockholm_pages())
+    second = price_refresh.handler({}, RunningOut(1), services=refresh_services(env, client, regions))
+
+    # Then it refreshed the region never refreshed before the one refreshed yesterday: none stays stale
+    assert (second["stored"], second["deferred"]) == ({STOCKHOLM: 2}, ["us-east-1"])
+    assert [c.region for c in env.services.store.price_catalogs()] == [STOCKHOLM, "us-east-1"]

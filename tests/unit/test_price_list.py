@@ -13,7 +13,7 @@ from botocore.stub import Stubber
 
 from tests.price_list import answer, product, row
 from tuning_governor.adapters.pricing import PriceListGateway, PriceListUnavailable
-from tuning_governor.domain.price_updates import family, plausible_band, size_class, vcpus
+from tuning_governor.domain.price_updates import family, merged, plausible_band, size_class, vcpus
 from tuning_governor.domain.pricing import (
     BILLING_CODES,
     RowRejected,
@@ -190,3 +190,28 @@ def test_a_family_band_comes_from_the_family_and_an_unknown_family_from_its_clas
     assert plausible_band("ml.m5.xlarge").basis.startswith("m5 family")
     assert plausible_band("ml.p4de.24xlarge").basis.startswith("accelerated class")
     assert plausible_band("ml.c7i.large").basis.startswith("general-purpose class")
+
+
+def test_the_merge_keeps_unlisted_types_and_drops_a_stored_implausible_price() -> None:
+    later = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
+    # Given a catalog stored before the bands existed, with a 1e-10 price among plausible ones
+    previous = region_catalog(
+        "us-east-1",
+        [
+            row("USE1-Train:ml.m5.xlarge", "0.0000000001", region="us-east-1"),
+            row("USE1-Train:ml.p4de.24xlarge", "45.12", region="us-east-1"),
+            row("USE1-Train:ml.g5.xlarge", "1.408", region="us-east-1"),
+        ],
+        NOW,
+    )
+    # When a later answer lists g5 only
+    fresh = region_catalog("us-east-1", [row("USE1-Train:ml.g5.xlarge", "1.5", region="us-east-1")], later)
+
+    catalog, implausible = merged(previous, fresh)
+
+    # Then g5 moves, p4de is kept with the time it was read, and the stored 1e-10 is dropped, named
+    assert {t: (r.usd_per_hour, r.fetched_at) for t, r in catalog.prices.items()} == {
+        "ml.g5.xlarge": (Decimal("1.5"), later),
+        "ml.p4de.24xlarge": (Decimal("45.12"), NOW),
+    }
+    assert [(i.instance_type, i.stored) for i in implausible] == [("ml.m5.xlarge", True)]

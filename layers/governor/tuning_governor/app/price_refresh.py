@@ -52,6 +52,10 @@ def default_refresh_services() -> RefreshServices:
     )
 
 
+# A region's worst case: 3 reads of 15 s with back-off, and its write; the function's timeout is 300 s.
+REGION_MS = 60_000
+
+
 @dataclass
 class RegionOutcome:
     """What one region's refresh came to (a failure stays in its region)."""
@@ -104,13 +108,39 @@ def _attempt(services: RefreshServices, region: str, now: datetime) -> RegionOut
         return RegionOutcome(failed=f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
-def refresh_prices(services: RefreshServices) -> dict[str, Any]:
+def _stalest_first(services: RefreshServices) -> list[str]:
+    """The regions, those never refreshed first, then by the time of their last refresh (oldest first).
+
+    So a run cut short leaves out the freshest regions, and every region is refreshed over a few runs.
+    """
+
+    def refreshed_at(region: str) -> datetime:
+        try:
+            stored = services.store.price_catalog(region)
+        except Exception:  # unknown: first (its attempt will read again, and fail in its own room)
+            stored = None
+        return stored.fetched_at if stored is not None else datetime.min.replace(tzinfo=UTC)
+
+    return sorted(services.regions, key=refreshed_at)
+
+
+def refresh_prices(services: RefreshServices, remaining_ms: Callable[[], int] | None = None) -> dict[str, Any]:
     """Read every region's prices and merge them into its stored catalog; returns what happened where.
 
-    Raises TransientError (the schedule retries) only when every region failed.
+    Regions go stalest first; one is started only while ``remaining_ms`` leaves ``REGION_MS`` for it
+    (the others are ``deferred`` to the next run). Raises TransientError (the schedule retries) only
+    when every region attempted failed.
     """
     now = services.clock()
-    results = {region: _attempt(services, region, now) for region in services.regions}
+    results: dict[str, RegionOutcome] = {}
+    deferred: list[str] = []
+    for region in _stalest_first(services):
+        if deferred or (remaining_ms is not None and remaining_ms() < REGION_MS):
+            deferred.append(region)
+            continue
+        results[region] = _attempt(services, region, now)
+    if deferred:
+        logger.warning("price refresh out of time: regions deferred to the next run", extra={"deferred": deferred})
     stored = {r: o.stored for r, o in results.items() if o.stored}
     failed = {r: o.failed for r, o in results.items() if o.failed}
     out_of_band = {r: len(o.implausible) for r, o in results.items() if o.implausible}
@@ -120,6 +150,7 @@ def refresh_prices(services: RefreshServices) -> dict[str, Any]:
         ("PriceRowsRejected", sum(o.rejected_rows for o in results.values())),
         ("PricesOutOfBand", sum(out_of_band.values())),
         ("PriceTypesKept", sum(o.kept for o in results.values())),
+        ("PriceRegionsDeferred", len(deferred)),
     ):
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
     if failed and not stored:
@@ -130,6 +161,7 @@ def refresh_prices(services: RefreshServices) -> dict[str, Any]:
         "stored": stored,
         "kept": {r: o.kept for r, o in results.items() if o.kept},
         "empty": [r for r, o in results.items() if o.empty],
+        "deferred": deferred,
         "failed": failed,
         "rejected_rows": {r: o.rejected_rows for r, o in results.items() if o.rejected_rows},
         "out_of_band": out_of_band,
