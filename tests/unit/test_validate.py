@@ -270,3 +270,18 @@ defaults:
     assert "1000000000" in paths["teams.vision.monthly_budget_usd"]
     assert "87600" in paths["defaults.max_runtime_hours"]
     assert "38 significant digits" in paths["defaults.stagnation_usd"]
+
+
+@pytest.mark.parametrize("prices", ["{ml.p3.2xlarge: 1.0e+300}", "{eu-west-1: {ml.p3.2xlarge: 20000}}"])
+def test_a_price_past_its_range_is_broken_by_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], prices: str
+) -> None:
+    # Given a policy price no instance costs (issue 18, finding 6: 1e300 $/h made every accrual raise
+    # decimal.InvalidOperation when rounded to the micro-dollar)
+    text = f"mode: enforce\ndefaults: {{job_budget_usd: 100}}\nquotas: {{ml.p3.2xlarge: 8}}\nprices: {prices}\n"
+    # When validated, Then it is broken at the price's path, naming the largest price
+    assert _run(tmp_path, text, "--format", "json") == 2
+    findings = _json(capsys)["findings"]
+    errors = [f["path"] for f in findings if f["severity"] == "error"]
+    assert errors and all(path.startswith("prices") for path in errors), errors
+    assert any("10000" in f["message"] for f in findings)

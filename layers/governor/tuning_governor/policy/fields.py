@@ -87,6 +87,9 @@ MAX_BUDGET_USD = Decimal(1_000_000_000)
 training bill, and small enough that every figure derived from it is exact and storable."""
 MAX_COUNT = 1_000_000
 """The largest quota, team limit or count of trials (the bound the models put on SageMaker's counts)."""
+MAX_PRICE_USD_PER_HOUR = Decimal(10_000)
+"""The largest price per instance-hour a policy may set (SageMaker's dearest training instances cost
+about a hundredth of it): a cost of 10^6 instances for 10^10 s stays exact to the micro-dollar."""
 MAX_HOURS = 87_600
 """Ten years: the largest runtime cap (and, in minutes, stagnation period); times stay in datetime's range."""
 
@@ -104,7 +107,7 @@ Count = Annotated[int, Field(ge=0, le=MAX_COUNT, strict=True)]
 Money = Annotated[Decimal, Field(ge=0, le=MAX_BUDGET_USD, allow_inf_nan=False), AfterValidator(_storable_money)]
 Hours = Annotated[float, Field(ge=0, le=MAX_HOURS, strict=True, allow_inf_nan=False)]
 Minutes = Annotated[float, Field(ge=0, le=MAX_HOURS * 60, strict=True, allow_inf_nan=False)]
-Price = Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
+Price = Annotated[Decimal, Field(gt=0, le=MAX_PRICE_USD_PER_HOUR, allow_inf_nan=False)]
 TagKey = Annotated[str, Field(min_length=1, max_length=128)]
 
 # -- grace periods: <rule>: <minutes> ----------------------------------------------------------------
@@ -143,10 +146,10 @@ GraceMinutes = Annotated[
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
 # Regions a policy may price beyond the commercial ones the refresh covers (no Price List refresh there).
 _OTHER_PARTITION_REGIONS = frozenset({"us-gov-west-1", "us-gov-east-1", "cn-north-1", "cn-northwest-1"})
-_PRICE_ADAPTER: TypeAdapter[Decimal] = TypeAdapter(Annotated[Decimal, Field(gt=0, allow_inf_nan=False)])
+_PRICE_ADAPTER: TypeAdapter[Decimal] = TypeAdapter(Price)
 _REGION_PRICES_ADAPTER: TypeAdapter[dict[str, Decimal]] = TypeAdapter(
     Annotated[
-        dict[Annotated[str, AfterValidator(_instance_type)], Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]],
+        dict[Annotated[str, AfterValidator(_instance_type)], Price],
         BeforeValidator(none_to_empty),
     ]
 )
