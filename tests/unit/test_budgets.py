@@ -9,13 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tuning_governor.domain.pricing import PriceCatalog, PriceEntry
 from tuning_governor.domain.spend import (
+    MAX_CROSSING_SECONDS,
     RunningTrial,
     accrue,
+    budget_crossing,
     month_bounds,
     running_trials,
     split_by_month,
@@ -24,6 +26,7 @@ from tuning_governor.domain.spend import (
 from tuning_governor.governance.facts import JobFacts, TeamMonthFacts
 from tuning_governor.governance.rules import BudgetRule, TeamBudgetRule
 from tuning_governor.policy import Budget, FilePolicySource, Policy, PolicyError, parse_policy
+from tuning_governor.policy.fields import MAX_BUDGET_USD
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 P3_8X = "ml.p3.8xlarge"
@@ -388,3 +391,20 @@ def test_a_policy_with_deprecated_keys_loads_and_logs_its_warnings_once(
     )
     logged = [r for r in caplog.records if r.getMessage() == "policy loaded with warnings"]
     assert len(logged) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    budget=st.decimals(min_value=0, max_value=MAX_BUDGET_USD, allow_nan=False, places=2),
+    spent=st.decimals(min_value=0, max_value=MAX_BUDGET_USD, allow_nan=False, places=2),
+    burn=st.decimals(min_value=Decimal("0.000001"), max_value=Decimal(10**7), allow_nan=False, places=6),
+    lead=st.integers(min_value=0, max_value=3600),
+)
+def test_a_crossing_is_within_a_year_or_none_for_every_budget_in_range(
+    budget: Decimal, spent: Decimal, burn: Decimal, lead: int
+) -> None:
+    # Any budget the policy or a tag may set, any spend and any burn: never an OverflowError (issue 18,
+    # finding 6: a $100,000,000 tag at $117/h crossed in the year 2124... then past datetime's range)
+    now = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+    at = budget_crossing(spent=spent, burn_usd_per_hour=burn, budget=budget, lead_seconds=lead, now=now)
+    assert at is None or now <= at <= now + timedelta(seconds=int(MAX_CROSSING_SECONDS))

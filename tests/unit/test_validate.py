@@ -238,3 +238,50 @@ def test_team_channels_within_the_prefixes_are_accepted(
     # and without the prefixes they are noted, not warned
     assert _run(tmp_path, text, "--format", "json") == 0
     assert _codes(_json(capsys)) == [("note", "team-channels-not-checked", None)]
+
+
+def test_budgets_quotas_and_times_past_their_documented_range_are_broken_by_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given numbers past the policy's documented ranges (issue 18, finding 6: a budget of 1e30 used to be
+    # accepted, then failed every judgement with OverflowError)
+    text = """\
+mode: enforce
+quotas: {ml.p3.2xlarge: 10000000}
+teams:
+  vision: {monthly_budget_usd: 2000000000}
+defaults:
+  job_budget_usd: 1e30
+  max_runtime_hours: 1.0e+300
+  stagnation_usd: "0.12345678901234567890123456789012345678901"
+"""
+    # When validated, Then it is broken, each number named by its path with the range it must be in
+    assert _run(tmp_path, text, "--format", "json") == 2
+    paths = {f["path"]: f["message"] for f in _json(capsys)["findings"]}
+    assert set(paths) == {
+        'quotas["ml.p3.2xlarge"]',
+        "teams.vision.monthly_budget_usd",
+        "defaults.job_budget_usd",
+        "defaults.max_runtime_hours",
+        "defaults.stagnation_usd",
+    }, paths
+    assert "1000000" in paths['quotas["ml.p3.2xlarge"]']
+    assert "1000000000" in paths["defaults.job_budget_usd"]
+    assert "1000000000" in paths["teams.vision.monthly_budget_usd"]
+    assert "87600" in paths["defaults.max_runtime_hours"]
+    assert "38 significant digits" in paths["defaults.stagnation_usd"]
+
+
+@pytest.mark.parametrize("prices", ["{ml.p3.2xlarge: 1.0e+300}", "{eu-west-1: {ml.p3.2xlarge: 20000}}"])
+def test_a_price_past_its_range_is_broken_by_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], prices: str
+) -> None:
+    # Given a policy price no instance costs (issue 18, finding 6: 1e300 $/h made every accrual raise
+    # decimal.InvalidOperation when rounded to the micro-dollar)
+    text = f"mode: enforce\ndefaults: {{job_budget_usd: 100}}\nquotas: {{ml.p3.2xlarge: 8}}\nprices: {prices}\n"
+    # When validated, Then it is broken at the price's path, naming the largest price
+    assert _run(tmp_path, text, "--format", "json") == 2
+    findings = _json(capsys)["findings"]
+    errors = [f["path"] for f in findings if f["severity"] == "error"]
+    assert errors and all(path.startswith("prices") for path in errors), errors
+    assert any("10000" in f["message"] for f in findings)

@@ -59,6 +59,11 @@ class SageMakerGateway:
         "stop_tuning_job": "sagemaker:StopHyperParameterTuningJob",
         "list_tags": "sagemaker:ListTags",
     }
+    fallbacks: ClassVar[dict[str, tuple[str, ...]]] = {
+        # A stop SageMaker refuses (the job is no longer running) is explained by a Describe.
+        "stop_tuning_job": ("describe_tuning_job",),
+    }
+    """The other calls a method may make on some path: a function granted the method needs them too."""
 
     def __init__(self, client: SageMakerClient, sleep: Callable[[float], None] = time.sleep) -> None:
         self._client = client

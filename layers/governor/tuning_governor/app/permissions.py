@@ -26,6 +26,7 @@ _STORE = GovernorStore.permissions
 @dataclass(frozen=True)
 class FunctionNeeds:
     sagemaker: tuple[str, ...]
+    """SageMakerGateway calls; each one's ``fallbacks`` are granted with it."""
     store: tuple[str, ...]
     trigger: Trigger | None
     """The rules it evaluates (None: it governs no job, e.g. the price refresh)."""
@@ -41,7 +42,8 @@ class FunctionNeeds:
     """Schedules one-time budget checks (EventBridge Scheduler, passing the scheduler's role)."""
 
     def actions(self) -> frozenset[str]:
-        needed = {_SAGEMAKER[call] for call in self.sagemaker} | {_STORE[call] for call in self.store}
+        calls = {*self.sagemaker, *(f for call in self.sagemaker for f in SageMakerGateway.fallbacks.get(call, ()))}
+        needed = {_SAGEMAKER[call] for call in calls} | {_STORE[call] for call in self.store}
         needed |= {PriceListGateway.permissions[call] for call in self.pricing}
         if self.trigger is not None:
             needed |= registry.permissions(self.trigger)
@@ -91,10 +93,11 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         trigger="sweep",
         checks=True,
     ),
-    # Judges one job at its projected budget crossing, from the table; it schedules nothing itself
-    # (the next event or sweep does), so the template has no function referring to itself.
+    # Judges one job at its projected budget crossing, from the table, once SageMaker's status says it
+    # still runs (describe_tuning_job); it schedules nothing itself (the next event or sweep does), so
+    # the template has no function referring to itself.
     "BudgetCheckFunction": FunctionNeeds(
-        sagemaker=("stop_tuning_job",),
+        sagemaker=("describe_tuning_job", "stop_tuning_job"),
         store=_ALL_STORE,
         trigger="sweep",
     ),

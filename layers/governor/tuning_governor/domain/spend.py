@@ -137,17 +137,26 @@ def accrue(
     )
 
 
+MAX_CROSSING_SECONDS = Decimal(366 * 86400)
+"""A crossing further away than a year is none: no trial runs that long (SageMaker's longest training
+runtime is 28 days), each judgement estimates it again, and a budget of any size (or a burn of a cent
+an hour) never projects past ``datetime``'s range."""
+
+
 def budget_crossing(
     *, spent: Decimal, burn_usd_per_hour: Decimal, budget: Decimal, lead_seconds: int, now: datetime
 ) -> datetime | None:
     """When ``spent`` growing at ``burn_usd_per_hour`` comes within ``lead_seconds`` of burn of
     ``budget`` (the moment a stop must be asked for so that billing ends at the budget); None when
-    nothing burns. Assumes the burn stays as it is: a trial that starts or ends changes it, and the
-    job is judged again then."""
+    nothing burns or the crossing is more than a year away. Assumes the burn stays as it is: a trial
+    that starts or ends changes it, and the job is judged again then."""
     if burn_usd_per_hour <= 0:
         return None
     left = budget - spent - burn_usd_per_hour * lead_seconds / SECONDS_PER_HOUR
-    return now + timedelta(seconds=float(max(Decimal(0), left) * SECONDS_PER_HOUR / burn_usd_per_hour))
+    seconds = max(Decimal(0), left) * SECONDS_PER_HOUR / burn_usd_per_hour
+    if seconds > MAX_CROSSING_SECONDS:
+        return None
+    return now + timedelta(seconds=float(seconds))
 
 
 # -- calendar months (UTC) ------------------------------------------------------------------------------

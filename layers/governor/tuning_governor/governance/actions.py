@@ -30,7 +30,7 @@ def enforce(decision: Decision, tags: dict[str, str], policy: Policy, services: 
         if policy.mode != "enforce":
             return grace.GRACE, f"monitor mode: would stop at {stop_at} if the breach still holds"
         return grace.GRACE, f"will stop at {stop_at} if the breach still holds"
-    if decision.verdict != "breach":
+    if not decision.wants_stop:
         return "warned", "reported only"
     if policy.is_exempt(tags):
         return "exempt", f"tag {policy.exempt_tag}=true; would have stopped"

@@ -8,8 +8,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 #: breach: the rule wants the job stopped; warning: report only; grace: a breach whose stop waits for
-#: the rule's grace period (governance/grace.py).
-Verdict = Literal["breach", "warning", "grace"]
+#: the rule's grace period (governance/grace.py); enforced: a breach decided while the policy was
+#: monitor, judged again under enforce (governance/engine.py ``under_enforce``): the stop.
+Verdict = Literal["breach", "warning", "grace", "enforced"]
 
 
 class Decision(BaseModel):
@@ -28,4 +29,4 @@ class Decision(BaseModel):
 
     @property
     def wants_stop(self) -> bool:
-        return self.verdict == "breach"
+        return self.verdict in {"breach", "enforced"}

@@ -20,6 +20,7 @@ from pydantic_core import PydanticCustomError
 
 from tuning_governor.domain.pricing import BILLING_CODES
 from tuning_governor.domain.reports import SLACK_MEMBER_ID
+from tuning_governor.models.limits import dynamodb_number_problem
 
 # Lower case only: SageMaker spells instance types in lower case, and a key that never matches a real type
 # would silently govern nothing.
@@ -80,10 +81,33 @@ TopicArn = Annotated[str, Field(strict=True), AfterValidator(_topic_arn)]
 SlackMemberId = Annotated[str, Field(strict=True), AfterValidator(_slack_member)]
 # An owner tag value as a job carries it (AWS tag values: at most 256 characters).
 OwnerValue = Annotated[str, Field(min_length=1, max_length=256)]
+# -- bounds: every number the policy sets stays where the arithmetic on it cannot overflow -------------
+MAX_BUDGET_USD = Decimal(1_000_000_000)
+"""The largest budget (per job, per team and month, or spent since an improvement): far above any
+training bill, and small enough that every figure derived from it is exact and storable."""
+MAX_COUNT = 1_000_000
+"""The largest quota, team limit or count of trials (the bound the models put on SageMaker's counts)."""
+MAX_PRICE_USD_PER_HOUR = Decimal(10_000)
+"""The largest price per instance-hour a policy may set (SageMaker's dearest training instances cost
+about a hundredth of it): a cost of 10^6 instances for 10^10 s stays exact to the micro-dollar."""
+MAX_HOURS = 87_600
+"""Ten years: the largest runtime cap (and, in minutes, stagnation period); times stay in datetime's range."""
+
+
+def _storable_money(value: Decimal) -> Decimal:
+    # The amount is recorded with the decision: DynamoDB keeps at most 38 significant digits.
+    problem = dynamodb_number_problem(value)
+    if problem:
+        raise PydanticCustomError("money_digits", "{problem}", {"problem": problem})
+    return value
+
+
 # strict: YAML reads ``yes``/``true`` as booleans, which lax int/float validation would take as 1.
-Count = Annotated[int, Field(ge=0, strict=True)]
-Money = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
-Price = Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT, strict=True)]
+Money = Annotated[Decimal, Field(ge=0, le=MAX_BUDGET_USD, allow_inf_nan=False), AfterValidator(_storable_money)]
+Hours = Annotated[float, Field(ge=0, le=MAX_HOURS, strict=True, allow_inf_nan=False)]
+Minutes = Annotated[float, Field(ge=0, le=MAX_HOURS * 60, strict=True, allow_inf_nan=False)]
+Price = Annotated[Decimal, Field(gt=0, le=MAX_PRICE_USD_PER_HOUR, allow_inf_nan=False)]
 TagKey = Annotated[str, Field(min_length=1, max_length=128)]
 
 # -- grace periods: <rule>: <minutes> ----------------------------------------------------------------
@@ -122,10 +146,10 @@ GraceMinutes = Annotated[
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
 # Regions a policy may price beyond the commercial ones the refresh covers (no Price List refresh there).
 _OTHER_PARTITION_REGIONS = frozenset({"us-gov-west-1", "us-gov-east-1", "cn-north-1", "cn-northwest-1"})
-_PRICE_ADAPTER: TypeAdapter[Decimal] = TypeAdapter(Annotated[Decimal, Field(gt=0, allow_inf_nan=False)])
+_PRICE_ADAPTER: TypeAdapter[Decimal] = TypeAdapter(Price)
 _REGION_PRICES_ADAPTER: TypeAdapter[dict[str, Decimal]] = TypeAdapter(
     Annotated[
-        dict[Annotated[str, AfterValidator(_instance_type)], Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]],
+        dict[Annotated[str, AfterValidator(_instance_type)], Price],
         BeforeValidator(none_to_empty),
     ]
 )

@@ -19,7 +19,9 @@ from tuning_governor.policy.errors import render_path
 from tuning_governor.policy.fields import (
     Count,
     GraceMinutes,
+    Hours,
     InstanceType,
+    Minutes,
     Money,
     OwnerValue,
     Price,
@@ -54,11 +56,11 @@ class Defaults(_PolicyModel):
     """Budget per tuning job in USD; None or 0 = no budget."""
     budget_usd: Money | None = None
     """Deprecated old name of ``job_budget_usd`` (still read for one release, with a policy warning)."""
-    max_runtime_hours: Annotated[float, Field(ge=0, strict=True, allow_inf_nan=False)] = 0.0
+    max_runtime_hours: Hours = 0.0
     """Stop a tuning job running longer than this (0 = off)."""
     stagnation_trials: Count = 0
     """Stop after this many completed trials without a 1 % (or greater) improvement of the best (0 = off)."""
-    stagnation_minutes: Annotated[float, Field(ge=0, strict=True, allow_inf_nan=False)] = 0.0
+    stagnation_minutes: Minutes = 0.0
     """Stop when the best objective has not improved for this many minutes (0 = off)."""
     stagnation_usd: Money = Decimal(0)
     """Stop when the job has spent this many USD since its best objective last improved (0 = off)."""

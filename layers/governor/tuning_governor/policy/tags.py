@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tuning_governor.models.limits import dynamodb_number_problem
 from tuning_governor.policy.errors import render_value
+from tuning_governor.policy.fields import MAX_BUDGET_USD
 
 # A budget as people write it: 50, 50.00, $50, 50 USD, USD 50 (any case), 1,000 (thousands grouped by 3).
 _BUDGET_TAG = re.compile(
@@ -30,15 +31,20 @@ def parse_budget_tag(raw: str) -> Decimal | None:
     pattern has no ``$`` or ``,``; those spellings are accepted for tags that reach the governor
     another way, e.g. a replayed event log.)
     """
+    amount = _amount(raw)
+    # The budget is recorded with the decision: an amount DynamoDB cannot hold is not a budget, and
+    # neither is one above the policy's own bound (no arithmetic on it may overflow).
+    return None if amount is None or dynamodb_number_problem(amount) or amount > MAX_BUDGET_USD else amount
+
+
+def _amount(raw: str) -> Decimal | None:
     match = _BUDGET_TAG.match(raw.strip())
     if match is None or (match["pre"] and match["post"]):
         return None
     try:
-        amount = Decimal(match["whole"].replace(",", "") + (match["fraction"] or ""))
+        return Decimal(match["whole"].replace(",", "") + (match["fraction"] or ""))
     except InvalidOperation:  # pragma: no cover - the pattern admits only valid decimals
         return None
-    # The budget is recorded with the decision: an amount DynamoDB cannot hold is not a budget.
-    return None if dynamodb_number_problem(amount) else amount
 
 
 class TagWarning(BaseModel):
@@ -70,11 +76,14 @@ def near_misses(tags: Mapping[str, str], key: str) -> list[TagWarning]:
 
 
 def bad_budget(key: str, raw: str) -> TagWarning:
-    return TagWarning(
-        key=key,
-        value=raw,
-        problem="ignored: not an amount of USD (e.g. 250, 99.50, 250 USD or USD 1,000); the next budget source applies",
-    )
+    amount = _amount(raw)
+    if amount is not None and amount > MAX_BUDGET_USD:
+        problem = f"ignored: above the largest budget, ${MAX_BUDGET_USD:,}; the next budget source applies"
+    else:
+        problem = (
+            "ignored: not an amount of USD (e.g. 250, 99.50, 250 USD or USD 1,000); the next budget source applies"
+        )
+    return TagWarning(key=key, value=raw, problem=problem)
 
 
 def tag_lookup(tags: Mapping[str, str], key: str) -> tuple[str | None, str | None]:
