@@ -120,8 +120,8 @@ def test_team_channels_and_slack_users_parse_and_default_to_none() -> None:
         ("slack_users: [alice]", "slack_users: expected a mapping, got a list"),
         (
             "teams: {vision: {slack_secrets: x}}",
-            'teams.vision.slack_secrets: unknown key; did you mean "slack_secret"? expected one of: instances,'
-            " job_budget_usd, monthly_budget_usd, slack_secret, sns_topic_arn",
+            'teams.vision.slack_secrets: unknown key; did you mean "slack_secret"? expected one of: execution_roles,'
+            " instances, job_budget_usd, monthly_budget_usd, slack_secret, sns_topic_arn",
         ),
     ],
 )
