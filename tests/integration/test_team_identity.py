@@ -90,3 +90,24 @@ def test_a_team_tag_naming_a_richer_team_does_not_raise_the_jobs_budget(mid_mont
     assert stops == ["nlp-dodge"]
     [budget] = [d for d in decisions(world, "nlp-dodge") if d["rule"] == "budget" and d["verdict"] == "breach"]
     assert budget["numbers"]["budget_usd"] == 50
+
+
+def test_an_arrival_event_without_the_role_is_completed_by_describe(mid_month: World) -> None:
+    world = mid_month
+    use_policy(world, POLICY)
+    # Given an nlp job tagged cv whose InProgress event carries no RoleArn (AWS's documented event
+    # shape need not carry the definitions)
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**job_as("nlp-thin", NLP_ROLE, team="cv", max_parallel=1))
+    world.amt.advance(60)
+    [arrival] = [
+        e for e in world.amt.drain_events() if e["detail"].get("HyperParameterTuningJobStatus") == "InProgress"
+    ]
+    for key in ("TrainingJobDefinition", "TrainingJobDefinitions"):
+        definition = arrival["detail"].get(key)
+        for each in definition if isinstance(definition, list) else [definition] if definition else []:
+            each.pop("RoleArn", None)
+    # When it is delivered
+    deliver(world, arrival)
+    # Then the governor read the role from SageMaker and the job is nlp's
+    job = world.env.services.store.get_job("nlp-thin") or {}
+    assert (job.get("team"), job.get("roles")) == ("nlp", [NLP_ROLE])
