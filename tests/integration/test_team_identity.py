@@ -4,6 +4,7 @@ it; SageMaker never changes it) names the team, and a team tag that disagrees is
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -111,3 +112,46 @@ def test_an_arrival_event_without_the_role_is_completed_by_describe(mid_month: W
     # Then the governor read the role from SageMaker and the job is nlp's
     job = world.env.services.store.get_job("nlp-thin") or {}
     assert (job.get("team"), job.get("roles")) == ("nlp", [NLP_ROLE])
+
+
+def test_retagging_a_running_job_with_another_teams_name_moves_nothing(mid_month: World) -> None:
+    world = mid_month
+    world.amt.engine.behaviour = LongTrials(hours=0.25)  # the nlp job launches new trials after the retag
+    use_policy(world, RETAG_POLICY)
+    stops = record_stop_calls(world)
+    sm = world.env.sagemaker
+    # Given cv's own job ($117.50/h, inside cv's $100 month for 40 minutes) and an nlp job ($235/h)
+    cv_job = job_as("cv-own", CV_ROLE, team="cv", max_parallel=1)
+    cv_job["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"] = 4
+    sm.create_hyper_parameter_tuning_job(**cv_job)
+    nlp_job = job_as("nlp-b", NLP_ROLE, team="nlp", max_parallel=2)
+    nlp_job["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"] = 12
+    sm.create_hyper_parameter_tuning_job(**nlp_job)
+    world.amt.advance(60)
+    events = world.amt.drain_events()
+    for event in events:
+        deliver(world, event)
+    [arrival] = [e for e in events if e["detail"].get("HyperParameterTuningJobName") == "nlp-b"]
+    run_for(world, 2)
+    # When its data scientist retags the nlp job team=cv while it runs, and SageMaker's next event of
+    # the job (it may send several per state change) carries the new tag
+    arn = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="nlp-b")["HyperParameterTuningJobArn"]
+    sm.add_tags(ResourceArn=arn, Tags=[{"Key": "team", "Value": "cv"}])
+    later = copy.deepcopy(arrival) | {"id": "nlp-b-after-retag"}
+    later["detail"]["Tags"] = {**arrival["detail"]["Tags"], "team": "cv"}
+    later["detail"]["LastModifiedTime"] = int(world.amt.clock.now().timestamp() * 1000)
+    deliver(world, later)
+    run_for(world, 38)
+    store = world.env.services.store
+    # Then the nlp job stays nlp's: cv's month is not breached, and nothing is stopped
+    assert (store.get_job("nlp-b") or {}).get("team") == "nlp"
+    assert [d["sk"] for d in store.team_decisions("cv") if "#breach#" in d["sk"]] == []
+    assert stops == []
+
+
+RETAG_POLICY = f"""\
+mode: enforce
+teams:
+  nlp: {{execution_roles: [{NLP_ROLE}]}}
+  cv: {{monthly_budget_usd: 100, execution_roles: [{CV_ROLE}]}}
+"""
