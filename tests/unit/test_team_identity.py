@@ -74,3 +74,11 @@ def test_a_role_listed_by_two_teams_is_refused() -> None:
 def test_an_execution_role_must_be_a_role_arn(role: str) -> None:
     with pytest.raises(PolicyError, match="execution_roles"):
         parse_policy(f"teams: {{a: {{execution_roles: ['{role}']}}}}\n", "t")
+
+
+def test_a_team_key_in_another_case_is_reported_and_never_read_as_the_team_tag() -> None:
+    # As for the budget and exemption keys: AWS tag keys are case-sensitive.
+    assert POLICY.team_of({"Team": "cv"}) is None
+    assert [w.message for w in POLICY.tag_warnings({"Team": "cv", "team": "Research"})] == [
+        'tag Team="cv" ignored: tag keys are case-sensitive and the policy\'s tag is team'
+    ]

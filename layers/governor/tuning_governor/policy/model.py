@@ -244,13 +244,15 @@ class Policy(_PolicyModel):
 
         a ``budget_tag`` value ``parse_budget_tag`` cannot read; an ``exempt_tag`` value other than
         true/false (any case); any key that matches ``budget_tag`` or ``exempt_tag`` only when case
-        is ignored; a ``team_tag`` the job's execution roles overrule (see ``team_identity``). Each is
+        is ignored; a ``team_tag`` the job's execution roles overrule (see ``team_identity``), or a key
+        matching it only when case is ignored. Each is
         governed as if absent (see ``budget_for``, ``is_exempt`` and ``team_of``).
         """
         out: list[TagWarning] = []
         identity = self.team_identity(tags, roles)
         if identity.problem is not None:
             out.append(TagWarning(key=self.team_tag, value=identity.tag_value or "", problem=identity.problem))
+        out += near_misses(tags, self.team_tag)
         raw = tags.get(self.budget_tag)
         if raw is not None and parse_budget_tag(raw) is None:
             out.append(bad_budget(self.budget_tag, raw))
