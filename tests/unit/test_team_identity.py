@@ -82,3 +82,11 @@ def test_a_team_key_in_another_case_is_reported_and_never_read_as_the_team_tag()
     assert [w.message for w in POLICY.tag_warnings({"Team": "cv", "team": "Research"})] == [
         'tag Team="cv" ignored: tag keys are case-sensitive and the policy\'s tag is team'
     ]
+
+
+def test_a_long_role_arn_as_sagemaker_allows_is_read() -> None:
+    from tuning_governor.models.tuning_job import TrainingJobDefinition
+
+    # SageMaker's RoleArn: 20-2048 characters (botocore); a role path makes it long.
+    role = "arn:aws:iam::123456789012:role/" + "team/" * 60 + "nlp-sagemaker"
+    assert TrainingJobDefinition.model_validate({"RoleArn": role}).role_arn == role

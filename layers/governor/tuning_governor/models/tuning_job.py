@@ -17,6 +17,7 @@ from tuning_governor.models.limits import (
     MetricName,
     MetricValue,
     PositiveCount,
+    RoleArn,
     Seconds,
     Status,
     TrainingJobName,
@@ -56,7 +57,7 @@ class TuningResourceConfig(AwsShape):
 
 class TrainingJobDefinition(AwsShape):
     definition_name: Label | None = None
-    role_arn: Arn | None = None
+    role_arn: RoleArn | None = None
     """The execution role the definition's trials run as (fixed at creation: a team may be known by it)."""
     static_hyper_parameters: StrMap = {}
     resource_config: Annotated[ResourceConfig | None, BeforeValidator(empty_to_none)] = None
