@@ -90,3 +90,8 @@ def test_a_long_role_arn_as_sagemaker_allows_is_read() -> None:
     # SageMaker's RoleArn: 20-2048 characters (botocore); a role path makes it long.
     role = "arn:aws:iam::123456789012:role/" + "team/" * 60 + "nlp-sagemaker"
     assert TrainingJobDefinition.model_validate({"RoleArn": role}).role_arn == role
+
+
+def test_a_team_spelled_exactly_wins_over_one_matching_ignoring_case() -> None:
+    policy = parse_policy("teams: {NLP: {job_budget_usd: 1}, nlp: {job_budget_usd: 2}}\n", "test")
+    assert [policy.team_of({"team": t}) for t in ("nlp", "NLP", " Nlp ")] == ["nlp", "NLP", "NLP"]

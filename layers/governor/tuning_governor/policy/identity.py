@@ -13,7 +13,7 @@ does not list keeps its trimmed spelling. Pure: no AWS, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -37,12 +37,12 @@ def role_key(arn: str) -> str:
     return arn.strip().casefold()
 
 
-def canonical_team(value: str | None, teams: Iterable[str]) -> str | None:
-    """The team a tag value names: the policy's spelling when it matches one ignoring case and
-    surrounding space, else the trimmed value; None when absent or blank."""
+def canonical_team(value: str | None, teams: Collection[str]) -> str | None:
+    """The team a tag value names: the policy's team spelled exactly so, else the one it matches
+    ignoring case and surrounding space, else the trimmed value; None when absent or blank."""
     trimmed = (value or "").strip()
-    if not trimmed:
-        return None
+    if not trimmed or trimmed in teams:
+        return trimmed or None
     folded = trimmed.casefold()
     return next((name for name in sorted(teams) if name.strip().casefold() == folded), trimmed)
 
