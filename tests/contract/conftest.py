@@ -225,7 +225,7 @@ def reservation(job_key: str = "job-a", count: int = 2) -> Reservation:
 
 
 def summary(job: TuningJob, records: list[TrialRecord], *, now: datetime = T0) -> JobSummary:
-    return summarise(job, [], records, region=REGION, team_tag="team", owner_tag="owner", now=now)
+    return summarise(job, [], records, region=REGION, team=job.tags.get("team"), owner_tag="owner", now=now)
 
 
 def catalog(region: str = "eu-north-1") -> RegionCatalog:

@@ -59,15 +59,19 @@ def test_the_deployer_policy_can_create_and_delete_every_resource_type_of_the_te
 
 
 def test_the_scp_denies_the_policys_governance_tags_to_everyone_but_the_platform_role() -> None:
-    [deny] = SCP["Statement"]
-    assert deny["Effect"] == "Deny"
+    # Request by request in tests/template/test_scp.py; here: the keys it names and where README says so.
+    statements = {s["Sid"]: s for s in SCP["Statement"]}
+    deny = statements["OnlyThePlatformTeamSetsGovernanceTags"]
+    assert all(s["Effect"] == "Deny" and "aws:PrincipalArn" in s["Condition"]["ArnNotLike"] for s in SCP["Statement"])
     assert {"sagemaker:AddTags", "sagemaker:DeleteTags", "sagemaker:CreateHyperParameterTuningJob"} <= set(
         deny["Action"]
     )
-    keys = set(deny["Condition"]["ForAnyValue:StringEquals"]["aws:TagKeys"])
+    keys = set(deny["Condition"]["ForAnyValue:StringEqualsIgnoreCase"]["aws:TagKeys"])
     assert keys == {DEFAULT_POLICY["exempt_tag"], DEFAULT_POLICY["budget_tag"]}
-    assert "aws:PrincipalArn" in deny["Condition"]["ArnNotLike"]
-    for key in keys:
+    assert statements["AJobCarriesItsCreatorsTeam"]["Condition"]["StringNotEquals"] == {
+        f"aws:RequestTag/{DEFAULT_POLICY['team_tag']}": f"${{aws:PrincipalTag/{DEFAULT_POLICY['team_tag']}}}"
+    }
+    for key in (*keys, DEFAULT_POLICY["team_tag"], "owner"):
         assert f"`{key}`" in README
 
 

@@ -63,7 +63,14 @@ def test_slack_secret_parameter_takes_empty_or_a_full_secret_arn(
     [
         ("", True),  # no team Slack secrets: nothing granted
         ("tuning-governor/teams/", True),
-        ("slack_team.hooks@ml+", True),
+        ("slack_team.hooks@ml+/", True),
+        # Without a closing "/" the grant secret:<prefix>* covers every name that merely starts alike:
+        # "t" grants tuning-governor/slack, team-x/... and any other secret beginning with t.
+        ("t", False),
+        ("tuning-governor/teams", False),
+        ("slack_team.hooks@ml+", False),
+        ("/", False),
+        ("teams//", False),
         # An ARN or a wildcard would make the grant secret:<arn>* or secret:**: names only.
         ("arn:aws:secretsmanager:us-east-1:123456789012:secret:teams/", False),
         ("teams/*", False),
@@ -83,6 +90,12 @@ def test_slack_secret_prefix_takes_empty_or_a_secret_name_prefix(
         ("", True),  # no team topics: nothing granted
         ("tg-team-", True),
         ("ml_reports_", True),
+        # Without a closing - or _ the grant sns:...:<prefix>* covers every topic that merely starts
+        # alike: "t" grants tuning-governor-reports, tg-team-... and any other topic beginning with t.
+        ("t", False),
+        ("tg-team", False),
+        ("-", False),
+        ("tg--", False),
         ("arn:aws:sns:us-east-1:123456789012:tg-team-", False),
         ("tg-team-*", False),
         ("tg/team", False),
@@ -269,3 +282,10 @@ def test_samconfig_defaults_for_guided_deploy() -> None:
     assert deploy["confirm_changeset"] is True
     assert config["build"]["parameters"] == {"cached": True, "parallel": True}
     assert config["validate"]["parameters"] == {"lint": True}
+
+
+def test_the_codes_prefix_checks_are_the_templates_patterns(sam_template: dict[str, Any]) -> None:
+    from tuning_governor.policy.routing import SECRET_PREFIX, TOPIC_PREFIX
+
+    assert sam_template["Parameters"]["SlackSecretPrefix"]["AllowedPattern"] == f"^$|{SECRET_PREFIX.pattern}"
+    assert sam_template["Parameters"]["TeamTopicPrefix"]["AllowedPattern"] == f"^$|{TOPIC_PREFIX.pattern}"

@@ -188,7 +188,7 @@ def _tuning(strategy: str = "Hyperband", status: str = "Completed", parallel: in
 
 
 def _summarise(job: TuningJob, trials: list[TrialSummary], records: list[TrialRecord]):  # type: ignore[no-untyped-def]
-    return summarise(job, trials, records, region=REGION, team_tag="team", owner_tag="owner", now=T0)
+    return summarise(job, trials, records, region=REGION, team=job.tags.get("team"), owner_tag="owner", now=T0)
 
 
 def test_summary_best_trial_trials_by_status_and_timing() -> None:

@@ -122,7 +122,7 @@ def _summarise(
         trials if trials is not None else [],
         records,
         region=REGION,
-        team_tag="team",
+        team=None,
         owner_tag="owner",
         now=_at(7200),
         stop_requested_at=stop_requested_at,

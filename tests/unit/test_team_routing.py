@@ -120,8 +120,8 @@ def test_team_channels_and_slack_users_parse_and_default_to_none() -> None:
         ("slack_users: [alice]", "slack_users: expected a mapping, got a list"),
         (
             "teams: {vision: {slack_secrets: x}}",
-            'teams.vision.slack_secrets: unknown key; did you mean "slack_secret"? expected one of: instances,'
-            " job_budget_usd, monthly_budget_usd, slack_secret, sns_topic_arn",
+            'teams.vision.slack_secrets: unknown key; did you mean "slack_secret"? expected one of: execution_roles,'
+            " instances, job_budget_usd, monthly_budget_usd, slack_secret, sns_topic_arn",
         ),
     ],
 )
@@ -188,6 +188,20 @@ def test_a_team_channel_outside_the_stacks_grants_is_not_used(grants: ChannelGra
     channels = team_channels(_report("vision"), parse_policy(POLICY, "test"), grants)
 
     assert [c.kind for c in channels] == kept
+
+
+@pytest.mark.parametrize(("secret_prefix", "topic_prefix"), [("t", "t"), ("tuning-governor/teams", "tg-team")])
+def test_a_prefix_without_its_delimiter_grants_no_team_channel(secret_prefix: str, topic_prefix: str) -> None:
+    # Given a stack deployed (before the template refused it) with prefixes that end mid-name
+    grants = ChannelGrants(slack_secret_prefix=secret_prefix, topic_prefix=topic_prefix, region="us-east-1")
+    policy = parse_policy(POLICY, "test")
+    # When a vision report is routed
+    channels = team_channels(_report("vision"), policy, grants)
+    # Then no team channel is used, and the warnings say why
+    assert channels == []
+    problems = dict(routing_warnings(policy, grants))
+    assert f'SlackSecretPrefix "{secret_prefix}" does not end in "/"' in problems["teams.vision.slack_secret"]
+    assert f'TeamTopicPrefix "{topic_prefix}" does not end in "-" or "_"' in problems["teams.vision.sns_topic_arn"]
 
 
 def test_routing_warnings_name_each_ungranted_channel_by_its_path() -> None:

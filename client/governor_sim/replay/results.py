@@ -181,7 +181,7 @@ def _summary(
         sagemaker.list_trials(job.name),
         records,
         region=str(region),
-        team_tag=policy.team_tag,
+        team=meta.get("team") or policy.team_of(job.tags, job.role_arns()),
         owner_tag=services.settings.owner_tag,
         now=now,
         stop_requested_at=_time(meta.get("stop_requested_at")),

@@ -78,7 +78,7 @@ def record_missing_trials(
         described = services.sagemaker.describe_training_job(trial.training_job_name)
         if described.status not in TRAINING_TERMINAL or described.tuning_job_key != job.key:
             continue
-        team = (state.team if state is not None else None) or policy.team_of(job.tags)
+        team = (state.team if state is not None else None) or policy.team_of(job.tags, job.role_arns())
         services.store.set_warm_pool(described, team=team)
         objective = trial_objective(state, described)
         record = build_trial_record(
@@ -139,7 +139,7 @@ def finalise_job(
         trials,
         records,
         region=region,
-        team_tag=services.policy().team_tag,
+        team=(state.team if state is not None else None) or services.policy().team_of(tags, job.role_arns()),
         owner_tag=services.settings.owner_tag,
         now=services.clock(),
         stop_requested_at=state.stop_requested_at if state is not None else None,
@@ -149,7 +149,7 @@ def finalise_job(
     leftover = [trial.trial for trial in state.running] if state is not None else []
     if leftover and state is not None:
         # Trials whose terminal event never came: the job has ended, so they accrue no more.
-        team = state.team or services.policy().team_of(tags)
+        team = state.team or services.policy().team_of(tags, job.role_arns())
         services.store.forget_running(job.key, leftover, team=team)
     late: list[dict[str, Any]] = []
     pending = recovered or judge or any(d.get("state") == "pending" for d in decisions)

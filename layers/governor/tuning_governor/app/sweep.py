@@ -124,7 +124,7 @@ class Sweep:
                 services.store.upsert_job(
                     job,
                     region=services.settings.region,
-                    team=self.policy.team_of(tags),
+                    team=self.policy.team_of(tags, job.role_arns()),
                     owner=tags.get(services.settings.owner_tag),
                     event_time=self.now,
                 )
@@ -206,6 +206,6 @@ def _refresh_warm_pools(services: Services, team_of: Any, now: datetime) -> None
     known = services.store.warm_pool_names()
     for name in sorted(available - known):
         job = services.sagemaker.describe_training_job(name)
-        services.store.set_warm_pool(job, team=team_of(job.tags))
+        services.store.set_warm_pool(job, team=team_of(job.tags, job.roles))
     for name in sorted(known - available):
         services.store.release_warm_pool(name)

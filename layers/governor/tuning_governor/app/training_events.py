@@ -82,7 +82,7 @@ def track_progress(parsed: TrainingJobStateChange, policy: Policy, services: Ser
             outcome["running"] = "known"
         else:
             trial = running_trial_of(detail, job, parsed.region, services)
-            team = policy.team_of(detail.tags)
+            team = policy.team_of(detail.tags, detail.roles)
             if trial is None:
                 return track_standalone(detail, team=team, event_time=parsed.time, services=services)
             tracked = services.store.track_running(trial, team=(job.team if job is not None else None) or team)
@@ -192,7 +192,7 @@ def process_training_event(event: Any, services: Services) -> Outcome:
         detail = parsed.detail
         logger.append_keys(training_job=detail.name)
         policy = services.policy()
-        team = policy.team_of(detail.tags)
+        team = policy.team_of(detail.tags, detail.roles)
         if detail.tuning_job_key is None:
             return track_standalone(detail, team=team, event_time=parsed.time, services=services)
         if detail.status not in TRAINING_TERMINAL:

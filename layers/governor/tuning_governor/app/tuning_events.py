@@ -21,11 +21,14 @@ def complete_arrival_facts(job: TuningJob, services: Services) -> TuningJob:
 
     AWS's documented tuning-job event has no HyperParameterTuningJobConfig (MaxParallel) and may have
     no Tags: then one DescribeHyperParameterTuningJob (for the configuration and definitions) and one
-    ListTags (for the tags) complete it. The event's own status and times are kept, so ordering
+    ListTags (for the tags) complete it; so does a Describe when the policy knows teams by execution
+    role and the event carries none (``teams.<team>.execution_roles``). The event's own status and times are kept, so ordering
     against other events still goes by the event.
     """
     has_tags = "tags" in job.model_fields_set
-    if job.lacks_arrival_facts() or (not has_tags and not job.arn):
+    # A policy that knows teams by their execution roles needs the job's (the definitions carry them).
+    needs_roles = not job.role_arns() and any(team.execution_roles for team in services.policy().teams.values())
+    if job.lacks_arrival_facts() or needs_roles or (not has_tags and not job.arn):
         described = services.sagemaker.describe_tuning_job(job.name)
         metrics.add_metric(name="ArrivalDescribes", unit=MetricUnit.Count, value=1)
         job = job.model_copy(
@@ -61,7 +64,7 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
         fresh = services.store.upsert_job(
             job,
             region=parsed.region,
-            team=services.policy().team_of(job.tags),
+            team=services.policy().team_of(job.tags, job.role_arns()),
             owner=job.tags.get(services.settings.owner_tag),
             event_time=parsed.time,
         )

@@ -44,6 +44,8 @@ class JobState(BaseModel):
     """The team recorded on the item (None: not recorded; rules judge ``policy.team_of(tags)``)."""
     owner: str | None
     tags: dict[str, str]
+    roles: list[str]
+    """The execution roles its definitions run as (``TuningJob.role_arns``; empty: not known)."""
     region: str | None
     created: datetime | None
     max_parallel: int
@@ -87,6 +89,7 @@ class JobState(BaseModel):
             team=item.get("team") or None,
             owner=item.get("owner") or None,
             tags={str(k): str(v) for k, v in (item.get("tags") or {}).items()},
+            roles=[str(role) for role in item.get("roles") or []],
             region=str(item["region"]) if item.get("region") else None,
             created=time_of(item.get("creation_time")),
             max_parallel=int(item.get("max_parallel") or 1),

@@ -273,7 +273,7 @@ def summarise(  # noqa: PLR0913 - the job, its trials and records, then keyword-
     records: list[TrialRecord],
     *,
     region: str,
-    team_tag: str,
+    team: str | None,
     owner_tag: str,
     now: datetime,
     stop_requested_at: datetime | None = None,
@@ -281,6 +281,7 @@ def summarise(  # noqa: PLR0913 - the job, its trials and records, then keyword-
 ) -> JobSummary:
     """Build the final summary. ``trials`` is SageMaker's list; ``records`` the governor's trial records.
 
+    ``team``: the job's team as the policy resolves it (``Policy.team_of``), or as its item records it.
     ``stop_requested_at``: when the governor stopped the job (the store's ``stop_requested_at``);
     ``stopping_at``: when the job went Stopping, if seen. Either separates trials early stopping ended
     from trials cut by the job's stop; without them a Stopped job's end time is used (approximate).
@@ -296,7 +297,7 @@ def summarise(  # noqa: PLR0913 - the job, its trials and records, then keyword-
         region=region,
         status=job.status,
         strategy=job.config.strategy if job.config else None,
-        team=job.tags.get(team_tag),
+        team=team,
         owner=job.tags.get(owner_tag),
         max_parallel=job.max_parallel,
         max_trials=job.max_trials,

@@ -186,7 +186,7 @@ def load_facts(
     and how well it is priced."""
     catalog = catalog or services.price_catalog(policy)
     facts = with_stagnation_spend(job_facts(job, now=now, policy=policy, catalog=catalog), services)
-    facts = facts.model_copy(update={"budget": policy.budget_for(job.tags)})
+    facts = facts.model_copy(update={"budget": policy.budget_for(job.tags, job.roles)})
     if team_month:
         facts = facts.model_copy(update={"team_month": team_month_facts(facts.team, now, policy, catalog, services)})
     return with_pricing_facts(facts, job, catalog)

@@ -29,6 +29,8 @@ class JobFacts(Frozen):
     job_name: str
     team: str | None
     tags: dict[str, str]
+    roles: list[str] = []
+    """The execution roles the job runs as (they may name its team: ``Policy.team_identity``)."""
     status: str
     created_at: datetime | None
     now: datetime
@@ -78,7 +80,7 @@ class JobFacts(Frozen):
 
     def budget_in(self, policy: Policy) -> Budget:
         """The job's budget: as loaded for this judgement, else as ``policy`` sets it from its tags."""
-        return self.budget if self.budget is not None else policy.budget_for(self.tags)
+        return self.budget if self.budget is not None else policy.budget_for(self.tags, self.roles)
 
     def admission_plans(self) -> list[AdmissionPlan]:
         return list(self.admission) or [AdmissionPlan(on_demand=dict(self.demand))]

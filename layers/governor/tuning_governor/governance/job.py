@@ -36,8 +36,9 @@ def job_facts(
     return JobFacts(
         job_key=job.key,
         job_name=job.name,
-        team=policy.team_of(job.tags),
+        team=policy.team_of(job.tags, job.roles),
         tags=job.tags,
+        roles=job.roles,
         status=job.status,
         created_at=job.created,
         now=now,

@@ -148,6 +148,8 @@ Status = Annotated[str, Field(min_length=1, max_length=64), Text]
 """A SageMaker status: unknown values are kept verbatim, within a size a key attribute can hold."""
 InstanceType = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._-]+$")]
 Arn = Annotated[str, Field(max_length=256), Text]
+RoleArn = Annotated[str, Field(max_length=2048), Text]
+"""An IAM role ARN as SageMaker takes it (RoleArn: up to 2048 characters, a role path included)."""
 Label = Annotated[str, Field(max_length=256), Text]
 """A short string kept verbatim (strategy, objective type, definition name): bounded so items stay small."""
 MetricName = Annotated[str, Field(min_length=1, max_length=255), Text]

@@ -14,6 +14,7 @@ from tuning_governor.models.limits import (
     Label,
     MetricName,
     MetricValue,
+    RoleArn,
     Seconds,
     Status,
     TrainingJobName,
@@ -57,6 +58,7 @@ class TrainingJob(AwsShape):
     # In AMT's trial summaries; not in DescribeTrainingJob (botocore 1.44): read when a source carries it.
     training_job_definition_name: Label | None = None
     hyper_parameters: StrMap = {}
+    role_arn: RoleArn | None = None
     resource_config: Annotated[ResourceConfig | None, BeforeValidator(empty_to_none)] = None
     enable_managed_spot_training: bool = False
     creation_time: AwsTime = None
@@ -70,6 +72,11 @@ class TrainingJob(AwsShape):
     failure_reason: FailureReason = None
     stopping_condition: Annotated[StoppingCondition | None, BeforeValidator(empty_to_none)] = None
     tags: Tags = {}
+
+    @property
+    def roles(self) -> list[str]:
+        """Its execution role as a list (empty when the source did not carry it)."""
+        return [self.role_arn] if self.role_arn else []
 
     @property
     def tuning_job_key(self) -> str | None:

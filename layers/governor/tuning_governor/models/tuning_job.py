@@ -17,6 +17,7 @@ from tuning_governor.models.limits import (
     MetricName,
     MetricValue,
     PositiveCount,
+    RoleArn,
     Seconds,
     Status,
     TrainingJobName,
@@ -56,6 +57,8 @@ class TuningResourceConfig(AwsShape):
 
 class TrainingJobDefinition(AwsShape):
     definition_name: Label | None = None
+    role_arn: RoleArn | None = None
+    """The execution role the definition's trials run as (fixed at creation: a team may be known by it)."""
     static_hyper_parameters: StrMap = {}
     resource_config: Annotated[ResourceConfig | None, BeforeValidator(empty_to_none)] = None
     hyper_parameter_tuning_resource_config: Annotated[TuningResourceConfig | None, BeforeValidator(empty_to_none)] = (
@@ -178,6 +181,10 @@ class TuningJob(AwsShape):
         if self.training_job_definition is not None:
             defs.insert(0, self.training_job_definition)
         return defs
+
+    def role_arns(self) -> list[str]:
+        """The execution roles of its definitions, sorted, each once (empty when none is known)."""
+        return sorted({d.role_arn for d in self.definitions() if d.role_arn})
 
     @property
     def max_parallel(self) -> int:

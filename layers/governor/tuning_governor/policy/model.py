@@ -6,7 +6,7 @@ Pure: no AWS, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from decimal import Decimal
 from typing import Annotated, Literal
@@ -32,6 +32,7 @@ from tuning_governor.policy.fields import (
     none_to_empty,
     validate_prices,
 )
+from tuning_governor.policy.identity import RoleArn, TeamIdentity, resolve_team, role_key
 from tuning_governor.policy.tags import TagWarning, bad_budget, near_misses, parse_budget_tag, tag_lookup
 
 Mode = Literal["enforce", "monitor"]
@@ -108,6 +109,9 @@ class TeamPolicy(_PolicyModel):
     sns_topic_arn: TopicArn | None = None
     """The team's own SNS topic for its reports; used only in the stack's account and region and under
     its ``TeamTopicPrefix``."""
+    execution_roles: Annotated[list[RoleArn], BeforeValidator(none_to_empty), Field(max_length=100)] = []
+    """The SageMaker execution roles (ARNs) the team's jobs run as. When set, a job is the team's if and
+    only if it runs as one of them, whatever its team tag says (see ``policy.identity``)."""
 
     @model_validator(mode="after")
     def _one_name_per_budget(self) -> TeamPolicy:
@@ -164,18 +168,39 @@ class Policy(_PolicyModel):
     """Owner tag value (``alice@example.com``, ``alice``) -> Slack member ID, so Slack reports mention
     the job's owner; see ``slack_member``."""
 
+    @model_validator(mode="after")
+    def _one_team_per_role(self) -> Policy:
+        owners: dict[str, str] = {}
+        for name, team in sorted(self.teams.items()):
+            for arn in team.execution_roles:
+                other = owners.setdefault(role_key(arn), name)
+                if other != name:
+                    raise PydanticCustomError(
+                        "role_in_two_teams",
+                        "execution role {arn} is listed by teams {first} and {second}: a role names one team",
+                        {"arn": arn, "first": other, "second": name},
+                    )
+        return self
+
     @property
     def enforcing(self) -> bool:
         """True when decisions may stop jobs; in monitor mode they are only reported."""
         return self.mode == "enforce"
 
-    def team_of(self, tags: Mapping[str, str]) -> str | None:
-        """The owning team: the value of the ``team_tag`` tag, trimmed; None when absent or blank.
+    def team_identity(self, tags: Mapping[str, str], roles: Iterable[str] = ()) -> TeamIdentity:
+        """The owning team and, when the ``team_tag`` tag was ignored, why (``policy.identity``): the
+        team whose ``execution_roles`` lists one of the job's ``roles``, else the tag's value (trimmed,
+        in the policy's spelling when it names a listed team ignoring case) unless that team lists
+        execution roles."""
+        team_roles = {name: team.execution_roles for name, team in self.teams.items()}
+        return resolve_team(tags.get(self.team_tag), roles, team_roles)
+
+    def team_of(self, tags: Mapping[str, str], roles: Iterable[str] = ()) -> str | None:
+        """The owning team (see ``team_identity``); None when none.
 
         The team need not be listed under ``teams`` (then it has no team limits or team budget).
         """
-        value = tags.get(self.team_tag, "").strip()
-        return value or None
+        return self.team_identity(tags, roles).team
 
     def is_exempt(self, tags: Mapping[str, str]) -> bool:
         """True when the job carries ``exempt_tag`` with the value ``true`` (any case, spaces trimmed).
@@ -187,7 +212,7 @@ class Policy(_PolicyModel):
         """
         return tags.get(self.exempt_tag, "").strip().lower() == "true"
 
-    def budget_for(self, tags: Mapping[str, str]) -> Budget:
+    def budget_for(self, tags: Mapping[str, str], roles: Iterable[str] = ()) -> Budget:
         """The job's budget in USD. The first level that is set decides:
 
         1. the job tag ``budget_tag`` (an amount as ``parse_budget_tag`` reads it: ``250``, ``99.50``,
@@ -208,7 +233,7 @@ class Policy(_PolicyModel):
             if amount is not None:
                 return Budget(usd=amount or None, source="tag", warning=warning)
             warning = "; ".join(w for w in (bad_budget(self.budget_tag, raw).message, warning) if w)
-        team = self.teams.get(self.team_of(tags) or "")
+        team = self.teams.get(self.team_of(tags, roles) or "")
         if team is not None and team.job_budget is not None:
             return Budget(usd=team.job_budget or None, source="team", warning=warning)
         default = self.defaults.job_budget
@@ -216,14 +241,20 @@ class Policy(_PolicyModel):
             return Budget(usd=default or None, source="default", warning=warning)
         return Budget(usd=None, source="none", warning=warning)
 
-    def tag_warnings(self, tags: Mapping[str, str]) -> list[TagWarning]:
+    def tag_warnings(self, tags: Mapping[str, str], roles: Iterable[str] = ()) -> list[TagWarning]:
         """Governance tags on a job that the governor cannot honour as written, in a stable order:
 
         a ``budget_tag`` value ``parse_budget_tag`` cannot read; an ``exempt_tag`` value other than
         true/false (any case); any key that matches ``budget_tag`` or ``exempt_tag`` only when case
-        is ignored. Each is governed as if absent (see ``budget_for`` and ``is_exempt``).
+        is ignored; a ``team_tag`` the job's execution roles overrule (see ``team_identity``), or a key
+        matching it only when case is ignored. Each is
+        governed as if absent (see ``budget_for``, ``is_exempt`` and ``team_of``).
         """
         out: list[TagWarning] = []
+        identity = self.team_identity(tags, roles)
+        if identity.problem is not None:
+            out.append(TagWarning(key=self.team_tag, value=identity.tag_value or "", problem=identity.problem))
+        out += near_misses(tags, self.team_tag)
         raw = tags.get(self.budget_tag)
         if raw is not None and parse_budget_tag(raw) is None:
             out.append(bad_budget(self.budget_tag, raw))

@@ -8,12 +8,15 @@ always), ``slack:team:<team>`` and ``sns:team:<team>`` for a team's (``teams.<te
 
 The stack grants ``secretsmanager:GetSecretValue`` only on secrets named under ``SlackSecretPrefix``
 and ``sns:Publish`` only on topics of its own account and region named under ``TeamTopicPrefix`` (an
-empty prefix grants nothing). A team channel outside those grants is not used (its call would be
+empty prefix grants nothing). A prefix must end in its delimiter (``/`` for secrets, ``-`` or ``_`` for
+topics; the template refuses any other): a prefix that ends mid-name (``t``) would cover every name
+that merely starts alike, so one deployed before the template said so grants no team channel here. A team channel outside those grants is not used (its call would be
 denied): ``routing_warnings`` says so, and the policy loader logs it once per policy text.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,6 +26,9 @@ from tuning_governor.policy.fields import TOPIC_ARN
 from tuning_governor.policy.model import Policy
 
 DEFAULT_CHANNELS = ("sns", "slack")
+# The template's AllowedPatterns for SlackSecretPrefix and TeamTopicPrefix (tests/template holds them equal).
+SECRET_PREFIX = re.compile(r"^[A-Za-z0-9/_+=.@-]{0,254}[A-Za-z0-9_+=.@-]/$")
+TOPIC_PREFIX = re.compile(r"^[A-Za-z0-9_-]{0,198}[A-Za-z0-9][_-]$")
 _NOT_USED = "not used: the team's reports go to the default channels only"
 
 
@@ -54,6 +60,8 @@ def secret_problem(name: str, grants: ChannelGrants) -> str | None:
     prefix = grants.slack_secret_prefix
     if not prefix:
         return f'secret "{name}" is {_NOT_USED} (the stack grants no team Slack secrets: SlackSecretPrefix is empty)'
+    if not SECRET_PREFIX.match(prefix):
+        return f'secret "{name}" is {_NOT_USED} (SlackSecretPrefix "{prefix}" does not end in "/" after a name)'
     if not name.startswith(prefix):
         return f'secret "{name}" is not under the stack\'s SlackSecretPrefix "{prefix}": {_NOT_USED}'
     return None
@@ -64,9 +72,10 @@ def topic_problem(arn: str, grants: ChannelGrants) -> str | None:
     prefix = grants.topic_prefix
     if not prefix:
         return f"topic {arn} is {_NOT_USED} (the stack grants no team topics: TeamTopicPrefix is empty)"
+    if not TOPIC_PREFIX.match(prefix):
+        return f'topic {arn} is {_NOT_USED} (TeamTopicPrefix "{prefix}" does not end in "-" or "_" after a name)'
     match = TOPIC_ARN.match(arn)
-    if match is None:  # pragma: no cover - the policy validates the ARN
-        return f"topic {arn} is not an SNS topic ARN: {_NOT_USED}"
+    assert match is not None  # the policy validates the ARN
     if grants.region and match["region"] != grants.region:
         return f"topic {arn} is in {match['region']}, not the stack's region {grants.region}: {_NOT_USED}"
     if grants.account and match["account"] != grants.account:

@@ -65,6 +65,8 @@ def job_attributes(
         "arn": job.arn,
         "team": team,
         "owner": owner,
+        # The execution roles its trials run as: a team listing them is the job's team (policy.identity).
+        "roles": job.role_arns() or None,
     }
     return {name: value for name, value in attributes.items() if value is not None}
 

@@ -11,7 +11,8 @@ from tuning_governor.policy import Policy
 @registry.register
 class TagsRule(Rule):
     """Warn, once per job, about governance tags it cannot honour: a budget it cannot read, an
-    exemption value other than true/false, or a key that matches only when case is ignored.
+    exemption value other than true/false, a key that matches only when case is ignored, or a team tag
+    the job's execution role overrules (``teams.<team>.execution_roles``).
 
     Never stops anything: the job is governed as if the tag were absent (the next budget source
     applies; a mis-cased exemption key exempts nothing). Judged on arrival and on each sweep (tags
@@ -24,10 +25,10 @@ class TagsRule(Rule):
     description = "Governance tags with a value or a key spelling the governor cannot honour"
     triggers = frozenset({"arrival", "sweep"})
     permissions = frozenset()
-    policy_keys = ("budget_tag", "exempt_tag")
+    policy_keys = ("budget_tag", "exempt_tag", "team_tag")
 
     def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
-        problems = policy.tag_warnings(job.tags)
+        problems = policy.tag_warnings(job.tags, job.roles)
         if not problems:
             return None
         return self._decision(
