@@ -178,6 +178,8 @@ def _endings(store: Any, run: Callable[[Any], None], key: str) -> None:
     run(_attempt(lambda: store.forget_running("nobody", ["t1"], team="cv")))
     run(store.put_price_catalog(catalog()))
     run(store.price_catalogs())
+    run(store.price_catalog("us-east-1"))
+    run(store.price_catalog("eu-north-1"))
     run(store.get_job(key))
     run(store.items(key))
 
