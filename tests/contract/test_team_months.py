@@ -68,3 +68,18 @@ def test_a_team_decision_is_claimed_while_pending_and_never_after(store: Store) 
         jobs,
     )
     assert rows["DECISION#team-budget#breach#2026-11"]["claimed_at"] == "2026-11-30T09:01:00.000+00:00"
+
+
+def test_warm_pool_billed_after_a_trial_was_recorded_reaches_its_team_month(store: Store) -> None:
+    # Given a trial recorded for team nlp ($1.25), whose warm pool then bills $0.40 more retention
+    upsert(store)
+    assert store.record_trial(trial(1, job_key=KEY), job=store.get_job(KEY), team="nlp") is not None
+    grown = trial(1, job_key=KEY, warm_pool_seconds=300).model_copy(update={"warm_pool_cost_usd": Decimal("0.4")})
+    # When the retention is added (twice: a duplicate event adds nothing)
+    assert store.update_trial_warm_pool(grown, team="nlp") is True
+    assert store.update_trial_warm_pool(grown, team="nlp") is False
+    # Then the team's month holds every dollar its job holds
+    meta = store.get_job(KEY)
+    assert meta is not None
+    assert meta["cost_usd"] == Decimal("1.650000")
+    assert store.team_month("nlp", "2026-11")["finished_usd"] == meta["cost_usd"]
