@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -65,7 +67,33 @@ def resume_decision(
     on every channel (built from the stored action, detail and figures, so a retry sends what the
     first attempt would have). The decision is done only when every step is; a channel that fails
     raises ``DeliveryFailed`` (the event is retried) and one still in flight leaves it pending for
-    the sweep (``resume_stale``)."""
+    the sweep (``resume_stale``).
+
+    The steps have one owner at a time, whatever the concurrency: the caller first leases the decision
+    under a token of its own (``lease_decision``); a decision another caller is carrying out is left
+    to it (action ``in-progress``, no Stop call, no report). A lease not finished is given back, so a
+    retry need not wait for it to run out; a crashed owner's lease runs out (``DECISION_LEASE``)."""
+    job_key, rule, verdict = job_key_of(stored["pk"]), str(stored["rule"]), str(stored["verdict"])
+    token = uuid.uuid4().hex
+    leased = services.store.lease_decision(job_key, rule, verdict, token, services.clock())
+    if leased is None:
+        metrics.add_metric(name="DecisionsInProgressElsewhere", unit=MetricUnit.Count, value=1)
+        mode = str(stored.get("mode") or policy.mode)
+        return {"rule": rule, "verdict": verdict, "mode": mode, "action": "in-progress", "at": stored.get("at")}
+    outcome: dict[str, Any] = {"pending": True}
+    try:
+        outcome = _carry_out(leased, tags, policy, services)
+        return outcome
+    finally:
+        if outcome.get("pending"):
+            with contextlib.suppress(GovernorError):
+                services.store.release_decision(job_key, rule, verdict, token)
+
+
+def _carry_out(
+    stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: EngineServices
+) -> dict[str, Any]:
+    """A leased decision's steps (see :func:`resume_decision`)."""
     decision = Decision.model_validate(stored | {"job_key": job_key_of(stored["pk"])})
     mode = str(stored.get("mode") or policy.mode)
     fresh = stored.get("action") is None
