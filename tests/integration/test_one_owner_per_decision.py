@@ -23,6 +23,7 @@ from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, deliver, mid_month  # noqa: F401 - fixture
 from tests.integration.test_governance import record_stop_calls, use_policy
 from tuning_governor.adapters.checks import PendingChecks
+from tuning_governor.errors import DeliveryFailed
 from tuning_governor.ports import CHECK_KEY
 
 P3_8X = "ml.p3.8xlarge"
@@ -109,11 +110,9 @@ def test_a_budget_check_delivered_twice_at_once_stops_its_job_once(world: World,
     assert len(world.env.sns_messages()) - sns_before == 1
 
 
-@pytest.mark.usefixtures("atomic_moto_requests")
-@pytest.mark.parametrize("store", ["moto", "memory"])
-def test_one_team_breach_found_by_two_jobs_at_once_is_reported_once(request: pytest.FixtureRequest, store: str) -> None:
-    # Given team nlp's two jobs running for an hour (about $310 accrued) and then a $100 month
-    world: World = request.getfixturevalue("mid_month")
+def _team_over_its_month(world: World, store: str) -> dict[str, dict[str, Any]]:
+    """Team nlp's two jobs (nlp-a, nlp-b) run 40 minutes (about $310 accrued), then its month is $100:
+    a status event of a running trial of each job, sent now, for the test to deliver."""
     world.amt.engine.behaviour = LongTrials()
     if store == "memory":
         world.env.services.store = MemoryStore()
@@ -129,11 +128,25 @@ def test_one_team_breach_found_by_two_jobs_at_once_is_reported_once(request: pyt
             if detail.get("TrainingJobStatus") == "InProgress" and detail.get("TuningJobArn"):
                 progress[str(detail["TuningJobArn"]).rsplit("/", 1)[1]] = event
     assert sorted(progress) == ["nlp-a", "nlp-b"]
-    now = world.amt.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-    for name, event in progress.items():  # a status update of a running trial, sent now
-        progress[name] = event | {"id": f"progress-{name}", "time": now}
     assert world.env.services.store.team_decisions("nlp") == []  # type: ignore[attr-defined]
     use_policy(world, "mode: enforce\nteams:\n  nlp: {monthly_budget_usd: 100}\n")
+    now = world.amt.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {name: event | {"id": f"progress-{name}", "time": now} for name, event in progress.items()}
+
+
+def _trial_event(world: World, event: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = training_events.handler(
+        event, FakeLambdaContext("training-events"), services=world.env.services
+    )
+    return result
+
+
+@pytest.mark.usefixtures("atomic_moto_requests")
+@pytest.mark.parametrize("store", ["moto", "memory"])
+def test_one_team_breach_found_by_two_jobs_at_once_is_reported_once(request: pytest.FixtureRequest, store: str) -> None:
+    # Given team nlp's two jobs running for an hour (about $310 accrued) and then a $100 month
+    world: World = request.getfixturevalue("mid_month")
+    progress = _team_over_its_month(world, store)
     stops = record_stop_calls(world)
     held = HeldFirstCall()
     sns = world.env.services.notifiers[0]._client  # type: ignore[attr-defined]
@@ -142,18 +155,12 @@ def test_one_team_breach_found_by_two_jobs_at_once_is_reported_once(request: pyt
         lambda params, **_: held(str(params.get("Subject"))) if "team nlp" in str(params.get("Subject")) else None,
     )
 
-    def trial_event(event: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = training_events.handler(
-            event, FakeLambdaContext("training-events"), services=world.env.services
-        )
-        return result
-
     # When a trial event of each job is handled at once: the second while the first is sending the
     # team's report
     with ThreadPoolExecutor(max_workers=2) as pool:
-        first = pool.submit(trial_event, progress["nlp-a"])
+        first = pool.submit(_trial_event, world, progress["nlp-a"])
         assert held.entered.wait(20), "the team's report was never sent"
-        second = pool.submit(trial_event, progress["nlp-b"])
+        second = pool.submit(_trial_event, world, progress["nlp-b"])
         try:
             second.result(timeout=20)
         finally:
@@ -168,3 +175,23 @@ def test_one_team_breach_found_by_two_jobs_at_once_is_reported_once(request: pyt
     team_slack = [m for m in world.slack.messages if "team nlp" in m.get("text", "")]
     assert (len(team_sns), len(team_slack)) == (1, 1)
     assert "nlp-a: stopped" in team_sns[0]["Message"] and "nlp-b: stopped" in team_sns[0]["Message"]
+
+
+@pytest.mark.parametrize("store", ["moto", "memory"])
+def test_a_team_report_failing_on_slack_is_not_sent_again_on_sns_by_the_next_jobs_event(
+    request: pytest.FixtureRequest, store: str
+) -> None:
+    # Given team nlp over its month, and Slack failing the team's report (after the client's retries)
+    world: World = request.getfixturevalue("mid_month")
+    progress = _team_over_its_month(world, store)
+    world.slack.fail_next(500, 500, 500)
+    # When a trial event of nlp-a finds the breach (its report fails on Slack) and then one of nlp-b
+    with pytest.raises(DeliveryFailed):  # handed back to EventBridge, to be retried
+        _trial_event(world, progress["nlp-a"])
+    _trial_event(world, progress["nlp-b"])
+    # Then the team's report is out once on each channel: SNS is not sent again for nlp-b's event
+    [breach] = [d for d in world.env.services.store.team_decisions("nlp") if d["verdict"] == "breach"]  # type: ignore[attr-defined]
+    assert breach["state"] == "done"
+    team_sns = [m for m in world.env.sns_messages() if "team nlp" in m["Subject"]]
+    team_slack = [m for m in world.slack.messages if "team nlp" in m.get("text", "")]
+    assert (len(team_sns), len(team_slack)) == (1, 1)
