@@ -21,6 +21,7 @@ from governor_sim.runner import FakeLambdaContext
 from tests.contract.conftest import atomic_moto_requests  # noqa: F401 - the fixture, used by name
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, deliver, mid_month  # noqa: F401 - fixture
+from tests.integration.test_exactly_once import OneFault
 from tests.integration.test_governance import record_stop_calls, use_policy
 from tuning_governor.adapters.checks import PendingChecks
 from tuning_governor.errors import DeliveryFailed
@@ -195,3 +196,24 @@ def test_a_team_report_failing_on_slack_is_not_sent_again_on_sns_by_the_next_job
     team_sns = [m for m in world.env.sns_messages() if "team nlp" in m["Subject"]]
     team_slack = [m for m in world.slack.messages if "team nlp" in m.get("text", "")]
     assert (len(team_sns), len(team_slack)) == (1, 1)
+
+
+def test_a_lease_whose_answer_was_lost_is_taken_again_by_its_own_caller(world: World) -> None:
+    # Given the job at its budget check, and the lease on its decision written but the caller seeing
+    # a throttling error
+    _job_at_its_budget_check(world, "moto")
+    stops = record_stop_calls(world)
+    fault = OneFault(
+        world.env.dynamodb,
+        "UpdateItem",
+        when="after",
+        match=lambda params: "lease_until" in str(params.get("UpdateExpression")),
+    )
+    # When the check runs
+    result = budget_check.handler(
+        {CHECK_KEY: {"job": "big-job"}}, FakeLambdaContext("budget-check"), services=world.env.services
+    )
+    # Then the same caller takes its own lease again: the job is stopped now, once, not after the lease
+    assert fault.fired == 1
+    assert [(d["rule"], d["action"]) for d in result["decisions"]] == [("budget", "stopped")]
+    assert stops == ["big-job"]

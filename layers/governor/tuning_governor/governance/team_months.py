@@ -15,7 +15,7 @@ from tuning_governor.domain.job import JobState
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.reports import Report, decision_report
 from tuning_governor.errors import GovernorError
-from tuning_governor.governance.actions import act, stop_step
+from tuning_governor.governance.actions import act, lease_job_decision, stop_step, take_lease
 from tuning_governor.governance.facts import JobFacts, TeamMonthFacts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.reporting import all_delivered, deliver
@@ -75,7 +75,10 @@ def act_on_team(decision: Decision, job: JobFacts, policy: Policy, services: Eng
     """
     month = str(decision.numbers["month"])
     token = uuid.uuid4().hex
-    claimed = services.store.claim_team_decision(decision, month, policy.mode, services.clock(), token=token)
+    claimed = take_lease(
+        lambda: services.store.claim_team_decision(decision, month, policy.mode, services.clock(), token=token),
+        lambda: services.store.release_team_decision(decision, month, token),
+    )
     if claimed.get("state") != "pending":
         if decision.verdict != "breach":
             return []
@@ -159,7 +162,7 @@ def _stop_team_jobs(
         # The job's decision has one owner at a time too: one its own judgement is carrying out is
         # left to it (its Stop is requested once).
         token = uuid.uuid4().hex
-        stored = services.store.lease_decision(key, per_job.rule, per_job.verdict, token, services.clock())
+        stored = lease_job_decision(services, key, per_job.rule, per_job.verdict, token)
         if stored is None:
             continue
         try:
