@@ -9,8 +9,10 @@ from tests.contract.conftest import (
     Adapter,
     decision,
     reservation,
+    summary,
     training_job,
     tuning_job,
+    upsert,
 )
 from tuning_governor.ports import Store
 
@@ -123,3 +125,19 @@ def test_capacity_snapshot(adapter: Adapter) -> None:
         "used": {"ml.p3.2xlarge": 3},
         "share": 0.5,
     }
+
+
+def test_an_admission_commits_nothing_for_a_job_whose_end_was_recorded_first(adapter: Adapter) -> None:
+    store = adapter.store
+    key = tuning_job().key
+    assert upsert(store) is True
+    assert store.commit_admission(0, "other", None) == "committed"
+    # Given the job's end recorded (its summary sets the terminal status) while its arrival is judged
+    store.write_summary(summary(tuning_job("Stopped", modified=T0 + timedelta(minutes=3)), []))
+    before = adapter.dump()
+    # When the arrival commits its reservation and its breach claim
+    claim = (decision("concurrency", job_key=key), "enforce", T0)
+    assert store.commit_admission(1, key, reservation(key), claim) == "ended"
+    # Then nothing is written: no reservation for the end to have missed, no decision to act on
+    assert adapter.dump() == before
+    assert store.read_ledger().reservations == {}

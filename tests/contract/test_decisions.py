@@ -105,3 +105,22 @@ def test_marks_set_once(store: Store) -> None:
     assert meta is not None
     assert meta["arrival_evaluated_at"] == "2026-11-30T09:00:00.000+00:00"
     assert meta["budget_check_at"] == "2026-11-30T09:02:00.000+00:00"
+
+
+def test_a_pending_decision_has_one_owner_at_a_time(store: Store) -> None:
+    assert store.lease_decision(KEY, "budget", "breach", "a", T0) is None  # unknown
+    store.open_decision(decision(), "enforce", T0)
+    leased = store.lease_decision(KEY, "budget", "breach", "a", T0)
+    assert leased is not None and (leased["state"], leased["lease_token"]) == ("pending", "a")
+    # Another caller waits while the lease runs; the owner takes it again (its own retry)
+    assert store.lease_decision(KEY, "budget", "breach", "b", T0 + timedelta(minutes=4)) is None
+    assert store.lease_decision(KEY, "budget", "breach", "a", T0 + timedelta(minutes=1)) is not None
+    # A lease run out (its owner crashed) goes to the next caller; given back, at once
+    assert store.lease_decision(KEY, "budget", "breach", "b", T0 + timedelta(minutes=7)) is not None
+    store.release_decision(KEY, "budget", "breach", "a")  # not a's any more: nothing happens
+    assert store.lease_decision(KEY, "budget", "breach", "c", T0 + timedelta(minutes=7)) is None
+    store.release_decision(KEY, "budget", "breach", "b")
+    assert store.lease_decision(KEY, "budget", "breach", "c", T0 + timedelta(minutes=7)) is not None
+    # A finished decision is nobody's
+    store.finish_decision(decision(), "stopped", "stop-requested")
+    assert store.lease_decision(KEY, "budget", "breach", "c", T0 + timedelta(minutes=7)) is None

@@ -125,6 +125,11 @@ def _decisions(store: Any, run: Callable[[Any], None], key: str) -> None:
     run(store.set_budget_check(key, later))
     run(store.get_decision(key, "budget", "breach"))
     run(store.open_decision(decision(job_key=key), "enforce", later))
+    run(store.lease_decision(key, "budget", "breach", "t1", later))
+    run(store.lease_decision(key, "budget", "breach", "t2", later))
+    run(store.release_decision(key, "budget", "breach", "t2"))
+    run(store.release_decision(key, "budget", "breach", "t1"))
+    run(store.lease_decision(key, "budget", "breach", "t2", later))
     run(store.claim_decision(decision("runtime", job_key=key), "enforce", later))
     run(store.pending_decisions(key))
     run(store.stale_pending_decisions(later))
@@ -141,9 +146,13 @@ def _decisions(store: Any, run: Callable[[Any], None], key: str) -> None:
     run(store.finish_decision(decision(job_key=key), "stopped", "stop-requested"))
     run(store.decisions(key))
     team = decision("team-budget", job_key=key)
-    run(store.claim_team_decision(team, "2026-11", "enforce", later))
+    run(store.claim_team_decision(team, "2026-11", "enforce", later, token="t1"))
+    run(store.claim_team_decision(team, "2026-11", "enforce", later, token="t2"))
+    run(store.release_team_decision(team, "2026-11", "t2"))
+    run(store.release_team_decision(team, "2026-11", "t1"))
+    run(store.claim_team_decision(team, "2026-11", "enforce", later, token="t2"))
     run(store.finish_team_decision(team, "2026-11", [{"job": key, "action": "stopped"}]))
-    run(store.claim_team_decision(team, "2026-11", "enforce", later))
+    run(store.claim_team_decision(team, "2026-11", "enforce", later, token="t3"))
 
 
 def _endings(store: Any, run: Callable[[Any], None], key: str) -> None:
@@ -283,3 +292,24 @@ def test_racing_admissions_commit_one_per_version(racing: Adapter) -> None:
     assert sorted(outcomes) == ["committed"] + ["conflict"] * (THREADS - 1)
     ledger = store.read_ledger()
     assert (ledger.version, len(ledger.reservations)) == (2, 1)
+
+
+def test_racing_callers_of_one_decision_get_one_owner(racing: Adapter) -> None:
+    store = racing.store
+    store.open_decision(decision(job_key="job-a"), "enforce", T0)
+    outcomes = race(
+        [lambda i=i: store.lease_decision("job-a", "budget", "breach", f"t{i}", T0) for i in range(THREADS)]  # type: ignore[misc]
+    )
+    owners = [o["lease_token"] for o in outcomes if o is not None]
+    assert len(owners) == 1
+    team = decision("team-budget", job_key="job-a")
+    claims = race(
+        [
+            lambda i=i: store.claim_team_decision(  # type: ignore[misc]
+                team.model_copy(update={"job_key": f"job-{i}"}), "2026-11", "enforce", T0, token=f"t{i}"
+            )
+            for i in range(THREADS)
+        ]
+    )
+    [owner] = {c["lease_token"] for c in claims}
+    assert sum(c["job_key"] == f"job-{owner[1:]}" for c in claims) == THREADS

@@ -109,6 +109,7 @@ SCOPES: dict[str, list[Any]] = {
     "dynamodb:UpdateItem": [_TABLE],
     "dynamodb:DeleteItem": [_TABLE],
     "dynamodb:Query": [_TABLE, _INDEXES],
+    "dynamodb:ConditionCheckItem": [_TABLE],
     "sagemaker:DescribeHyperParameterTuningJob": [_TUNING_JOBS],
     "sagemaker:ListTrainingJobsForHyperParameterTuningJob": [_TUNING_JOBS],
     # ListTags takes any taggable SageMaker ARN; the governor only reads tuning jobs' tags.

@@ -8,10 +8,10 @@ from typing import Any
 from governor_sim.memory.table import Item, MemoryTable, fresh, stored
 from tuning_governor.adapters.dynamodb import capacity_items
 from tuning_governor.adapters.dynamodb.items import decision_claim
-from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY
+from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY, job_pk
 from tuning_governor.domain.capacity import Holder, Ledger, Reservation
 from tuning_governor.models.decisions import Decision
-from tuning_governor.models.sagemaker import TRAINING_TERMINAL
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.ports import CapacityStore
 
@@ -85,6 +85,9 @@ class CapacityItems(MemoryTable):
         claim: tuple[Decision, str, datetime] | None = None,
     ) -> str:
         with self._lock:
+            # As the DynamoDB adapter: the job's status is checked in the same write as the ledger.
+            if (self._get(job_pk(job_key), "META") or {}).get("status") in TUNING_TERMINAL:
+                return "ended"
             if not self._ledger_holds(version):
                 return "conflict"
             item = decision_claim(*claim) if claim is not None else None

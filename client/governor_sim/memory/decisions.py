@@ -9,7 +9,15 @@ from typing import Any
 
 from governor_sim.memory.table import Item, MemoryTable, TransactionCanceled, copied, stored
 from tuning_governor.adapters.dynamodb.items import decision_claim, delivery_claim, delivery_sent
-from tuning_governor.adapters.dynamodb.keys import CLAIM_TIMEOUT, PENDING_STEPS, decision_sk, delivery_sk, iso, job_pk
+from tuning_governor.adapters.dynamodb.keys import (
+    CLAIM_TIMEOUT,
+    DECISION_LEASE,
+    PENDING_STEPS,
+    decision_sk,
+    delivery_sk,
+    iso,
+    job_pk,
+)
 from tuning_governor.errors import StaleState
 from tuning_governor.models.decisions import Decision
 from tuning_governor.ports import DecisionStore, DeliveryStore, JudgementStore
@@ -47,14 +55,38 @@ class DecisionItems(MemoryTable):
                 at = stored(stop_requested_at)
                 self._update(pk, "META", lambda item: item.setdefault("stop_requested_at", at))
 
+    def lease_decision(self, job_key: str, rule: str, verdict: str, token: str, now: datetime) -> dict[str, Any] | None:
+        pk, sk = job_pk(job_key), decision_sk(rule, verdict)
+        with self._lock:
+            item = self._get(pk, sk)
+            if item is None or item.get("state") != "pending":
+                return None
+            holder, until = item.get("lease_token"), item.get("lease_until")
+            if holder is not None and holder != token and str(until) >= stored(now):
+                return None
+            self._set(pk, sk, {"lease_token": token, "lease_until": now + DECISION_LEASE})
+            return self._read(pk, sk)
+
+    def release_decision(self, job_key: str, rule: str, verdict: str, token: str) -> None:
+        pk, sk = job_pk(job_key), decision_sk(rule, verdict)
+
+        def release(item: Item) -> None:
+            item.pop("lease_token", None)
+            item.pop("lease_until", None)
+
+        with self._lock:
+            item = self._get(pk, sk)
+            if item is not None and item.get("lease_token") == token:
+                self._update(pk, sk, release)
+
     def finish_decision(self, decision: Decision, action: str, detail: str) -> None:
         pk, sk = job_pk(decision.job_key), decision_sk(decision.rule, decision.verdict)
         values = stored({"state": "done", "action": action, "action_detail": detail})
 
         def change(item: Item) -> None:
             item.update(values)
-            item.pop("gsi1pk", None)
-            item.pop("gsi1sk", None)
+            for name in ("gsi1pk", "gsi1sk", "lease_token", "lease_until"):
+                item.pop(name, None)
 
         with self._lock:
             self._update(pk, sk, change)

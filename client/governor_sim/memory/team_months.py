@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from governor_sim.memory.table import MemoryTable
+from governor_sim.memory.table import Item, MemoryTable, copied, stored
 from tuning_governor.adapters.dynamodb.items import month_totals, team_decision_claim
-from tuning_governor.adapters.dynamodb.keys import team_decision_sk, team_pk
+from tuning_governor.adapters.dynamodb.keys import DECISION_LEASE, team_decision_sk, team_pk
 from tuning_governor.domain.spend import RunningTrial, running_trials
 from tuning_governor.models.decisions import Decision
 from tuning_governor.ports import TeamMonthStore
@@ -29,22 +29,44 @@ class TeamMonthItems(MemoryTable):
     def team_jobs_in_progress(self, team: str) -> list[dict[str, Any]]:
         return [item for item in self._by_gsi("STATUS#InProgress") if item.get("team") == team]
 
-    def claim_team_decision(self, decision: Decision, month: str, mode: str, now: datetime) -> bool:
+    def claim_team_decision(
+        self, decision: Decision, month: str, mode: str, now: datetime, *, token: str
+    ) -> dict[str, Any]:
         item = team_decision_claim(decision, month, mode, now)
         with self._lock:
             old = self._get(item["pk"], item["sk"])
-            if old is not None and old.get("state") != "pending":
-                return False
-            self._put(item)
-            return True
+            if old is not None:
+                holder, until = old.get("lease_token"), old.get("lease_until")
+                held = holder is not None and holder != token and str(until) >= stored(now)
+                if old.get("state") != "pending" or held:
+                    found: dict[str, Any] = copied(old)
+                    return found
+            lease = {"lease_token": token, "lease_until": now + DECISION_LEASE}
+            self._put(stored(item) | copied(old or {}) | stored(lease))
+            claimed: dict[str, Any] = copied(self._get(item["pk"], item["sk"]) or {})
+            return claimed
+
+    def release_team_decision(self, decision: Decision, month: str, token: str) -> None:
+        pk, sk = team_pk(decision.team or ""), team_decision_sk(decision.rule, decision.verdict, month)
+
+        def release(item: Item) -> None:
+            item.pop("lease_token", None)
+            item.pop("lease_until", None)
+
+        with self._lock:
+            if (self._get(pk, sk) or {}).get("lease_token") == token:
+                self._update(pk, sk, release)
 
     def finish_team_decision(self, decision: Decision, month: str, jobs: list[dict[str, Any]]) -> None:
+        values = stored({"state": "done", "jobs": jobs})
+
+        def finish(item: Item) -> None:
+            item.update(values)
+            item.pop("lease_token", None)
+            item.pop("lease_until", None)
+
         with self._lock:
-            self._set(
-                team_pk(decision.team or ""),
-                team_decision_sk(decision.rule, decision.verdict, month),
-                {"state": "done", "jobs": jobs},
-            )
+            self._update(team_pk(decision.team or ""), team_decision_sk(decision.rule, decision.verdict, month), finish)
 
     def team_decisions(self, team: str) -> list[dict[str, Any]]:
         return self._query(team_pk(team), "DECISION#")

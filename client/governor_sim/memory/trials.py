@@ -9,7 +9,13 @@ from governor_sim.memory.table import Item, MemoryTable, add_to, copied, stored
 from tuning_governor.adapters.dynamodb.items import trial_item
 from tuning_governor.adapters.dynamodb.keys import iso, job_pk, team_pk, trial_sk
 from tuning_governor.domain.spend import RUNNING_PREFIX, RunningTrial
-from tuning_governor.domain.totals import job_after_trial, team_month_deltas, trial_deltas, warm_pool_growth
+from tuning_governor.domain.totals import (
+    job_after_trial,
+    team_month_deltas,
+    trial_deltas,
+    warm_pool_growth,
+    warm_pool_team_deltas,
+)
 from tuning_governor.errors import StaleState
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.ports import TrialStore
@@ -76,7 +82,7 @@ class TrialItems(MemoryTable):
     def _ensure_running(self, job_key: str) -> None:
         self._update(job_pk(job_key), "META", lambda item: item.setdefault("running", {}))
 
-    def update_trial_warm_pool(self, record: TrialRecord) -> bool:
+    def update_trial_warm_pool(self, record: TrialRecord, *, team: str | None = None) -> bool:
         pk, sk = job_pk(record.job_key), trial_sk(record.training_job_name)
         with self._lock:
             item = self._get(pk, sk)
@@ -102,6 +108,15 @@ class TrialItems(MemoryTable):
                     add_to(meta, name, value)
 
             self._update(pk, "META", change)
+            team_adds = stored(warm_pool_team_deltas(record, extra_usd)) if team else {}
+            if team and team_adds:
+
+                def grow(item: Item) -> None:
+                    item["team"] = team
+                    for name, value in team_adds.items():
+                        add_to(item, name, value)
+
+                self._update(team_pk(team), "RUNNING", grow)
             return True
 
     def trial_records(self, job_key: str) -> list[TrialRecord]:

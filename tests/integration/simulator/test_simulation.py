@@ -23,6 +23,7 @@ from governor_sim.simulation import (
     read_event_log,
 )
 from governor_sim.slack_server import SlackWebhookServer
+from tests.contract.conftest import moto_dump
 
 from .conftest import MICRO, fresh_world, summaries_of, teams_scenario
 
@@ -275,3 +276,34 @@ def test_a_run_stops_at_max_virtual_seconds(mocked_aws: None) -> None:
             sim.run()
     assert result.truncated
     assert (result.finished_at - result.started_at).total_seconds() <= 120
+
+
+def test_team_months_hold_every_dollar_of_their_jobs_warm_pools_included(mocked_aws: None) -> None:
+    # Given tuning jobs of three teams whose trials keep warm pools for 10 minutes (retention billed
+    # after each trial was recorded: the pool ends later)
+    with Simulation(teams_scenario(keep_alive_s=600, failure_rate=0.0), seed=7) as sim:
+        sim.run()
+        store = sim.env.services.store
+        jobs: dict[str, Decimal] = {}
+        retained = Decimal(0)
+        items = moto_dump(sim.env.dynamodb) if sim.env.dynamodb is not None else list(store.scan())  # type: ignore[attr-defined]
+        for item in items:
+            if item["sk"] == "META" and item.get("team") and str(item["pk"]).startswith("JOB#"):
+                jobs[item["team"]] = jobs.get(item["team"], Decimal(0)) + Decimal(str(item.get("cost_usd") or 0))
+                retained += Decimal(str(item.get("warm_pool_instance_seconds") or 0))
+        teams = {
+            team: sum(
+                (
+                    Decimal(str(store.team_month(team, month).get("finished_usd") or 0))
+                    for month in ("2026-11", "2026-12")
+                ),
+                Decimal(0),
+            )
+            for team in jobs
+        }
+    # Then each team's months add up to its jobs' cost, to the cent
+    assert retained > 0
+    assert sorted(jobs) == ["churn", "fraud", "vision"]
+    assert {team: round(total, 2) for team, total in teams.items()} == {
+        team: round(total, 2) for team, total in jobs.items()
+    }

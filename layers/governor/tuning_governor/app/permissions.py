@@ -59,8 +59,9 @@ class FunctionNeeds:
 
 
 # Store calls: GetItem, PutItem, UpdateItem (TransactWriteItems needs the per-item actions), Query,
-# DeleteItem (claims given back, warm pools released).
-_ALL_STORE = ("read", "query", "put", "update", "delete")
+# DeleteItem (claims given back, warm pools released), ConditionCheckItem (an admission's transaction
+# checks that its job has not ended).
+_ALL_STORE = ("read", "query", "put", "update", "delete", "check")
 
 FUNCTIONS: dict[str, FunctionNeeds] = {
     "TuningEventsFunction": FunctionNeeds(

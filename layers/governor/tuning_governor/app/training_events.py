@@ -135,10 +135,12 @@ def seen_before(
     *,
     catalog: PriceCatalog,
     services: Services,
+    team: str | None = None,
 ) -> Outcome:
-    """A trial recorded before; but a warm pool that ended since bills retention the record lacks."""
+    """A trial recorded before; but a warm pool that ended since bills retention the record lacks (its
+    job and its ``team``'s month grow by it)."""
     job_key, name = record.job_key, parsed.detail.name
-    if not services.store.update_trial_warm_pool(record):
+    if not services.store.update_trial_warm_pool(record, team=team):
         metrics.add_metric(name="DuplicateEvents", unit=MetricUnit.Count, value=1)
         # Maybe a retry of an attempt that failed after recording the trial: finish the steps it
         # left pending, then judge again (claimed decisions make that idempotent).
@@ -207,7 +209,7 @@ def process_training_event(event: Any, services: Services) -> Outcome:
         team = (job.team if job is not None else None) or team
         record, written, catalog = record_finished(parsed, described, job, team=team, policy=policy, services=services)
         if written is None:
-            return seen_before(parsed, record, job, catalog=catalog, services=services)
+            return seen_before(parsed, record, job, catalog=catalog, services=services, team=team)
         return judge_recorded(parsed, record, job, written=written, catalog=catalog, services=services)
 
     return handle_errors("training", event, run)

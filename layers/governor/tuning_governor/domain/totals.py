@@ -89,6 +89,16 @@ def warm_pool_growth(old: TrialRecord, record: TrialRecord) -> tuple[int, Decima
     return extra_seconds, record.warm_pool_cost_usd - (old.warm_pool_cost_usd or Decimal(0))
 
 
+def warm_pool_team_deltas(record: TrialRecord, extra_usd: Decimal | None) -> dict[str, Any]:
+    """What a trial's later warm-pool dollars (``extra_usd``, from :func:`warm_pool_growth`) add to its
+    team's item: the month the trial ended gets them, as the trial's own cost (the retention follows
+    the trial's end). Empty when there is nothing to add (unpriced, or no growth)."""
+    if not extra_usd:
+        return {}
+    end = record.end_time or record.event_time
+    return {f"{MONTH_PREFIX}{month_key(end)}#finished_usd": extra_usd}
+
+
 def job_after_trial(job: dict[str, Any] | None, record: TrialRecord) -> dict[str, Any]:
     """The job item ``job`` (as read; None: none yet) once ``record`` is recorded on it: its totals
     grown by :func:`trial_deltas` and the trial out of its running

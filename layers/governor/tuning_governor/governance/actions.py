@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
+import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -10,7 +14,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from tuning_governor.breakdowns import rule_decided, rule_stopped
 from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.domain.reports import decision_report
-from tuning_governor.errors import GovernorError
+from tuning_governor.errors import GovernorError, TransientError
 from tuning_governor.governance import grace
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.ports import EngineServices
@@ -58,6 +62,41 @@ def stop_step(
     return action, detail
 
 
+#: How often taking a lease is tried in place: its answer lost after the write, the same token takes
+#: it again (nobody else can have it); handed to a retry, a new token would wait for it to run out.
+LEASE_ATTEMPTS = 4
+LEASE_BACKOFF_S = 0.05
+
+
+def take_lease[T](take: Callable[[], T], give_back: Callable[[], None]) -> T:
+    """``take()`` (a lease write under one token), tried in place while it fails with a TransientError;
+    after the last failure the lease is given back (it may have been written) and the failure raised."""
+    pause = LEASE_BACKOFF_S
+    for _ in range(LEASE_ATTEMPTS - 1):
+        try:
+            return take()
+        except TransientError:
+            metrics.add_metric(name="LeaseWritesRetried", unit=MetricUnit.Count, value=1)
+            time.sleep(pause)
+            pause *= 2
+    try:
+        return take()
+    except TransientError:
+        with contextlib.suppress(GovernorError):
+            give_back()
+        raise
+
+
+def lease_job_decision(
+    services: EngineServices, job_key: str, rule: str, verdict: str, token: str
+) -> dict[str, Any] | None:
+    """A job's pending decision leased to ``token`` (its stored row), or None (see ``lease_decision``)."""
+    return take_lease(
+        lambda: services.store.lease_decision(job_key, rule, verdict, token, services.clock()),
+        lambda: services.store.release_decision(job_key, rule, verdict, token),
+    )
+
+
 def resume_decision(
     stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: EngineServices
 ) -> dict[str, Any]:
@@ -65,7 +104,33 @@ def resume_decision(
     on every channel (built from the stored action, detail and figures, so a retry sends what the
     first attempt would have). The decision is done only when every step is; a channel that fails
     raises ``DeliveryFailed`` (the event is retried) and one still in flight leaves it pending for
-    the sweep (``resume_stale``)."""
+    the sweep (``resume_stale``).
+
+    The steps have one owner at a time, whatever the concurrency: the caller first leases the decision
+    under a token of its own (``lease_decision``); a decision another caller is carrying out is left
+    to it (action ``in-progress``, no Stop call, no report). A lease not finished is given back, so a
+    retry need not wait for it to run out; a crashed owner's lease runs out (``DECISION_LEASE``)."""
+    job_key, rule, verdict = job_key_of(stored["pk"]), str(stored["rule"]), str(stored["verdict"])
+    token = uuid.uuid4().hex
+    leased = lease_job_decision(services, job_key, rule, verdict, token)
+    if leased is None:
+        metrics.add_metric(name="DecisionsInProgressElsewhere", unit=MetricUnit.Count, value=1)
+        mode = str(stored.get("mode") or policy.mode)
+        return {"rule": rule, "verdict": verdict, "mode": mode, "action": "in-progress", "at": stored.get("at")}
+    outcome: dict[str, Any] = {"pending": True}
+    try:
+        outcome = _carry_out(leased, tags, policy, services)
+        return outcome
+    finally:
+        if outcome.get("pending"):
+            with contextlib.suppress(GovernorError):
+                services.store.release_decision(job_key, rule, verdict, token)
+
+
+def _carry_out(
+    stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: EngineServices
+) -> dict[str, Any]:
+    """A leased decision's steps (see :func:`resume_decision`)."""
     decision = Decision.model_validate(stored | {"job_key": job_key_of(stored["pk"])})
     mode = str(stored.get("mode") or policy.mode)
     fresh = stored.get("action") is None

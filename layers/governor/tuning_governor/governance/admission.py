@@ -120,6 +120,10 @@ def admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices)
                 metrics.add_metric(name="JobsAdmitted", unit=MetricUnit.Count, value=1)
                 return []
             return [act(decision, facts, policy, services)]
+        if outcome == "ended":
+            # Its end was recorded first: it holds nothing and needs no stop (the end releases).
+            metrics.add_metric(name="EndedBeforeAdmission", unit=MetricUnit.Count, value=1)
+            return []
         if outcome == "decided":
             continue  # a retry of this event claimed it first: the next pass acts on its claim
         metrics.add_metric(name="LedgerConflicts", unit=MetricUnit.Count, value=1)

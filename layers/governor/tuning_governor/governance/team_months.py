@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import uuid
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -12,7 +14,8 @@ from tuning_governor.domain import spend
 from tuning_governor.domain.job import JobState
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.reports import Report, decision_report
-from tuning_governor.governance.actions import act, stop_step
+from tuning_governor.errors import GovernorError
+from tuning_governor.governance.actions import act, lease_job_decision, stop_step, take_lease
 from tuning_governor.governance.facts import JobFacts, TeamMonthFacts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.reporting import all_delivered, deliver
@@ -61,17 +64,50 @@ def team_month_spend(team: str, now: datetime, catalog: PriceCatalog, services: 
 def act_on_team(decision: Decision, job: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
     """A team's month is over budget (or projected to be): decide once per team and month.
 
-    The first caller claims the team's decision; on a breach it stops each of the team's InProgress
-    tuning jobs (exempt: exempt; monitor: would-stop), recording a decision on each job, then reports
-    once for the team with every job's action. A job of that team judged later in the month (one that
-    started after the breach) is stopped on its own decision and reported on its own, once.
+    The team's decision has one owner at a time (a lease under the caller's token): on a breach the
+    owner stops each of the team's InProgress tuning jobs (exempt: exempt; monitor: would-stop),
+    recording a decision on each job, then reports once for the team with every job's action. A
+    caller that finds the decision leased to another leaves it to that owner; one that finds it done
+    acts on its own job: a job of that team judged later in the month (one that started after the
+    breach) is stopped on its own decision and reported on its own, once. The report is built from
+    the decision as first claimed (its job key, figures and time), so whoever sends it, it is one
+    report, sent once per channel.
     """
     month = str(decision.numbers["month"])
-    mode = policy.mode
-    if not services.store.claim_team_decision(decision, month, mode, services.clock()):
+    token = uuid.uuid4().hex
+    claimed = take_lease(
+        lambda: services.store.claim_team_decision(decision, month, policy.mode, services.clock(), token=token),
+        lambda: services.store.release_team_decision(decision, month, token),
+    )
+    if claimed.get("state") != "pending":
         if decision.verdict != "breach":
             return []
         return [act(decision, job, policy, services)]
+    if claimed.get("lease_token") != token:
+        metrics.add_metric(name="DecisionsInProgressElsewhere", unit=MetricUnit.Count, value=1)
+        return []
+    finished = False
+    try:
+        outcomes, finished = _carry_out_team(_as_first_claimed(decision, claimed), job, policy, services, month=month)
+        return outcomes
+    finally:
+        if not finished:  # a channel failed or is in flight: the next judgement may take it at once
+            with contextlib.suppress(GovernorError):
+                services.store.release_team_decision(decision, month, token)
+
+
+def _as_first_claimed(decision: Decision, claimed: dict[str, Any]) -> Decision:
+    """The team's decision as its first claim stored it: its job key (the report's key), figures, time."""
+    first = {key: claimed[key] for key in ("job_key", "message", "numbers", "at") if claimed.get(key) is not None}
+    return Decision.model_validate(decision.model_dump() | first)
+
+
+def _carry_out_team(
+    decision: Decision, job: JobFacts, policy: Policy, services: EngineServices, *, month: str
+) -> tuple[list[dict[str, Any]], bool]:
+    """The owner's steps of a team decision: each job's stop (on a breach), then the team's one report.
+    (outcomes, whether the decision is done)."""
+    mode = policy.mode
     results = _stop_team_jobs(decision, job, policy, services) if decision.verdict == "breach" else []
     metrics.add_metric(name="TeamDecisions", unit=MetricUnit.Count, value=1)
     logger.info(
@@ -82,9 +118,10 @@ def act_on_team(decision: Decision, job: JobFacts, policy: Policy, services: Eng
     # pending, and the next judgement of the team (event or sweep) re-claims it and sends the report.
     report = team_report(decision, month, mode, results)
     channels = deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
-    if all_delivered(channels):
+    finished = all_delivered(channels)
+    if finished:
         services.store.finish_team_decision(decision, month, results)
-    return [
+    outcomes = [
         {
             "rule": decision.rule,
             "verdict": decision.verdict,
@@ -95,6 +132,7 @@ def act_on_team(decision: Decision, job: JobFacts, policy: Policy, services: Eng
         }
         for r in results
     ] or [{"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "action": "warned", "at": decision.at}]
+    return outcomes, finished
 
 
 def _team_jobs(job: JobFacts, services: EngineServices) -> dict[str, tuple[str, dict[str, str]]]:
@@ -114,15 +152,25 @@ def _stop_team_jobs(
     results: list[dict[str, Any]] = []
     for key, (name, tags) in sorted(_team_jobs(job, services).items()):
         per_job = decision.model_copy(update={"job_key": key, "job_name": name})
-        stored = services.store.open_decision(per_job, policy.mode, services.clock(), own_report=False)
-        if stored is None:
+        opened = services.store.open_decision(per_job, policy.mode, services.clock(), own_report=False)
+        if opened is None:
             # Done by an earlier attempt at this team decision (its report failed): still named in it.
             done = services.store.get_decision(key, per_job.rule, per_job.verdict) or {}
             if done.get("own_report") is False and done.get("action") is not None:
                 results.append({"job": per_job.job_name, "action": done["action"], "detail": done["action_detail"]})
             continue
-        action, detail = stop_step(per_job, stored, tags, policy, services)
-        services.store.finish_decision(per_job, action, detail)
+        # The job's decision has one owner at a time too: one its own judgement is carrying out is
+        # left to it (its Stop is requested once).
+        token = uuid.uuid4().hex
+        stored = lease_job_decision(services, key, per_job.rule, per_job.verdict, token)
+        if stored is None:
+            continue
+        try:
+            action, detail = stop_step(per_job, stored, tags, policy, services)
+            services.store.finish_decision(per_job, action, detail)
+        finally:
+            with contextlib.suppress(GovernorError):
+                services.store.release_decision(key, per_job.rule, per_job.verdict, token)
         results.append({"job": per_job.job_name, "action": action, "detail": detail})
     return results
 

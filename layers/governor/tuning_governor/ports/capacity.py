@@ -39,8 +39,9 @@ class CapacityStore(Protocol):
         reservation: Reservation | None,
         claim: tuple[Decision, str, datetime] | None = None,
     ) -> str:
-        """``"committed"``, ``"conflict"`` (the ledger moved on: judge again) or ``"decided"`` (the
-        decision was claimed already); all of it written or none."""
+        """``"committed"``, ``"conflict"`` (the ledger moved on: judge again), ``"decided"`` (the
+        decision was claimed already) or ``"ended"`` (the job's item has a terminal status: it holds
+        nothing, and its end, whatever came first, releases whatever it holds); all of it written or none."""
         ...
 
     def update_reservations(self, version: int, put: dict[str, Reservation], remove: list[str]) -> bool: ...

@@ -29,6 +29,16 @@ class DecisionStore(Protocol):
         """Store the decision's action (``StaleState`` if the decision is not claimed)."""
         ...
 
+    def lease_decision(self, job_key: str, rule: str, verdict: str, token: str, now: datetime) -> dict[str, Any] | None:
+        """Make the caller (``token``) the one owner of a pending decision's steps for ``DECISION_LEASE``:
+        the stored row (action, figures) when it is pending and not leased to another token (or that
+        lease ran out); None otherwise (done, unknown, or another caller is carrying it out)."""
+        ...
+
+    def release_decision(self, job_key: str, rule: str, verdict: str, token: str) -> None:
+        """Give back the lease ``token`` holds (nothing if it holds none): the next caller may act at once."""
+        ...
+
     def finish_decision(self, decision: Decision, action: str, detail: str) -> None: ...
 
     def get_decision(self, job_key: str, rule: str, verdict: str) -> dict[str, Any] | None: ...

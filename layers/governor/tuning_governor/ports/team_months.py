@@ -27,6 +27,18 @@ class TeamMonthStore(Protocol):
 
     def team_jobs_in_progress(self, team: str) -> list[dict[str, Any]]: ...
 
-    def claim_team_decision(self, decision: Decision, month: str, mode: str, now: datetime) -> bool: ...
+    def claim_team_decision(
+        self, decision: Decision, month: str, mode: str, now: datetime, *, token: str
+    ) -> dict[str, Any]:
+        """Claim a team's decision for ``month``, one owner at a time: the row as it stands after the
+        call. The caller owns it when the row is ``pending`` and its ``lease_token`` is ``token``: it
+        was new, or pending and not leased to another token (or that lease, ``DECISION_LEASE``, ran
+        out). The decision's figures and ``job_key`` stay those of its first claim, so its report is
+        keyed by the decision, not by the event that found it. A ``done`` row: decided already."""
+        ...
+
+    def release_team_decision(self, decision: Decision, month: str, token: str) -> None:
+        """Give back the lease ``token`` holds on the team's decision (nothing if it holds none)."""
+        ...
 
     def finish_team_decision(self, decision: Decision, month: str, jobs: list[dict[str, Any]]) -> None: ...

@@ -31,9 +31,10 @@ class TrialStore(Protocol):
         the job item as written (``domain.totals.job_after_trial`` with those set); None for a duplicate."""
         ...
 
-    def update_trial_warm_pool(self, record: TrialRecord) -> bool:
-        """Grow a recorded trial's warm-pool time (and its job's totals by the difference). False when
-        the trial is unknown or already holds as much."""
+    def update_trial_warm_pool(self, record: TrialRecord, *, team: str | None = None) -> bool:
+        """Grow a recorded trial's warm-pool time, and its job's totals and (with ``team``) its team's
+        month totals by the difference, in one write. False when the trial is unknown or already holds
+        as much."""
         ...
 
     def trial_records(self, job_key: str) -> list[TrialRecord]: ...

@@ -17,11 +17,11 @@ from tuning_governor.adapters.dynamodb.capacity_items import (
     warm_pool_tracked,
 )
 from tuning_governor.adapters.dynamodb.items import decision_claim
-from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY
+from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY, job_pk
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.domain.capacity import Holder, Ledger, Reservation
 from tuning_governor.models.decisions import Decision
-from tuning_governor.models.sagemaker import TRAINING_TERMINAL
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.ports import CapacityStore
 
@@ -106,12 +106,17 @@ class CapacityTable(Table):
     ) -> str:
         """Commit one arrival's judgement against ledger ``version``, atomically with its decision claim.
 
-        Returns "committed", "conflict" (the ledger moved on since it was read: judge again), or
-        "decided" (the decision was claimed already, by a retry racing this one). The ledger's version
-        moves on even when nothing is reserved, so every judgement takes a place in the commit order.
+        Returns "committed", "conflict" (the ledger moved on since it was read: judge again),
+        "decided" (the decision was claimed already, by a retry racing this one), or "ended" (the job's
+        item has a terminal status). The ledger's version moves on even when nothing is reserved, so
+        every judgement takes a place in the commit order.
+
+        The job's status is checked in the same transaction: its end writes the terminal status (with
+        its summary) before it releases the reservation, so either the commit comes first and the
+        release finds the reservation, or the end comes first and nothing is reserved.
         """
         ledger_write = self._ledger_write(version, {job_key: reservation} if reservation else {}, [])
-        items: list[Any] = [ledger_write]
+        items: list[Any] = [ledger_write, self._still_running(job_key)]
         if claim is not None:
             decision, mode, now = claim
             items.append(
@@ -128,14 +133,29 @@ class CapacityTable(Table):
         except ClientError as exc:
             reasons = exc.response.get("CancellationReasons", [])
             codes = [r.get("Code") for r in reasons]
+            if codes[1:2] == ["ConditionalCheckFailed"]:
+                return "ended"
             if codes[:1] == ["ConditionalCheckFailed"] or "TransactionConflict" in codes:
                 return "conflict"
-            if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+            if len(codes) > 2 and codes[2] == "ConditionalCheckFailed":
                 return "decided"
             if exc.response.get("Error", {}).get("Code") == "TransactionConflictException":
                 return "conflict"
             raise self._translate(exc) from exc
         return "committed"
+
+    def _still_running(self, job_key: str) -> dict[str, Any]:
+        """A transaction's check that the tuning job has not ended (no item yet counts as running)."""
+        terminal = {f":t{i}": status for i, status in enumerate(sorted(TUNING_TERMINAL))}
+        return {
+            "ConditionCheck": {
+                "TableName": self._table,
+                "Key": marshal({"pk": job_pk(job_key), "sk": "META"}),
+                "ConditionExpression": f"attribute_not_exists(#status) OR NOT #status IN ({', '.join(terminal)})",
+                "ExpressionAttributeNames": {"#status": "status"},
+                "ExpressionAttributeValues": marshal(terminal),
+            }
+        }
 
     def update_reservations(self, version: int, put: dict[str, Reservation], remove: list[str]) -> bool:
         """Reconcile: set and remove reservations in one write, if the ledger is still at ``version``."""

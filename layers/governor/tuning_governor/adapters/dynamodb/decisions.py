@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 from tuning_governor.adapters.dynamodb.items import decision_claim, delivery_claim, delivery_sent
 from tuning_governor.adapters.dynamodb.keys import (
     CLAIM_TIMEOUT,
+    DECISION_LEASE,
     PENDING_STEPS,
     decision_sk,
     delivery_sk,
@@ -91,12 +92,49 @@ class DecisionTable(Table):
         if not self._transact_if_first_holds(items):
             raise StaleState(f"decision {decision.rule}#{decision.verdict} of {decision.job_key} is not claimed")
 
+    def lease_decision(self, job_key: str, rule: str, verdict: str, token: str, now: datetime) -> dict[str, Any] | None:
+        """Lease a pending decision's steps to ``token`` (one conditional UpdateItem): the row as written,
+        or None when it is done, unknown, or leased to another token until later than ``now``."""
+        try:
+            response = self._client.update_item(
+                TableName=self._table,
+                Key=marshal({"pk": job_pk(job_key), "sk": decision_sk(rule, verdict)}),
+                UpdateExpression="SET lease_token = :token, lease_until = :until",
+                ConditionExpression=(
+                    "#state = :pending AND (attribute_not_exists(lease_token) OR lease_token = :token"
+                    " OR lease_until < :now)"
+                ),
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues=marshal(
+                    {":token": token, ":until": now + DECISION_LEASE, ":now": now, ":pending": "pending"}
+                ),
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return None
+            raise self._translate(exc) from exc
+        return unmarshal(response["Attributes"])
+
+    def release_decision(self, job_key: str, rule: str, verdict: str, token: str) -> None:
+        self._conditional(
+            self._client.update_item,
+            TableName=self._table,
+            Key=marshal({"pk": job_pk(job_key), "sk": decision_sk(rule, verdict)}),
+            UpdateExpression="REMOVE lease_token, lease_until",
+            ConditionExpression="lease_token = :token",
+            ExpressionAttributeValues=marshal({":token": token}),
+        )
+
     def finish_decision(self, decision: Decision, action: str, detail: str) -> None:
-        """Every step of the decision is done: it leaves the pending steps (``gsi1``)."""
+        """Every step of the decision is done: it leaves the pending steps (``gsi1``) and its lease."""
         self._client.update_item(
             TableName=self._table,
             Key=marshal({"pk": job_pk(decision.job_key), "sk": decision_sk(decision.rule, decision.verdict)}),
-            UpdateExpression="SET #state = :done, #action = :action, action_detail = :detail REMOVE gsi1pk, gsi1sk",
+            UpdateExpression=(
+                "SET #state = :done, #action = :action, action_detail = :detail"
+                " REMOVE gsi1pk, gsi1sk, lease_token, lease_until"
+            ),
             ExpressionAttributeNames={"#state": "state", "#action": "action"},
             ExpressionAttributeValues=marshal({":done": "done", ":action": action, ":detail": detail}),
         )

@@ -12,6 +12,9 @@ from typing import Any
 
 # A delivery claim older than this is presumed abandoned by a crashed invocation.
 CLAIM_TIMEOUT = timedelta(minutes=5)
+#: How long a decision's steps (or a team decision) belong to the caller that leased them: longer than
+#: the longest function timeout (300 s), so a lease runs out only once its owner cannot be running.
+DECISION_LEASE = timedelta(minutes=5)
 # The sparse gsi1 partition of decisions with a step still to do (see ``decision_claim``).
 PENDING_STEPS = "STEP#pending"
 # The table's TTL attribute (template.yaml TimeToLiveSpecification): epoch seconds, a DynamoDB Number.

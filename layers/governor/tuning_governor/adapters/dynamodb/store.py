@@ -29,6 +29,8 @@ class GovernorStore(JobTable, TrialTable, DecisionTable, TeamMonthTable, Capacit
         "put": "dynamodb:PutItem",
         "update": "dynamodb:UpdateItem",
         "delete": "dynamodb:DeleteItem",
+        # The ConditionCheck item of a transaction (an admission checks its job has not ended).
+        "check": "dynamodb:ConditionCheckItem",
     }
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from tuning_governor.adapters.dynamodb.items import month_totals, team_decision_claim
-from tuning_governor.adapters.dynamodb.keys import team_decision_sk, team_pk
+from tuning_governor.adapters.dynamodb.keys import DECISION_LEASE, team_decision_sk, team_pk
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.domain.spend import RunningTrial, running_trials
 from tuning_governor.models.decisions import Decision
@@ -46,19 +48,50 @@ class TeamMonthTable(Table):
             ExpressionAttributeValues=marshal({":p": "STATUS#InProgress", ":team": team}),
         )
 
-    def claim_team_decision(self, decision: Decision, month: str, mode: str, now: datetime) -> bool:
-        """Claim a team's decision for ``month`` once (``TEAM#<team>`` / ``DECISION#<rule>#<verdict>#<month>``).
-
-        True when this caller must act on it (new, or a retry of an unfinished one).
-        """
+    def claim_team_decision(
+        self, decision: Decision, month: str, mode: str, now: datetime, *, token: str
+    ) -> dict[str, Any]:
+        """Claim a team's decision for ``month`` (``TEAM#<team>`` / ``DECISION#<rule>#<verdict>#<month>``),
+        one owner at a time: one conditional UpdateItem that writes the decision's fields only if absent
+        and leases it to ``token``. The row after the call (as written, or as found when another owner
+        holds it or it is done)."""
         item = team_decision_claim(decision, month, mode, now)
-        return self._conditional(
-            self._client.put_item,
+        fields = {k: v for k, v in item.items() if k not in {"pk", "sk", "state"}}
+        names = {f"#f{i}": name for i, name in enumerate(fields)} | {"#state": "state"}
+        values = {f":f{i}": value for i, value in enumerate(fields.values())}
+        sets = [f"#f{i} = if_not_exists(#f{i}, :f{i})" for i in range(len(fields))]
+        sets += ["#state = if_not_exists(#state, :pending)", "lease_token = :token", "lease_until = :until"]
+        values |= {":pending": "pending", ":token": token, ":until": now + DECISION_LEASE, ":now": now}
+        try:
+            response = self._client.update_item(
+                TableName=self._table,
+                Key=marshal({"pk": item["pk"], "sk": item["sk"]}),
+                UpdateExpression="SET " + ", ".join(sets),
+                ConditionExpression=(
+                    "attribute_not_exists(pk) OR (#state = :pending AND (attribute_not_exists(lease_token)"
+                    " OR lease_token = :token OR lease_until < :now))"
+                ),
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=marshal(values),
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise self._translate(exc) from exc
+            return unmarshal(exc.response.get("Item") or {})  # type: ignore[arg-type]
+        return unmarshal(response["Attributes"])
+
+    def release_team_decision(self, decision: Decision, month: str, token: str) -> None:
+        self._conditional(
+            self._client.update_item,
             TableName=self._table,
-            Item=marshal(item),
-            ConditionExpression="attribute_not_exists(pk) OR #state = :pending",
-            ExpressionAttributeNames={"#state": "state"},
-            ExpressionAttributeValues=marshal({":pending": "pending"}),
+            Key=marshal(
+                {"pk": team_pk(decision.team or ""), "sk": team_decision_sk(decision.rule, decision.verdict, month)}
+            ),
+            UpdateExpression="REMOVE lease_token, lease_until",
+            ConditionExpression="lease_token = :token",
+            ExpressionAttributeValues=marshal({":token": token}),
         )
 
     def finish_team_decision(self, decision: Decision, month: str, jobs: list[dict[str, Any]]) -> None:
@@ -67,7 +100,7 @@ class TeamMonthTable(Table):
             Key=marshal(
                 {"pk": team_pk(decision.team or ""), "sk": team_decision_sk(decision.rule, decision.verdict, month)}
             ),
-            UpdateExpression="SET #state = :done, jobs = :jobs",
+            UpdateExpression="SET #state = :done, jobs = :jobs REMOVE lease_token, lease_until",
             ExpressionAttributeNames={"#state": "state"},
             ExpressionAttributeValues=marshal({":done": "done", ":jobs": jobs}),
         )

@@ -11,7 +11,13 @@ from tuning_governor.adapters.dynamodb.items import trial_item
 from tuning_governor.adapters.dynamodb.keys import iso, job_pk, team_pk, trial_sk
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.domain.spend import RUNNING_PREFIX, RunningTrial
-from tuning_governor.domain.totals import job_after_trial, team_month_deltas, trial_deltas, warm_pool_growth
+from tuning_governor.domain.totals import (
+    job_after_trial,
+    team_month_deltas,
+    trial_deltas,
+    warm_pool_growth,
+    warm_pool_team_deltas,
+)
 from tuning_governor.errors import StaleState, TransientError
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.ports import TrialStore
@@ -111,11 +117,12 @@ class TrialTable(Table):
             }
         }
 
-    def update_trial_warm_pool(self, record: TrialRecord) -> bool:
+    def update_trial_warm_pool(self, record: TrialRecord, *, team: str | None = None) -> bool:
         """Add warm-pool retention billed after the trial was recorded (the pool ended later).
 
         True when the record grew; False when it already holds as much (a duplicate), or a concurrent
-        update won. The job's totals move by the difference, in the same transaction.
+        update won. The job's totals and, for a ``team``, its month totals move by the difference, in
+        the same transaction (the team's month holds every dollar its jobs hold).
         """
         key = {"pk": job_pk(record.job_key), "sk": trial_sk(record.training_job_name)}
         item = self._client.get_item(TableName=self._table, Key=marshal(key), ConsistentRead=True).get("Item")
@@ -157,8 +164,29 @@ class TrialTable(Table):
                         "ExpressionAttributeValues": marshal(adds),
                     }
                 },
+                *self._team_warm_pool_write(team, record, extra_usd),
             ]
         )
+
+    def _team_warm_pool_write(self, team: str | None, record: TrialRecord, extra_usd: Any) -> list[dict[str, Any]]:
+        """The team side of a warm pool's growth: nothing without a team or dollars to add."""
+        deltas = warm_pool_team_deltas(record, extra_usd) if team else {}
+        if not deltas:
+            return []
+        names = {f"#m{i}": attribute for i, attribute in enumerate(deltas)}
+        values = {f":m{i}": delta for i, delta in enumerate(deltas.values())}
+        return [
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": marshal({"pk": team_pk(team or ""), "sk": "RUNNING"}),
+                    "UpdateExpression": "SET team = :team ADD "
+                    + ", ".join(f"{n} {v}" for n, v in zip(names, values, strict=True)),
+                    "ExpressionAttributeNames": names,
+                    "ExpressionAttributeValues": marshal(values | {":team": team}),
+                }
+            }
+        ]
 
     def trial_records(self, job_key: str) -> list[TrialRecord]:
         items = self._all(
