@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from tuning_governor.domain.reports import Report
+from tuning_governor.domain.reports import Report, slack_fallback
 from tuning_governor.errors import DeliveryFailed
 
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ class SlackNotifier:
         except Exception as exc:  # a reader of our own making (tests, the demo): its text may hold the URL
             raise DeliveryFailed(f"{self.channel}: slack webhook URL unavailable: {type(exc).__name__}") from None
         try:
-            response = self._client(url).send(text=report.subject, blocks=report.blocks)
+            response = self._client(url).send(text=slack_fallback(report.subject), blocks=report.blocks)
         except Exception as exc:  # urllib errors after the retry handlers gave up
             # The exception text may contain the URL: report the type only.
             raise DeliveryFailed(f"{self.channel}: slack webhook failed: {type(exc).__name__}") from None
