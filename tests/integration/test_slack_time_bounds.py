@@ -13,9 +13,10 @@ import time
 from typing import Any
 
 import tuning_events
-from governor_sim.runner import FakeLambdaContext
+from governor_sim.runner import FakeLambdaContext, deliver_event
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, run_sweep
+from tuning_governor.adapters.notifiers import SlackNotifier
 
 #: The scaled function timeout: what a 60 s function is to Retry-After 30 (the issue's figures), 8 s
 #: is to Retry-After 4.
@@ -54,3 +55,31 @@ def test_slack_rate_limiting_never_outlasts_the_invocation(world: World) -> None
     world.amt.advance(300)
     run_sweep(world)
     assert len(summaries(world, "limited")) == 1
+
+
+def slow_slack(world: World, *, timeout: int = 1) -> None:
+    """The default Slack channel with a 1 s client timeout, Slack answering 2 s after each post lands."""
+    world.env.services.notifiers = [
+        SlackNotifier(lambda: world.slack.url, timeout=timeout) if n.channel == "slack" else n
+        for n in world.env.services.notifiers
+    ]
+    world.slack.answer_delay = 2
+
+
+def test_a_post_whose_answer_is_lost_is_never_posted_again(world: World) -> None:
+    # Given a finished job, and Slack answering every post only after the client's timeout
+    terminal = finished_job(world, "slowpoke")
+    slow_slack(world)
+    # When its terminal event is delivered three times (EventBridge may), and the sweep runs every
+    # 5 minutes for half an hour
+    for _ in range(3):
+        deliver_event(terminal, world.env.services)
+    for _ in range(6):
+        world.amt.advance(300)
+        run_sweep(world)
+    # Then the summary landed in Slack once: a post that may have landed is not posted again
+    world.slack.answer_delay = 0
+    assert len(summaries(world, "slowpoke")) == 1, [m.get("text") for m in world.slack.messages]
+    # and it went out on SNS once too
+    sns = [m for m in world.env.sns_messages() if "slowpoke" in m["Subject"] and "completed" in m["Subject"]]
+    assert len(sns) == 1

@@ -17,11 +17,12 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.error import URLError
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from tuning_governor.domain.reports import Report, slack_fallback
-from tuning_governor.errors import DeliveryFailed
+from tuning_governor.errors import DeliveryFailed, DeliveryUnconfirmed
 from tuning_governor.observability import seconds_left
 
 if TYPE_CHECKING:
@@ -190,8 +191,6 @@ def retry_handlers(max_retries: int, *, deadline: float | None, request_s: float
     each allowed a retry only when its wait and one more request fit before ``deadline`` (monotonic;
     None: no bound). A post whose answer is lost (read timeout, a connection reset or closed after the
     request went out) is never retried here: it may have landed (see ``SlackNotifier.send``)."""
-    from urllib.error import URLError  # noqa: PLC0415
-
     from slack_sdk.http_retry.builtin_handlers import (  # noqa: PLC0415
         ConnectionErrorRetryHandler,
         RateLimitErrorRetryHandler,
@@ -276,8 +275,12 @@ class SlackNotifier:
             raise DeliveryFailed(f"{self.channel}: slack webhook URL unavailable: {type(exc).__name__}") from None
         try:
             response = self._client(url, deadline).send(text=slack_fallback(report.subject), blocks=report.blocks)
-        except Exception as exc:  # urllib errors after the retry handlers gave up
+        except URLError as exc:  # the request could not be sent (urllib wraps send-side errors): not posted
             # The exception text may contain the URL: report the type only.
             raise DeliveryFailed(f"{self.channel}: slack webhook failed: {type(exc).__name__}") from None
+        except Exception as exc:  # sent, but no answer (read timeout, reset, closed): it may have landed
+            raise DeliveryUnconfirmed(
+                f"{self.channel}: slack webhook sent, answer lost: {type(exc).__name__}; not posted again"
+            ) from None
         if response.status_code != 200:
             raise DeliveryFailed(f"{self.channel}: slack webhook answered HTTP {response.status_code}")
