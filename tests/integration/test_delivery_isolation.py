@@ -67,6 +67,7 @@ def test_a_slack_outage_delays_neither_the_runtime_stop_nor_loses_the_warning(wo
     assert len(runtime) == 1 and runtime[0]["action"] == "stopped"
     stopped_at = datetime.fromisoformat(str(runtime[0]["at"]))
     assert stopped_at - T0 <= timedelta(minutes=96), stopped_at
+    print(f"runtime stop decided {stopped_at - T0} after the job started, Slack down")
     assert not world.slack.messages
     # and once Slack is back, the sweep's delivery step sends every report left pending, once each
     world.slack.fail_at_rate(0)

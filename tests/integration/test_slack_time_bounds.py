@@ -48,6 +48,7 @@ def test_slack_rate_limiting_never_outlasts_the_invocation(world: World) -> None
     # Then the invocation returns before Lambda would have cut it off (slack_sdk's own back-off
     # honoured Retry-After twice: 8-10 s), with the job finalised and its report left for the sweep
     assert spent < TIMEOUT_MS / 1000, f"{spent:.1f} s of an {TIMEOUT_MS / 1000:.0f} s invocation"
+    print(f"{spent:.1f} s of an {TIMEOUT_MS / 1000:.0f} s invocation")
     assert outcome["outcome"] == "finalised", outcome
     assert context.get_remaining_time_in_millis() > 0
     # and once Slack is back the sweep sends the report, once
