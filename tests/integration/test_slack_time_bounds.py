@@ -40,6 +40,12 @@ def test_slack_rate_limiting_never_outlasts_the_invocation(world: World) -> None
     terminal = finished_job(world, "limited")
     world.slack.retry_after = RETRY_AFTER_S
     world.slack.fail_at_rate(1.0, statuses=(429,))
+    # (the notifier's reserve and timeout scaled down with the function's timeout: 0.5 s and 2 s)
+    world.env.services.notifiers = [
+        SlackNotifier(lambda: world.slack.url, timeout=2, reserve_s=0.5) if n.channel == "slack" else n
+        for n in world.env.services.notifiers
+    ]
+    before = world.slack.requests
     # When its terminal event is handled by an invocation with 8 s to live
     context = FakeLambdaContext("tuning-events", timeout_ms=TIMEOUT_MS)
     started = time.monotonic()
@@ -50,6 +56,8 @@ def test_slack_rate_limiting_never_outlasts_the_invocation(world: World) -> None
     assert spent < TIMEOUT_MS / 1000, f"{spent:.1f} s of an {TIMEOUT_MS / 1000:.0f} s invocation"
     print(f"{spent:.1f} s of an {TIMEOUT_MS / 1000:.0f} s invocation")
     assert outcome["outcome"] == "finalised", outcome
+    # and Retry-After was honoured as long as it fit: one retry (a 4-5 s wait and a 2 s request fit in 7.5 s), not two
+    assert world.slack.requests - before == 2
     assert context.get_remaining_time_in_millis() > 0
     # and once Slack is back the sweep sends the report, once
     world.slack.fail_at_rate(0)
