@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from http.client import HTTPException
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.error import URLError
 
@@ -278,9 +279,11 @@ class SlackNotifier:
         except URLError as exc:  # the request could not be sent (urllib wraps send-side errors): not posted
             # The exception text may contain the URL: report the type only.
             raise DeliveryFailed(f"{self.channel}: slack webhook failed: {type(exc).__name__}") from None
-        except Exception as exc:  # sent, but no answer (read timeout, reset, closed): it may have landed
+        except (OSError, HTTPException) as exc:  # sent, no (readable) answer: timeout, reset, closed; may have landed
             raise DeliveryUnconfirmed(
                 f"{self.channel}: slack webhook sent, answer lost: {type(exc).__name__}; not posted again"
             ) from None
+        except Exception as exc:  # refused before sending (slack_sdk's own checks): not posted
+            raise DeliveryFailed(f"{self.channel}: slack webhook failed: {type(exc).__name__}") from None
         if response.status_code != 200:
             raise DeliveryFailed(f"{self.channel}: slack webhook answered HTTP {response.status_code}")
