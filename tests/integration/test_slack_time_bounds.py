@@ -9,14 +9,19 @@ short).
 
 from __future__ import annotations
 
+import socket
 import time
 from typing import Any
+
+import pytest
 
 import tuning_events
 from governor_sim.runner import FakeLambdaContext, deliver_event
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, run_sweep
 from tuning_governor.adapters.notifiers import SlackNotifier
+from tuning_governor.domain.reports import Report
+from tuning_governor.errors import DeliveryFailed, DeliveryUnconfirmed
 
 #: The scaled function timeout: what a 60 s function is to Retry-After 30 (the issue's figures), 8 s
 #: is to Retry-After 4.
@@ -92,3 +97,17 @@ def test_a_post_whose_answer_is_lost_is_never_posted_again(world: World) -> None
     # and it went out on SNS once too
     sns = [m for m in world.env.sns_messages() if "slowpoke" in m["Subject"] and "completed" in m["Subject"]]
     assert len(sns) == 1
+
+
+def test_a_post_that_could_not_be_sent_is_a_plain_failure_sent_again_later() -> None:
+    # Given a webhook URL nobody listens on (the connection is refused: nothing went out)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/services/T000FAKE/B000FAKE/closed-port-token"
+    report = Report(kind="final", job_key="some-job", subject="s", text="t", blocks=[], attributes={})
+    # When it is posted
+    with pytest.raises(DeliveryFailed) as raised:
+        SlackNotifier(lambda: url, max_retries=0, timeout=1).send(report)
+    # Then it is a failure (the sweep sends it again), not an unconfirmed post (never sent again)
+    assert not isinstance(raised.value, DeliveryUnconfirmed)
