@@ -7,6 +7,7 @@ retry, so the outcome is recorded as ``error`` and the next events go on.
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,13 +27,17 @@ class FakeLambdaContext:
     function_name: str
     memory_limit_in_mb: int = 256
     aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    #: The function's timeout (template.yaml: 60 s for the event functions); the time left counts down
+    #: from the context's creation, in real time, as Lambda's does.
+    timeout_ms: int = 60_000
+    created: float = field(default_factory=time.monotonic)
 
     @property
     def invoked_function_arn(self) -> str:
         return f"arn:aws:lambda:us-east-1:{ACCOUNT}:function:{self.function_name}"
 
     def get_remaining_time_in_millis(self) -> int:
-        return 60_000
+        return max(0, self.timeout_ms - int((time.monotonic() - self.created) * 1000))
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -25,6 +26,11 @@ class SlackWebhookServer:
         self._lock = threading.Lock()
         self._random_failures: tuple[float, random.Random, tuple[int, ...]] | None = None
         self.failed: list[int] = []
+        #: The Retry-After a 429 carries (seconds, as Slack sends it).
+        self.retry_after = 0
+        #: Seconds to wait after recording a post before answering it (a slow Slack: the post lands,
+        #: the answer may come after the client's timeout).
+        self.answer_delay = 0.0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -39,9 +45,17 @@ class SlackWebhookServer:
                     if status == 200:
                         server.messages.append(json.loads(body or b"{}"))
                 payload = b"ok" if status == 200 else b"error"
+                if server.answer_delay:
+                    time.sleep(server.answer_delay)
+                try:
+                    self._answer(status, payload)
+                except OSError:  # the client gave up waiting: the post has landed all the same
+                    return
+
+            def _answer(self, status: int, payload: bytes) -> None:
                 self.send_response(status)
                 if status == 429:
-                    self.send_header("Retry-After", "0")
+                    self.send_header("Retry-After", str(server.retry_after))
                 self.send_header("Content-Type", "text/plain")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()

@@ -8,11 +8,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from tuning_governor.app.training_events import process_training_event
 from tuning_governor.app.wiring import Services, default_services
-from tuning_governor.observability import logger, metrics, tracer
+from tuning_governor.observability import logger, metrics, tracer, within_lambda_time
 
 
 @logger.inject_lambda_context(correlation_id_path="id", clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
 @tracer.capture_lambda_handler
+@within_lambda_time
 def handler(event: dict[str, Any], context: LambdaContext, services: Services | None = None) -> dict[str, Any]:
     return process_training_event(event, services or default_services())

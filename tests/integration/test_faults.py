@@ -214,6 +214,9 @@ def test_the_baseline_decides_and_reports_for_every_job(fresh: None) -> None:
     assert set(baseline.reports.values()) == {1}
 
 
+#: The services a report is sent through: their faults fail no event (issue 18, finding 8).
+REPORT_CHANNELS = {"sns", "secretsmanager"}
+
 CASES = [(service, phase, rate) for service in MONITORED for phase in ("before", "after") for rate in (0.1, 0.3)]
 
 
@@ -227,9 +230,13 @@ def test_faults_on_a_service_lose_nothing(fresh: None, service: str, phase: Phas
     # Then users see what they see without faults
     assert observed.faults > 0
     # (quotas that cannot be read before any were read retry the arrival: AWS's defaults are no
-    # stand-in for the applied values; once read, the last values serve and nothing is retried)
-    if service != "service-quotas":
+    # stand-in for the applied values; once read, the last values serve and nothing is retried; a
+    # report SNS fails to take, or a Slack post whose webhook secret cannot be read, fails no event
+    # since issue 18: the sweep's delivery step re-sends it)
+    if service not in {"service-quotas", *REPORT_CHANNELS}:
         assert observed.retried > 0
+    if service in REPORT_CHANNELS:
+        assert observed.retried == 0
     _assert_nothing_lost(observed, baseline, exactly_once=phase == "before")
 
 

@@ -16,7 +16,14 @@ from tests.template.cfn import ROOT, ref_target, resources_of_type
 from tuning_governor.observability import NAMESPACE, SERVICE
 
 OPS_TOPIC = "OperationsTopic"
-GOVERNOR_METRICS = ("RetriedEvents", "PolicyErrors", "ReportFailures", "SweepErrors")
+GOVERNOR_METRICS = (
+    "RetriedEvents",
+    "PolicyErrors",
+    "ReportFailures",
+    "ReportsOverdue",
+    "ReportsUnconfirmed",
+    "SweepErrors",
+)
 LAYER_SOURCE = ROOT / "layers" / "governor" / "tuning_governor"
 
 

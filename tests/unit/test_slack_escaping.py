@@ -8,7 +8,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tuning_governor.domain.reports import _mrkdwn, decision_report, escape_mrkdwn
+from tuning_governor.domain.reports import decision_report, escape_mrkdwn
+from tuning_governor.domain.slack_text import mrkdwn_field as _mrkdwn
 
 HOSTILE = "budget tag value '<!channel> <https://evil.example|click> & more'"
 

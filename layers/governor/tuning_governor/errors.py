@@ -47,6 +47,11 @@ class DeliveryFailed(GovernorError):
     """A report channel failed after its own retries; the other channels were still attempted."""
 
 
+class DeliveryUnconfirmed(DeliveryFailed):
+    """The report went out but its answer was lost (a read timeout, a connection closed after the
+    request was sent): it may have landed, so it is never sent again on that channel."""
+
+
 def disposition(exc: BaseException) -> Disposition:
     """What to do with an event whose processing raised ``exc``: unknown errors are retried."""
     if isinstance(exc, GovernorError):

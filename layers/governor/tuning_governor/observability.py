@@ -12,8 +12,11 @@ records every invocation without it.
 
 from __future__ import annotations
 
+import functools
 import os
+import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar, cast
 
 from aws_lambda_powertools import Logger, Metrics
@@ -58,3 +61,31 @@ def _tracer() -> Tracing:
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 tracer = _tracer()
+
+
+# The invocation's end, as time.monotonic() reads it; None outside a handler (tests, the demo, replays).
+_deadline: ContextVar[float | None] = ContextVar("tuning_governor_deadline", default=None)
+
+
+def within_lambda_time[H: Callable[..., Any]](handler: H) -> H:
+    """Handler decorator: remember when this invocation must end (the Lambda context's
+    ``get_remaining_time_in_millis``), so a step that waits (Slack's back-off) can stay within it; see
+    :func:`seconds_left`."""
+
+    @functools.wraps(handler)
+    def bounded(event: Any, context: Any, *args: Any, **kwargs: Any) -> Any:
+        remaining = getattr(context, "get_remaining_time_in_millis", None)
+        token = _deadline.set(time.monotonic() + remaining() / 1000 if callable(remaining) else None)
+        try:
+            return handler(event, context, *args, **kwargs)
+        finally:
+            _deadline.reset(token)
+
+    return cast(H, bounded)
+
+
+def seconds_left() -> float | None:
+    """Seconds before Lambda ends this invocation (None when not in a handler decorated with
+    :func:`within_lambda_time`)."""
+    deadline = _deadline.get()
+    return None if deadline is None else deadline - time.monotonic()

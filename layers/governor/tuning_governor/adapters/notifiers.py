@@ -14,17 +14,24 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar
+from http.client import HTTPException
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.error import URLError
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from tuning_governor.domain.reports import Report
-from tuning_governor.errors import DeliveryFailed
+from tuning_governor.domain.reports import Report, slack_fallback
+from tuning_governor.errors import DeliveryFailed, DeliveryUnconfirmed
+from tuning_governor.observability import seconds_left
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.parameters import SecretsProvider
     from mypy_boto3_sns import SNSClient
+    from slack_sdk.http_retry.handler import RetryHandler
+    from slack_sdk.http_retry.response import HttpResponse
+    from slack_sdk.http_retry.state import RetryState
     from slack_sdk.webhook import WebhookClient
 
 
@@ -168,6 +175,53 @@ def webhook_from_secret(provider: SecretsProvider, secret_id: str, *, max_age: i
     return webhook_url
 
 
+def _retry_wait(handler: RetryHandler, state: RetryState, response: HttpResponse | None) -> float:
+    """How long ``handler`` would sleep before its next attempt: Retry-After (+ up to 1 s of jitter)
+    for a 429, its back-off otherwise."""
+    if response is not None and response.status_code == 429:
+        values = {k.lower(): v for k, v in response.headers.items()}.get("retry-after") or ["1"]
+        try:
+            return float(values[0]) + 1
+        except ValueError:
+            return 2.0
+    return float(handler.interval_calculator.calculate_sleep_duration(state.current_attempt))
+
+
+def retry_handlers(max_retries: int, *, deadline: float | None, request_s: float) -> list[RetryHandler]:
+    """slack_sdk's retry handlers for a request that could not be sent (URLError), 429 and 500/503,
+    each allowed a retry only when its wait and one more request fit before ``deadline`` (monotonic;
+    None: no bound). A post whose answer is lost (read timeout, a connection reset or closed after the
+    request went out) is never retried here: it may have landed (see ``SlackNotifier.send``)."""
+    from slack_sdk.http_retry.builtin_handlers import (  # noqa: PLC0415
+        ConnectionErrorRetryHandler,
+        RateLimitErrorRetryHandler,
+        ServerErrorRetryHandler,
+    )
+    from slack_sdk.http_retry.handler import RetryHandler  # noqa: PLC0415
+
+    class WithinDeadline(RetryHandler):
+        def __init__(self, inner: RetryHandler) -> None:
+            super().__init__(inner.max_retry_count, inner.interval_calculator)
+            self.inner = inner
+
+        def _can_retry(self, *, state: Any, request: Any, response: Any = None, error: Any = None) -> bool:
+            if not self.inner._can_retry(state=state, request=request, response=response, error=error):
+                return False
+            wait = _retry_wait(self.inner, state, response)
+            return deadline is None or time.monotonic() + wait + request_s <= deadline
+
+        def prepare_for_next_attempt(
+            self, *, state: Any, request: Any, response: Any = None, error: Any = None
+        ) -> None:
+            self.inner.prepare_for_next_attempt(state=state, request=request, response=response, error=error)
+
+    return [
+        WithinDeadline(ConnectionErrorRetryHandler(max_retry_count=max_retries, error_types=[URLError])),
+        WithinDeadline(RateLimitErrorRetryHandler(max_retry_count=max_retries)),
+        WithinDeadline(ServerErrorRetryHandler(max_retry_count=max_retries)),
+    ]
+
+
 class SlackNotifier:
     # The webhook URL lives in Secrets Manager (granted only when a secret is configured).
     permissions: ClassVar[frozenset[str]] = frozenset({"secretsmanager:GetSecretValue"})
@@ -179,35 +233,41 @@ class SlackNotifier:
         channel: str = "slack",
         max_retries: int = 2,
         timeout: int = 10,
+        reserve_s: float = 10.0,
     ) -> None:
         self.channel = channel
+        # What a post leaves of the invocation for the rest of it: the delivery's own writes (at most
+        # 1.55 s of in-place retries), the other channels, the rules still to judge.
+        self._reserve = reserve_s
         self._webhook_url = webhook_url
         self._max_retries = max_retries
         self._timeout = timeout
         # Before the secret is first read: botocore logs GetSecretValue's response at DEBUG.
         guard_secret_logging()
 
-    def _client(self, url: str) -> WebhookClient:
+    def _client(self, url: str, deadline: float | None) -> WebhookClient:
         # Imported on first use: a cold start without Slack (or before its first report) skips slack_sdk.
-        from slack_sdk.http_retry.builtin_handlers import (  # noqa: PLC0415
-            ConnectionErrorRetryHandler,
-            RateLimitErrorRetryHandler,
-            ServerErrorRetryHandler,
-        )
         from slack_sdk.webhook import WebhookClient  # noqa: PLC0415
 
+        timeout = self._timeout if deadline is None else max(1, min(self._timeout, int(deadline - time.monotonic())))
         return WebhookClient(
             url=url,
-            timeout=self._timeout,
+            timeout=timeout,
             logger=guard_secret_logging(url),
-            retry_handlers=[
-                ConnectionErrorRetryHandler(max_retry_count=self._max_retries),
-                RateLimitErrorRetryHandler(max_retry_count=self._max_retries),
-                ServerErrorRetryHandler(max_retry_count=self._max_retries),
-            ],
+            retry_handlers=retry_handlers(self._max_retries, deadline=deadline, request_s=timeout),
         )
 
+    def _deadline(self) -> float | None:
+        """When this post must be over (monotonic): the invocation's end less the reserve."""
+        left = seconds_left()
+        if left is None:
+            return None
+        if left - self._reserve < 1:
+            raise DeliveryFailed(f"{self.channel}: no time left in this invocation for a slack post ({left:.1f} s)")
+        return time.monotonic() + left - self._reserve
+
     def send(self, report: Report) -> None:
+        deadline = self._deadline()
         try:
             url = self._webhook_url()
         except DeliveryFailed as exc:
@@ -215,9 +275,15 @@ class SlackNotifier:
         except Exception as exc:  # a reader of our own making (tests, the demo): its text may hold the URL
             raise DeliveryFailed(f"{self.channel}: slack webhook URL unavailable: {type(exc).__name__}") from None
         try:
-            response = self._client(url).send(text=report.subject, blocks=report.blocks)
-        except Exception as exc:  # urllib errors after the retry handlers gave up
+            response = self._client(url, deadline).send(text=slack_fallback(report.subject), blocks=report.blocks)
+        except URLError as exc:  # the request could not be sent (urllib wraps send-side errors): not posted
             # The exception text may contain the URL: report the type only.
+            raise DeliveryFailed(f"{self.channel}: slack webhook failed: {type(exc).__name__}") from None
+        except (OSError, HTTPException) as exc:  # sent, no (readable) answer: timeout, reset, closed; may have landed
+            raise DeliveryUnconfirmed(
+                f"{self.channel}: slack webhook sent, answer lost: {type(exc).__name__}; not posted again"
+            ) from None
+        except Exception as exc:  # refused before sending (slack_sdk's own checks): not posted
             raise DeliveryFailed(f"{self.channel}: slack webhook failed: {type(exc).__name__}") from None
         if response.status_code != 200:
             raise DeliveryFailed(f"{self.channel}: slack webhook answered HTTP {response.status_code}")

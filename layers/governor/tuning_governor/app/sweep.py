@@ -13,9 +13,11 @@ Each run (rate set in template.yaml, default 5 minutes):
 4. evaluates the sweep rules (runtime, stagnation, the job and team budgets on finished + accrued
    spend) on every running job, from the table only: a running trial's accrued cost comes from its
    entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call;
-4b. finishes the decisions a failed, never-retried invocation left pending (stop or a report not yet
-   done) for longer than a sweep interval: one Query on gsi1 (``STEP#pending``) and no SageMaker call
-   beyond a stop still to be made (governance.actions.resume_stale);
+4b. the delivery step: finishes the decisions left pending (a stop a failed invocation did not make,
+   or a report a channel could not take: a failing channel never fails the event, issue 18) for
+   longer than a sweep interval: one Query on gsi1 (``STEP#pending``) and no SageMaker call beyond a
+   stop still to be made (governance.actions.resume_stale); a report still undelivered here is
+   counted as ``ReportsOverdue`` (alarmed);
 5. refreshes warm pools (ceil(training jobs modified in the last 7 hours / 100) list calls: a pool is
    Available for at most the longest keep-alive after its job last changed; plus one Describe per new
    pool) and writes the capacity snapshot (usage per instance type, and the limits that apply).

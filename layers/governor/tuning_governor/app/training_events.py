@@ -142,9 +142,10 @@ def seen_before(
     job_key, name = record.job_key, parsed.detail.name
     if not services.store.update_trial_warm_pool(record, team=team):
         metrics.add_metric(name="DuplicateEvents", unit=MetricUnit.Count, value=1)
-        # Maybe a retry of an attempt that failed after recording the trial: finish the steps it
-        # left pending, then judge again (claimed decisions make that idempotent).
-        resumed = resume_job(job_key, job, services) + govern("trial", job_key, parsed.time, services, catalog=catalog)
+        # Maybe a retry of an attempt that failed after recording the trial: judge again (claimed
+        # decisions make that idempotent), then finish the steps it left pending (a stop, a report):
+        # in that order, so a report that cannot go out never holds back this judgement.
+        resumed = govern("trial", job_key, parsed.time, services, catalog=catalog) + resume_job(job_key, job, services)
         duplicate: Outcome = {"outcome": "duplicate", "job": job_key, "trial": name}
         return duplicate | ({"decisions": resumed} if resumed else {})
     finalised = job is not None and job.ended

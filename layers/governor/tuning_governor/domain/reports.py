@@ -16,10 +16,19 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict
 
+from tuning_governor.domain.slack_text import (
+    defuse_mentions,
+    escape_mrkdwn,
+    mrkdwn_field,
+    slack_fallback,
+    verbatim_mrkdwn,
+)
 from tuning_governor.models.records import JobSummary
 
 if TYPE_CHECKING:
-    from slack_sdk.models.blocks import Block
+    from slack_sdk.models.blocks import Block, MarkdownTextObject
+
+__all__ = ["Report", "decision_report", "defuse_mentions", "escape_mrkdwn", "slack_fallback", "summary_report"]
 
 OUTCOMES = {"Completed": "completed", "Stopped": "stopped", "Failed": "failed"}
 #: One governance decision as a summary report lists it: (rule, verdict, action).
@@ -72,7 +81,8 @@ def _attributes(base: dict[str, str], owner: str | None) -> dict[str, str]:
 def _header(text: str) -> Block:
     from slack_sdk.models.blocks import HeaderBlock, PlainTextObject  # noqa: PLC0415
 
-    return HeaderBlock(text=PlainTextObject(text=text[:150]))
+    # plain_text cannot be verbatim: mentions are defused instead.
+    return HeaderBlock(text=PlainTextObject(text=defuse_mentions(text)[:150]))
 
 
 def _dicts(blocks: Sequence[Block]) -> list[dict[str, Any]]:
@@ -149,14 +159,14 @@ def _lines(summary: JobSummary) -> list[tuple[str, str]]:
 def _summary_blocks(
     summary: JobSummary, rows: list[tuple[str, str]], outcome: str, owner_member: str | None
 ) -> list[dict[str, Any]]:
-    from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject, SectionBlock  # noqa: PLC0415
+    from slack_sdk.models.blocks import ContextBlock, SectionBlock  # noqa: PLC0415
 
     def field(label: str, value: str) -> MarkdownTextObject:
         if label == TEAM_OWNER:
             # The owner mentioned (or named, escaped); the team escaped like any free text.
-            team = _mrkdwn("*{label}*\n{team} / ", 1700, label=label, team=summary.team or "-")
-            return MarkdownTextObject(text=team + owner_mrkdwn(summary.owner, owner_member))
-        return MarkdownTextObject(text=_mrkdwn("*{label}*\n{value}", 2000, label=label, value=value))
+            team = mrkdwn_field("*{label}*\n{team} / ", 1700, label=label, team=summary.team or "-")
+            return verbatim_mrkdwn(team + owner_mrkdwn(summary.owner, owner_member))
+        return verbatim_mrkdwn(mrkdwn_field("*{label}*\n{value}", 2000, label=label, value=value))
 
     blocks: list[Block] = [
         _header(f"Tuning job {outcome}: {summary.job_name}"),
@@ -164,12 +174,12 @@ def _summary_blocks(
     ]
     extra = rows[10:]
     if extra:
-        text = "\n".join(_mrkdwn("*{k}*: {v}", 2990 // len(extra), k=k, v=v) for k, v in extra)
-        blocks.append(SectionBlock(text=MarkdownTextObject(text=text)))
+        text = "\n".join(mrkdwn_field("*{k}*: {v}", 2990 // len(extra), k=k, v=v) for k, v in extra)
+        blocks.append(SectionBlock(text=verbatim_mrkdwn(text)))
     if summary.warnings:
         blocks.append(
             ContextBlock(
-                elements=[MarkdownTextObject(text=_mrkdwn(":warning: {w}", 3000, w=w)) for w in summary.warnings[:10]]
+                elements=[verbatim_mrkdwn(mrkdwn_field(":warning: {w}", 3000, w=w)) for w in summary.warnings[:10]]
             )
         )
     return _dicts(blocks)
@@ -236,24 +246,6 @@ DECISION_OUTCOMES = {
     "already-ended": "already-ended",
     "grace": "grace",
 }
-
-
-def escape_mrkdwn(text: str) -> str:
-    """Free text (hyperparameter values, tag values, FailureReason, messages quoting them) made inert in
-    Slack mrkdwn: Slack's control characters ``&``, ``<`` and ``>`` become entities, so a value like
-    ``<!channel>`` or ``<https://x|click>`` is shown, never acted on (Slack API, "Formatting text")."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _mrkdwn(template: str, limit: int, **free: Any) -> str:
-    """``template`` (our own markup) filled with the escaped ``free`` values, cut at ``limit`` without
-    leaving half an entity."""
-    text = template.format(**{name: escape_mrkdwn(str(value)) for name, value in free.items()})
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    amp = cut.rfind("&")
-    return cut[:amp] if amp != -1 and ";" not in cut[amp:] else cut
 
 
 def _numbers_text(numbers: dict[str, Any]) -> list[str]:
@@ -340,25 +332,25 @@ def _decision_text(facts: DecisionFacts, headline: str) -> str:
 
 
 def _decision_blocks(facts: DecisionFacts, headline: str) -> list[dict[str, Any]]:
-    from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject, SectionBlock  # noqa: PLC0415
+    from slack_sdk.models.blocks import ContextBlock, SectionBlock  # noqa: PLC0415
 
-    why = _mrkdwn(
+    why = mrkdwn_field(
         "*{rule}* ({verdict}): {message}", 3000, rule=facts.rule, verdict=facts.verdict, message=facts.message
     )
-    numbers = _mrkdwn("{numbers}", 3000, numbers="\n".join(_numbers_text(facts.numbers)) or "-")
+    numbers = mrkdwn_field("{numbers}", 3000, numbers="\n".join(_numbers_text(facts.numbers)) or "-")
     blocks: list[Block] = [
         _header(headline),
-        SectionBlock(text=MarkdownTextObject(text=why)),
+        SectionBlock(text=verbatim_mrkdwn(why)),
         SectionBlock(
             fields=[
-                MarkdownTextObject(text=f"*Mode*\n{facts.mode}"),
-                MarkdownTextObject(text=f"*Action*\n{facts.action}"),
-                MarkdownTextObject(text=_mrkdwn("*Team*\n{team}", 2000, team=facts.team or "-")),
-                MarkdownTextObject(text=f"*Owner*\n{owner_mrkdwn(facts.owner, facts.owner_member)}"),
-                MarkdownTextObject(text=f"*Decided at*\n{facts.at}"),
+                verbatim_mrkdwn(f"*Mode*\n{facts.mode}"),
+                verbatim_mrkdwn(f"*Action*\n{facts.action}"),
+                verbatim_mrkdwn(mrkdwn_field("*Team*\n{team}", 2000, team=facts.team or "-")),
+                verbatim_mrkdwn(f"*Owner*\n{owner_mrkdwn(facts.owner, facts.owner_member)}"),
+                verbatim_mrkdwn(f"*Decided at*\n{facts.at}"),
             ]
         ),
-        ContextBlock(elements=[MarkdownTextObject(text=numbers)]),
+        ContextBlock(elements=[verbatim_mrkdwn(numbers)]),
     ]
     return _dicts(blocks)
 

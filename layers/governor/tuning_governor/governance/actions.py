@@ -219,5 +219,8 @@ def resume_stale(services: EngineServices, now: datetime) -> list[dict[str, Any]
             metrics.add_metric(name="StepResumeFailures", unit=MetricUnit.Count, value=1)
             logger.warning("pending decision not finished", extra={"job": job_key, "error": type(exc).__name__})
             continue
+        if outcome.get("pending"):
+            # A report the delivery step still could not send, a step older than STEP_TIMEOUT: alarmed.
+            metrics.add_metric(name="ReportsOverdue", unit=MetricUnit.Count, value=1)
         outcomes.append(outcome | {"job": job_key})
     return outcomes

@@ -29,7 +29,7 @@ from tuning_governor.governance.checks import check_time, schedule_check
 from tuning_governor.governance.facts import JobFacts, Trigger
 from tuning_governor.governance.job import job_facts, with_pricing_facts
 from tuning_governor.governance.ports import EngineServices
-from tuning_governor.governance.reporting import deliver
+from tuning_governor.governance.reporting import all_delivered, deliver
 from tuning_governor.governance.rules import Decision, Rule, registry
 from tuning_governor.governance.team_months import act_on_team, team_month_facts
 from tuning_governor.governance.trials import with_stagnation_spend
@@ -153,10 +153,15 @@ class Late:
             owner=self.owner,
             owner_member=policy.slack_member(self.owner),
         )
-        deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
-        services.store.finish_decision(decision, "already-ended", LATE_DETAIL)
+        channels = deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
+        outcome = {"rule": decision.rule, "verdict": decision.verdict, "mode": policy.mode, "action": "already-ended"}
         metrics.add_metric(name="LateDecisions", unit=MetricUnit.Count, value=1)
-        return [{"rule": decision.rule, "verdict": decision.verdict, "mode": policy.mode, "action": "already-ended"}]
+        if not all_delivered(channels):
+            # The action is recorded, so the sweep's delivery step (``resume_stale``) sends the report.
+            services.store.record_decision_action(decision, "already-ended", LATE_DETAIL)
+            return [outcome | {"pending": True}]
+        services.store.finish_decision(decision, "already-ended", LATE_DETAIL)
+        return [outcome]
 
 
 def grace_step(

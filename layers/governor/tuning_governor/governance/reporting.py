@@ -11,7 +11,7 @@ from functools import partial
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.domain.reports import Report
-from tuning_governor.errors import DeliveryFailed, TransientError
+from tuning_governor.errors import DeliveryFailed, DeliveryUnconfirmed, TransientError
 from tuning_governor.observability import logger, metrics
 from tuning_governor.ports import DeliveryStore, Notifier
 
@@ -24,10 +24,15 @@ BOOKKEEPING_BACKOFF_S = 0.05
 def deliver(
     report: Report, store: DeliveryStore, notifiers: Sequence[Notifier], clock: Callable[[], datetime]
 ) -> dict[str, str]:
-    """Send a report on every channel, each at most once; raise DeliveryFailed after trying them all.
+    """Send a report on every channel, each at most once. Never raises for a channel that cannot
+    deliver: a report is a step of its own, and a failing channel must not hold back the decisions,
+    stops and releases that follow it in the same invocation. The caller keeps the report's step open
+    (a decision left ``pending``, a summary's ``GAPS`` item) when :func:`all_delivered` is False, and
+    the sweep's delivery step sends it again (``actions.resume_stale``, ``Sweep.fill_gaps``).
 
-    Per channel: "sent", "already-sent", or "in-flight" (another attempt holds the claim: it may be
-    re-claimed once ``CLAIM_TIMEOUT`` has passed; see ``all_delivered``).
+    Per channel: "sent", "already-sent", "failed" (this attempt could not send it; the claim is given
+    back), "unconfirmed" (sent, its answer lost: marked sent, never posted again), or "in-flight"
+    (another attempt holds the claim: it may be re-claimed once ``CLAIM_TIMEOUT`` has passed).
 
     The two writes around a send are what makes it happen once, so a transient failure of either is
     retried in place (:data:`BOOKKEEPING_ATTEMPTS`) rather than handed to EventBridge's retry:
@@ -38,7 +43,6 @@ def deliver(
       claim would go stale and the report be sent again.
     """
     results: dict[str, str] = {}
-    failures: list[str] = []
     for notifier in notifiers:
         channel = notifier.channel
         claim = partial(store.claim_delivery, report.job_key, report.kind, channel, token=uuid.uuid4().hex)
@@ -48,22 +52,35 @@ def deliver(
             sent = store.delivery_sent(report.job_key, report.kind, channel)
             results[channel] = "already-sent" if sent else "in-flight"
             continue
-        try:
-            notifier.send(report)
-        except DeliveryFailed as exc:
-            give_back = partial(store.finish_delivery, report.job_key, report.kind, channel, sent=False)
-            _in_place(give_back, clock)  # lost, the claim would hold the report back until stale
-            failures.append(str(exc))
-            results[channel] = "failed"
-            metrics.add_metric(name="ReportFailures", unit=MetricUnit.Count, value=1)
-            continue
-        mark_sent = partial(store.finish_delivery, report.job_key, report.kind, channel, sent=True)
-        _in_place(mark_sent, clock)
-        results[channel] = "sent"
-        metrics.add_metric(name="ReportsSent", unit=MetricUnit.Count, value=1)
-    if failures:
-        raise DeliveryFailed("; ".join(failures))
+        results[channel] = _send_claimed(report, notifier, store, clock)
     return results
+
+
+def _send_claimed(report: Report, notifier: Notifier, store: DeliveryStore, clock: Callable[[], datetime]) -> str:
+    """Send a claimed report on one channel and write down what happened: "sent", "unconfirmed" or
+    "failed" (the claim given back, so the sweep's delivery step can take it)."""
+    channel = notifier.channel
+    finish = partial(store.finish_delivery, report.job_key, report.kind, channel)
+    try:
+        notifier.send(report)
+    except DeliveryUnconfirmed as exc:
+        # No idempotency key on a webhook, no way to read it back: a post that may have landed is
+        # counted as sent, never posted blind again (at most once; docs/reliability.md).
+        _in_place(partial(finish, sent=True), clock)
+        logger.warning("report posted, answer lost; not posted again", extra={"channel": channel, "error": str(exc)})
+        metrics.add_metric(name="ReportsUnconfirmed", unit=MetricUnit.Count, value=1)
+        return "unconfirmed"
+    except DeliveryFailed as exc:
+        _in_place(partial(finish, sent=False), clock)  # lost, the claim would hold the report back until stale
+        logger.warning(
+            "report not delivered; left for the sweep's delivery step",
+            extra={"channel": channel, "kind": report.kind, "job": report.job_key, "error": str(exc)},
+        )
+        metrics.add_metric(name="ReportFailures", unit=MetricUnit.Count, value=1)
+        return "failed"
+    _in_place(partial(finish, sent=True), clock)
+    metrics.add_metric(name="ReportsSent", unit=MetricUnit.Count, value=1)
+    return "sent"
 
 
 def _in_place[T](write: Callable[[datetime], T], clock: Callable[[], datetime]) -> T:
@@ -84,4 +101,4 @@ def _in_place[T](write: Callable[[datetime], T], clock: Callable[[], datetime]) 
 def all_delivered(results: dict[str, str]) -> bool:
     """Whether ``deliver``'s results mean the report is out on every channel it was sent on: the
     default ones and its team's own (``Services.notifiers_for``)."""
-    return all(result in {"sent", "already-sent"} for result in results.values())
+    return all(result in {"sent", "already-sent", "unconfirmed"} for result in results.values())
