@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, Unpack
 
@@ -23,6 +22,7 @@ from tuning_governor.domain.slack_text import (
     slack_fallback,
     verbatim_mrkdwn,
 )
+from tuning_governor.models.decisions import Decision
 from tuning_governor.models.records import JobSummary
 
 if TYPE_CHECKING:
@@ -295,64 +295,74 @@ class DecisionFields(TypedDict):
     owner_member: NotRequired[str | None]
 
 
-@dataclass(frozen=True)
-class DecisionFacts:
-    """:class:`DecisionFields` as attributes (owner and owner member default to None)."""
-
-    rule: str
-    verdict: str
-    job_key: str
-    job_name: str
-    team: str | None
-    message: str
-    numbers: dict[str, Any]
-    at: str
-    mode: str
-    action: str
-    detail: str
-    owner: str | None = None
-    owner_member: str | None = None
-
-
-def _decision_text(facts: DecisionFacts, headline: str) -> str:
-    owner = clean_owner(facts.owner)
+def _decision_text(facts: DecisionFields, headline: str) -> str:
+    owner = clean_owner(facts.get("owner"))
     body = [
         f"{headline}.",
         "",
-        f"Rule: {facts.rule} ({facts.verdict})",
-        f"Why: {facts.message}",
-        f"Mode: {facts.mode}; action: {facts.action} ({facts.detail})",
-        f"Team: {facts.team or '-'}",
+        f"Rule: {facts['rule']} ({facts['verdict']})",
+        f"Why: {facts['message']}",
+        f"Mode: {facts['mode']}; action: {facts['action']} ({facts['detail']})",
+        f"Team: {facts['team'] or '-'}",
         *([f"Owner: {owner}"] if owner else []),
-        f"Decided at: {facts.at}",
+        f"Decided at: {facts['at']}",
         "",
-        *_numbers_text(facts.numbers),
+        *_numbers_text(facts["numbers"]),
     ]
     return "\n".join(body)
 
 
-def _decision_blocks(facts: DecisionFacts, headline: str) -> list[dict[str, Any]]:
+def _decision_blocks(facts: DecisionFields, headline: str) -> list[dict[str, Any]]:
     from slack_sdk.models.blocks import ContextBlock, SectionBlock  # noqa: PLC0415
 
     why = mrkdwn_field(
-        "*{rule}* ({verdict}): {message}", 3000, rule=facts.rule, verdict=facts.verdict, message=facts.message
+        "*{rule}* ({verdict}): {message}", 3000, rule=facts["rule"], verdict=facts["verdict"], message=facts["message"]
     )
-    numbers = mrkdwn_field("{numbers}", 3000, numbers="\n".join(_numbers_text(facts.numbers)) or "-")
+    numbers = mrkdwn_field("{numbers}", 3000, numbers="\n".join(_numbers_text(facts["numbers"])) or "-")
     blocks: list[Block] = [
         _header(headline),
         SectionBlock(text=verbatim_mrkdwn(why)),
         SectionBlock(
             fields=[
-                verbatim_mrkdwn(f"*Mode*\n{facts.mode}"),
-                verbatim_mrkdwn(f"*Action*\n{facts.action}"),
-                verbatim_mrkdwn(mrkdwn_field("*Team*\n{team}", 2000, team=facts.team or "-")),
-                verbatim_mrkdwn(f"*Owner*\n{owner_mrkdwn(facts.owner, facts.owner_member)}"),
-                verbatim_mrkdwn(f"*Decided at*\n{facts.at}"),
+                verbatim_mrkdwn(f"*Mode*\n{facts['mode']}"),
+                verbatim_mrkdwn(f"*Action*\n{facts['action']}"),
+                verbatim_mrkdwn(mrkdwn_field("*Team*\n{team}", 2000, team=facts["team"] or "-")),
+                verbatim_mrkdwn(f"*Owner*\n{owner_mrkdwn(facts.get('owner'), facts.get('owner_member'))}"),
+                verbatim_mrkdwn(f"*Decided at*\n{facts['at']}"),
             ]
         ),
         ContextBlock(elements=[verbatim_mrkdwn(numbers)]),
     ]
     return _dicts(blocks)
+
+
+def decision_fields(
+    decision: Decision,
+    *,
+    mode: str,
+    action: str,
+    detail: str,
+    job_name: str | None = None,
+    owner: str | None = None,
+    owner_member: str | None = None,
+) -> DecisionFields:
+    """What a report says of ``decision`` once acted on (``job_name``: another name to show, e.g. a team's;
+    ``owner``/``owner_member``: see :func:`decision_report`)."""
+    return DecisionFields(
+        rule=decision.rule,
+        verdict=decision.verdict,
+        job_key=decision.job_key,
+        job_name=job_name or decision.job_name,
+        team=decision.team,
+        message=decision.message,
+        numbers=decision.numbers,
+        at=decision.at.isoformat(),
+        mode=mode,
+        action=action,
+        detail=detail,
+        owner=owner,
+        owner_member=owner_member,
+    )
 
 
 def decision_report(**fields: Unpack[DecisionFields]) -> Report:
@@ -361,17 +371,21 @@ def decision_report(**fields: Unpack[DecisionFields]) -> Report:
     ``fields``: those of :class:`DecisionFields`. ``owner``: the job's owner tag value (named in the text,
     an SNS attribute ``owner``); Slack mentions ``owner_member`` (a Slack member ID) instead when given,
     else shows the owner escaped."""
-    facts = DecisionFacts(**fields)
-    outcome = DECISION_OUTCOMES.get(facts.action, facts.action)
-    headline = _decision_headline(outcome, facts.rule, facts.job_name, facts.mode, facts.numbers.get("stop_at"))
-    team = facts.team
+    facts = fields
+    outcome = DECISION_OUTCOMES.get(facts["action"], facts["action"])
+    headline = _decision_headline(
+        outcome, facts["rule"], facts["job_name"], facts["mode"], facts["numbers"].get("stop_at")
+    )
+    team = facts["team"]
     return Report(
-        kind=f"decision-{facts.rule}-{facts.verdict}",
-        job_key=facts.job_key,
-        subject=f"[tuning-governor] {headline}: {facts.rule}"[:100],
+        kind=f"decision-{facts['rule']}-{facts['verdict']}",
+        job_key=facts["job_key"],
+        subject=f"[tuning-governor] {headline}: {facts['rule']}"[:100],
         text=_decision_text(facts, headline),
-        attributes=_attributes({"status": "InProgress", "team": team or "unknown", "outcome": outcome}, facts.owner),
+        attributes=_attributes(
+            {"status": "InProgress", "team": team or "unknown", "outcome": outcome}, facts.get("owner")
+        ),
         blocks=_decision_blocks(facts, headline),
         team=team,
-        owner=clean_owner(facts.owner),
+        owner=clean_owner(facts.get("owner")),
     )

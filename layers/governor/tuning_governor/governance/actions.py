@@ -13,7 +13,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.breakdowns import rule_decided, rule_stopped
 from tuning_governor.domain.job import JobState, job_state
-from tuning_governor.domain.reports import decision_report
+from tuning_governor.domain.reports import decision_fields, decision_report
 from tuning_governor.errors import GovernorError, TransientError
 from tuning_governor.governance import grace
 from tuning_governor.governance.facts import JobFacts
@@ -151,21 +151,10 @@ def _carry_out(
     delivered = True
     if stored.get("own_report", True):
         owner = tags.get(services.settings.owner_tag)
-        report = decision_report(
-            rule=decision.rule,
-            verdict=decision.verdict,
-            job_key=decision.job_key,
-            job_name=decision.job_name,
-            team=decision.team,
-            message=decision.message,
-            numbers=decision.numbers,
-            at=decision.at.isoformat(),
-            mode=mode,
-            action=action,
-            detail=detail,
-            owner=owner,
-            owner_member=policy.slack_member(owner),
+        fields = decision_fields(
+            decision, mode=mode, action=action, detail=detail, owner=owner, owner_member=policy.slack_member(owner)
         )
+        report = decision_report(**fields)
         delivered = all_delivered(
             deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
         )

@@ -21,7 +21,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.domain.pricing import PriceCatalog
-from tuning_governor.domain.reports import decision_report
+from tuning_governor.domain.reports import decision_fields, decision_report
 from tuning_governor.governance import grace
 from tuning_governor.governance.actions import act
 from tuning_governor.governance.admission import admit
@@ -138,21 +138,15 @@ class Late:
             return []
         # Reported before the claim is finished: a failed delivery leaves it pending, and the retry
         # (or the next finalisation) sends what is missing.
-        report = decision_report(
-            rule=decision.rule,
-            verdict=decision.verdict,
-            job_key=decision.job_key,
-            job_name=decision.job_name,
-            team=decision.team,
-            message=decision.message,
-            numbers=decision.numbers,
-            at=decision.at.isoformat(),
+        fields = decision_fields(
+            decision,
             mode=policy.mode,
             action="already-ended",
             detail=LATE_DETAIL,
             owner=self.owner,
             owner_member=policy.slack_member(self.owner),
         )
+        report = decision_report(**fields)
         channels = deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
         outcome = {"rule": decision.rule, "verdict": decision.verdict, "mode": policy.mode, "action": "already-ended"}
         metrics.add_metric(name="LateDecisions", unit=MetricUnit.Count, value=1)

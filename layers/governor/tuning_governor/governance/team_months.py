@@ -13,7 +13,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from tuning_governor.domain import spend
 from tuning_governor.domain.job import JobState
 from tuning_governor.domain.pricing import PriceCatalog
-from tuning_governor.domain.reports import Report, decision_report
+from tuning_governor.domain.reports import Report, decision_fields, decision_report
 from tuning_governor.errors import GovernorError
 from tuning_governor.governance.actions import act, lease_job_decision, stop_step, take_lease
 from tuning_governor.governance.facts import JobFacts, TeamMonthFacts
@@ -177,18 +177,11 @@ def _stop_team_jobs(
 
 def team_report(decision: Decision, month: str, mode: str, jobs: list[dict[str, Any]]) -> Report:
     """The one report of a team's monthly-budget decision, naming what happened to each of its jobs."""
+    detail = ", ".join(f"{j['job']}: {j['action']}" for j in jobs) or "reported only"
     base = decision_report(
-        rule=decision.rule,
-        verdict=decision.verdict,
-        job_key=decision.job_key,
-        job_name=f"team {decision.team}",
-        team=decision.team,
-        message=decision.message,
-        numbers=decision.numbers,
-        at=decision.at.isoformat(),
-        mode=mode,
-        action=_team_action(decision, jobs),
-        detail=", ".join(f"{j['job']}: {j['action']}" for j in jobs) or "reported only",
+        **decision_fields(
+            decision, mode=mode, action=_team_action(decision, jobs), detail=detail, job_name=f"team {decision.team}"
+        )
     )
     lines = [f"- {j['job']}: {j['action']} ({j['detail']})" for j in jobs]
     text = base.text + ("\n\nJobs of the team:\n" + "\n".join(lines) if lines else "")
