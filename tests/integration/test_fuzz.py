@@ -23,12 +23,10 @@ docs/reliability.md reports. Each run prints its figures.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -42,10 +40,10 @@ from governor_sim.amt import AmtStandIn, VirtualClock
 from governor_sim.offline import OfflineEnvironment, build_environment
 from governor_sim.runner import FakeLambdaContext, deliver_event
 from governor_sim.scenarios import seed_tuning_request
+from governor_sim.simulation.quiet import quiet_handlers
 from tests.fuzzing import EventFuzzer, Fuzzed
 from tuning_governor.errors import Disposition, GovernorError
 from tuning_governor.models.events import TUNING_DETAIL_TYPE
-from tuning_governor.observability import logger
 from tuning_governor.policy import Policy
 
 JOB = "xgb-valid-seed"
@@ -67,23 +65,6 @@ class Run:
     fuzz_mutations: Counter[str] = field(default_factory=Counter)
     retryable: list[str] = field(default_factory=list)
     crashes: list[tuple[tuple[str, ...], str, str]] = field(default_factory=list)
-
-
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """Warnings for 10,000 rejections would dominate the runtime: log errors only, no EMF output."""
-    previous_level = logger.log_level
-    previous_flag = os.environ.get("POWERTOOLS_METRICS_DISABLED")
-    logger.setLevel("ERROR")
-    os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
-    try:
-        yield
-    finally:
-        logger.setLevel(previous_level)
-        if previous_flag is None:
-            os.environ.pop("POWERTOOLS_METRICS_DISABLED", None)
-        else:
-            os.environ["POWERTOOLS_METRICS_DISABLED"] = previous_flag
 
 
 def _deliver_fuzzed(fuzzed: Fuzzed, env: OfflineEnvironment, run: Run) -> None:
@@ -108,7 +89,8 @@ def _run_seed_job(fuzz: list[Fuzzed], per_valid_event: int) -> Run:
     """The seed job on a fresh moto world, with ``per_valid_event`` fuzzed events after each of its events."""
     run = Run()
     pending = iter(fuzz)
-    with mock_aws(), _quiet():
+    # Warnings for 10,000 rejections would dominate the runtime: log errors only, no EMF output.
+    with mock_aws(), quiet_handlers("ERROR"):
         clock = VirtualClock(T0)
         with AmtStandIn(clock=clock, seed=7) as amt:
             env = build_environment(clock=clock.now, policy=POLICY, quotas=False)

@@ -19,13 +19,13 @@ DISCARD = _Discard()
 
 
 @contextlib.contextmanager
-def quiet_handlers() -> Iterator[None]:
-    """Powertools logger at WARNING and EMF metrics off; both restored afterwards."""
+def quiet_handlers(level: str = "WARNING") -> Iterator[None]:
+    """Powertools logger at ``level`` and EMF metrics off; both restored afterwards."""
     from tuning_governor.observability import logger  # noqa: PLC0415 - the handlers' own singleton
 
     previous_level = logger.log_level
     previous_flag = os.environ.get("POWERTOOLS_METRICS_DISABLED")
-    logger.setLevel("WARNING")
+    logger.setLevel(level)
     os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
     try:
         yield
