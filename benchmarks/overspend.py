@@ -163,13 +163,6 @@ def _quiet() -> Iterator[None]:
         logger.setLevel(previous)
 
 
-def _first_tick(at: dt.datetime, every_s: int) -> dt.datetime:
-    """The first multiple of ``every_s`` since the epoch (UTC) at or after ``at``: when a schedule fires."""
-    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    periods = -((epoch - at) // dt.timedelta(seconds=every_s))
-    return epoch + periods * dt.timedelta(seconds=every_s)
-
-
 @dataclass
 class _Rig:
     """One governed run's moving parts: the stand-in, the handlers' services, the delivery, the checks."""
@@ -205,34 +198,41 @@ class _Rig:
             self.in_force[0] = self.policies[1]
         self.deliver_due(now)
 
-    def run_checks(self, now: dt.datetime) -> None:
+    def run_checks(self, now: dt.datetime, jobs: tuple[str, ...]) -> None:
         from tuning_governor.app.budget_check import run_budget_check  # noqa: PLC0415
         from tuning_governor.ports import CHECK_KEY  # noqa: PLC0415
 
-        for _, key in self.checks.due(now):
-            run_budget_check({CHECK_KEY: {"job": key}}, self.services)
+        for job in jobs:
+            run_budget_check({CHECK_KEY: {"job": job}}, self.services)
         self.deliver_due(now)
 
     def drive(self, created: dt.datetime, governor: Governor, name: str) -> int:
-        """Run the stand-in, deliveries, checks and sweeps until the job ended; the sweeps it took."""
-        next_sweep = _first_tick(created, governor.sweep_s)
+        """Run the stand-in, deliveries, checks and sweeps until the job ended; the sweeps it took.
+
+        The sweep and the checks keep the deployed schedule (``governor_sim.schedule``); the poller's
+        checks are never asked for (its services have none)."""
+        from governor_sim.schedule import Schedule  # noqa: PLC0415
+        from tuning_governor.adapters.checks import PendingChecks  # noqa: PLC0415
+
+        checks = self.checks if self.checks is not None else PendingChecks()
+        schedule = Schedule(every=dt.timedelta(seconds=governor.sweep_s), checks=checks)
+        schedule.start(created)
         sweeps = 0
         self.deliver_due(self.clock.now())
         deadline = created + dt.timedelta(seconds=MAX_VIRTUAL_S)
         while not (self.amt.idle() and self.deliverer.pending == 0):
-            due_check = self.checks.next_due() if self.checks is not None else None
-            candidates = [t for t in (self.amt.next_due(), self.deliverer.next_due(), next_sweep, due_check) if t]
+            candidates = [t for t in (self.amt.next_due(), self.deliverer.next_due(), schedule.next_due()) if t]
             now = max(min(candidates), self.clock.now())
             if now > deadline:
                 raise RuntimeError(f"{name}: the job did not end")
             self.amt.advance_to(now)
             self.deliver_due(now)
-            if self.checks is not None:
-                self.run_checks(now)
-            if now >= next_sweep:
-                self.sweep(now)
-                sweeps += 1
-                next_sweep += dt.timedelta(seconds=governor.sweep_s)
+            while (firing := schedule.pop_due(now)) is not None:
+                if firing.kind == "checks":
+                    self.run_checks(now, firing.jobs)
+                else:
+                    self.sweep(now)
+                    sweeps += 1
         return sweeps
 
 

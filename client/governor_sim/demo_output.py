@@ -36,8 +36,9 @@ def progress_printer(out: TextIO) -> Any:
 
 
 def timeline(result: SimulationResult) -> list[str]:
-    """The events worth reading: tuning-job status changes, decisions, finalisations."""
-    lines: list[str] = []
+    """The events worth reading: tuning-job status changes, decisions (on events, and those of the
+    scheduled sweep and budget checks, marked so), finalisations; in time order."""
+    lines: list[tuple[datetime, str]] = []
     for o in result.outcomes:
         payload = o.result
         job = payload.get("job")
@@ -46,15 +47,20 @@ def timeline(result: SimulationResult) -> list[str]:
             extra = ""
             if payload.get("demand"):
                 extra = " demand " + ", ".join(f"{n} x {t}" for t, n in payload["demand"].items())
-            lines.append(f"  {_clock(o.delivered_at)}  {job:<20} {status}{extra}")
-        for decision in payload.get("decisions") or []:
-            if decision["action"] == "already-decided":
-                continue
-            lines.append(
-                f"  {_clock(o.delivered_at)}  {job:<20} >> {decision['rule']} {decision['verdict']}:"
-                f" {decision['action']} ({decision['mode']})"
-            )
-    return lines
+            lines.append((o.delivered_at, f"  {_clock(o.delivered_at)}  {job:<20} {status}{extra}"))
+        lines += [(o.delivered_at, _decision(o.delivered_at, job, d)) for d in payload.get("decisions") or []]
+    for run in result.scheduled:
+        lines += [(run.at, _decision(run.at, d.get("job"), d, f" [{run.function}]")) for d in run.decisions]
+    return [line for _, line in sorted(lines, key=lambda pair: pair[0]) if line]
+
+
+def _decision(at: datetime, job: Any, decision: dict[str, Any], by: str = "") -> str:
+    if decision["action"] == "already-decided":
+        return ""
+    return (
+        f"  {_clock(at)}  {job or '?':<20} >> {decision['rule']} {decision['verdict']}:"
+        f" {decision['action']} ({decision['mode']}){by}"
+    )
 
 
 def seed_table(seed: JobSummary) -> list[str]:

@@ -23,8 +23,8 @@ from governor_sim.replay.lines import ReplayInputError, StateChange, job_key_of,
 from governor_sim.replay.model import LineProblem, PolicyInfo, ReplayResult
 from governor_sim.replay.results import JobOutcome, Recorded, RecordingNotifier, Tally, build_result, job_outcome
 from governor_sim.replay.sagemaker import EventSourcedSageMaker
-from governor_sim.replay.schedule import first_sweep_from, utc_text
-from tuning_governor.adapters.checks import PendingChecks
+from governor_sim.replay.schedule import utc_text
+from governor_sim.schedule import Schedule
 from tuning_governor.app.budget_check import run_budget_check
 from tuning_governor.app.sweep import run_sweep
 from tuning_governor.app.training_events import process_training_event
@@ -115,9 +115,9 @@ class Replay:
         self.sagemaker = sagemaker
         self.clock = clock
         self.sweep_every = sweep_every
-        self.next_sweep: datetime | None = None
+        self.schedule = Schedule(every=sweep_every)
         self.tally = Tally(sweep_every)
-        self.checks = PendingChecks()
+        self.checks = self.schedule.checks
         services.checks = self.checks
         self._idle = False  # the last sweep run found nothing to do, and no event has come since
         self.outbox: list[Recorded] = []
@@ -188,25 +188,16 @@ class Replay:
         after the lines dated S or earlier that come before the first line dated after S. None runs after
         the last line: what happened then is not in the history.
         """
-        every = self.sweep_every
-        if every is not None and self.next_sweep is None:
-            self.next_sweep = first_sweep_from(at, every)
-        while True:
-            check = self.checks.next_due()
-            sweep = self.next_sweep if every is not None else None
-            due = [t for t in (check, sweep) if t is not None and t < at]
-            if not due:
-                return
-            if check is not None and check == min(due) and (sweep is None or check < sweep):
-                self._budget_checks(check, number)
+        self.schedule.start(at)
+        while (firing := self.schedule.pop_due(at, inclusive=False)) is not None:
+            if firing.kind == "checks":
+                self._budget_checks(firing.at, firing.jobs, number)
             else:
-                assert sweep is not None and every is not None
-                self._sweep(sweep, number)
-                self.next_sweep = sweep + every
+                self._sweep(firing.at, number)
 
-    def _budget_checks(self, at: datetime, number: int) -> None:
-        """The one-time checks due at ``at`` (EventBridge Scheduler invoking BudgetCheckFunction)."""
-        for when, key in self.checks.due(at):
+    def _budget_checks(self, when: datetime, jobs: tuple[str, ...], number: int) -> None:
+        """The one-time checks due at ``when`` (EventBridge Scheduler invoking BudgetCheckFunction)."""
+        for key in jobs:
             self.tally.budget_checks += 1
             self.clock.at = when
             reports = len(self.outbox)

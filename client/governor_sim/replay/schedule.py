@@ -6,9 +6,9 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from governor_sim.replay.lines import ReplayInputError
+from governor_sim.schedule import DEFAULT_SWEEP_EVERY, DEFAULT_SWEEP_SCHEDULE
 
-#: template.yaml's ``SweepSchedule`` default (a test holds them equal): the sweep a replay runs unless told.
-DEFAULT_SWEEP_SCHEDULE = "rate(5 minutes)"
+__all__ = ["DEFAULT_SWEEP_EVERY", "DEFAULT_SWEEP_SCHEDULE", "interval_text", "parse_sweep_every", "utc_text"]
 _RATE = re.compile(r"rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)")
 _SHORT = re.compile(r"(\d+)\s*(s|m|min|h)?")
 _UNITS = {"s": 1, "m": 60, "min": 60, "minute": 60, "minutes": 60, "h": 3600, "hour": 3600, "hours": 3600}
@@ -34,18 +34,6 @@ def parse_sweep_every(text: str) -> timedelta | None:
     if seconds <= 0:
         raise ReplayInputError(f"sweep interval {text!r} must be longer than 0 (or 0 alone: no sweep)")
     return timedelta(seconds=seconds)
-
-
-_default = parse_sweep_every(DEFAULT_SWEEP_SCHEDULE)
-assert _default is not None
-DEFAULT_SWEEP_EVERY: timedelta = _default
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def first_sweep_from(at: datetime, every: timedelta) -> datetime:
-    """The first sweep time at or after ``at``: sweeps fall on multiples of ``every`` since 1970-01-01 UTC."""
-    periods = -((_EPOCH - at) // every)  # ceiling division
-    return _EPOCH + periods * every
 
 
 def utc_text(value: datetime | None) -> str:

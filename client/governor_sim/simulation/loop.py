@@ -9,11 +9,17 @@ time has come, to the handler its rule routes it to (:func:`governor_sim.runner.
 A delivery whose handler raises (outcome ``error``) is retried as the rules' RetryPolicy in
 template.yaml would: again after ``RetryPolicy.delay_s``, up to ``maximum_retry_attempts`` retries and
 within ``maximum_event_age_s`` of emission; after that it is dead-lettered.
+
+The deployed schedule runs on the same clock (:mod:`governor_sim.schedule`): the sweep function every
+``sweep_every`` (template.yaml's 5 minutes unless told; ticks on multiples of it since the epoch, UTC)
+and each one-time budget check the governor asks for at its time, whether or not anything else happens
+then (an hour-long silent trial is swept every interval).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,10 +31,11 @@ from governor_sim.amt.events import TRAINING_DETAIL_TYPE
 from governor_sim.delivery import Deliverer, DeliveryFaults, EventBridgeEvent, ScheduledDelivery
 from governor_sim.offline import OfflineEnvironment, build_environment, store_kind
 from governor_sim.runner import deliver_event
+from governor_sim.schedule import DEFAULT_SWEEP_EVERY, Schedule, invoke_budget_check, invoke_sweep
 
 from .logs import open_log, write_delivery_line, write_event_line
 from .quiet import DISCARD, quiet_handlers
-from .results import DeliveryOutcome, Progress, SimulationResult
+from .results import DeliveryOutcome, Progress, ScheduledRun, SimulationResult
 from .scenario import CreateTuningJob, RetryPolicy, Scenario, ScenarioAction
 
 DEFAULT_START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -56,6 +63,10 @@ class Simulation:
     * ``quiet_handlers`` raises the Powertools logger to WARNING and disables EMF metric output for the
       duration of :meth:`run` (both restored afterwards), and discards what handlers print while they
       run (the progress callback's output is untouched);
+    * ``sweep_every`` (a timedelta or seconds; None or 0: no sweep) runs the sweep function on the clock
+      at that interval, and every one-time budget check the handlers ask for runs at its time (both only
+      with ``handlers``); the run ends when nothing is running, nothing is due, and a sweep has run
+      since the last thing happened (as the deployed sweep would, once, finding nothing to do);
     * entering installs the stand-in and creates the governor's resources (:attr:`env`); leaving
       uninstalls the stand-in (moto's state stays until ``mock_aws`` ends).
     """
@@ -79,6 +90,7 @@ class Simulation:
         keep_outcomes: bool = True,
         max_virtual_s: float = DEFAULT_MAX_VIRTUAL_S,
         environment: Mapping[str, Any] | None = None,
+        sweep_every: timedelta | float | None = DEFAULT_SWEEP_EVERY,
     ) -> None:
         self.scenario = scenario
         self.seed = seed
@@ -98,6 +110,10 @@ class Simulation:
         self.environment = dict(environment or {})
         self.clock = VirtualClock(self.start)
         self.deliverer = Deliverer(self.faults)
+        every = timedelta(seconds=sweep_every) if isinstance(sweep_every, int | float) else sweep_every
+        self.schedule = Schedule(every=every if every and handlers else None)
+        self._last_busy = self.start  # the last moment something other than the schedule happened
+        self._last_sweep: datetime | None = None
         self._amt: AmtStandIn | None = None
         self._env: OfflineEnvironment | None = None
         self._ran = False
@@ -132,6 +148,8 @@ class Simulation:
             environment = dict(self.environment)
             environment["store"] = store_kind(environment.get("store"))
             self._env = build_environment(slack_url=self.slack_url, clock=self.clock.now, sns=self.sns, **environment)
+            if self.handlers:
+                self._env.services.checks = self.schedule.checks
         except Exception:
             amt.uninstall()
             raise
@@ -173,6 +191,7 @@ class Simulation:
         deadline = self.start + timedelta(seconds=self.max_virtual_s)
         next_action = 0
         last_progress = self.clock.now()
+        self.schedule.start(self.clock.now())
         while (now := self._next_moment(actions, next_action)) is not None:
             if now > deadline:
                 result.truncated = True
@@ -180,6 +199,7 @@ class Simulation:
             self.amt.advance_to(now)
             next_action = self._perform_due(actions, next_action, now)
             self._deliver_due(now, result)
+            self._fire_due(now, result)
             if self.on_progress is not None and (now - last_progress).total_seconds() >= self.progress_every_s:
                 last_progress = now
                 self.on_progress(self._progress(result, next_action, len(actions)))
@@ -192,8 +212,9 @@ class Simulation:
         return self.start + timedelta(seconds=action.at_s)
 
     def _next_moment(self, actions: _Actions, next_action: int) -> datetime | None:
-        """When the next thing happens (an action, a job's state change, a delivery), or None: all done."""
-        candidates = [
+        """When the next thing happens (an action, a job's state change, a delivery, a scheduled sweep or
+        check), or None: all done (see the class docstring)."""
+        busy = [
             t
             for t in (
                 self._action_time(actions[next_action][1]) if next_action < len(actions) else None,
@@ -202,9 +223,17 @@ class Simulation:
             )
             if t is not None
         ]
-        if not candidates:
+        if busy:
+            scheduled = self.schedule.next_due()
+            moment = min([*busy, scheduled] if scheduled is not None else busy)
+            if moment == min(busy):
+                self._last_busy = max(moment, self.clock.now())
+            return max(moment, self.clock.now())
+        # All quiet: one more sweep, as the deployed one would run (and finalise what a lost event left).
+        swept = self._last_sweep is not None and self._last_sweep >= self._last_busy
+        if self.schedule.next_sweep is None or swept:
             return None
-        return max(min(candidates), self.clock.now())
+        return max(self.schedule.next_sweep, self.clock.now())
 
     def _perform_due(self, actions: _Actions, next_action: int, now: datetime) -> int:
         """Performs the actions due by ``now``; returns the index of the next one."""
@@ -225,6 +254,52 @@ class Simulation:
                 break
             for delivery in due:
                 self._deliver(delivery, now, result)
+
+    def _fire_due(self, now: datetime, result: SimulationResult) -> None:
+        """The sweep and the one-time checks due by ``now``, then the deliveries of what they changed."""
+        services = self.env.services
+        while (firing := self.schedule.pop_due(now)) is not None:
+            if firing.kind == "sweep":
+                result.sweeps += 1
+                self._last_sweep = now
+                self._scheduled(result, "sweep", None, now, functools.partial(invoke_sweep, services))
+            for job in firing.jobs:
+                result.budget_checks += 1
+                self._scheduled(result, "budget-check", job, now, functools.partial(invoke_budget_check, job, services))
+            self._deliver_due(now, result)
+
+    def _scheduled(
+        self, result: SimulationResult, function: str, job: str | None, now: datetime, invoke: Callable[[], Any]
+    ) -> None:
+        """One scheduled invocation; a raise is a failed run (the next sweep is its retry), recorded."""
+        try:
+            if self.quiet_handlers:
+                with contextlib.redirect_stdout(DISCARD):
+                    payload = invoke()
+            else:
+                payload = invoke()
+        except Exception as exc:  # as a failed scheduled invocation: recorded, and the run goes on
+            result.failed_schedules.append(f"{now.isoformat()} {function} {job or ''}: {type(exc).__name__}: {exc}")
+            return
+        decisions = list(payload.get("decisions") or [])
+        if decisions and self.keep_outcomes:
+            named = [d | {"job": job} for d in decisions] if job else self._named(decisions)
+            result.scheduled.append(ScheduledRun(now, function, named))
+
+    def _named(self, decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A sweep's decisions with the job each is about (the sweep's report lists them without it),
+        matched to the decision rows of the scenario's tuning jobs by rule, verdict and time."""
+        store = self.env.services.store
+        rows = {
+            (row.get("rule"), row.get("verdict"), row.get("at")): name
+            for name in self.scenario.tuning_jobs
+            for row in store.decisions(name.lower())
+        }
+
+        def at(value: Any) -> Any:
+            return value.isoformat(timespec="milliseconds") if isinstance(value, datetime) else value
+
+        return [d | {"job": rows.get((d.get("rule"), d.get("verdict"), at(d.get("at"))))} for d in decisions]
 
     @staticmethod
     def _perform(action: ScenarioAction, env: OfflineEnvironment) -> None:

@@ -29,6 +29,16 @@ class DeliveryOutcome:
 
 
 @dataclass(frozen=True)
+class ScheduledRun:
+    """One scheduled invocation: ``function`` ``sweep`` or ``budget-check`` at ``at``, and ``decisions``
+    it made, each naming its ``job`` (as the handlers' outcomes list them, ``already-decided`` included)."""
+
+    at: datetime
+    function: str
+    decisions: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Progress:
     """A snapshot for a progress display; ``done`` is True on the last call of a run."""
 
@@ -51,7 +61,8 @@ class SimulationResult:
     """Everything a run produced besides the DynamoDB/SNS/Slack state (read that through ``sim.env``).
 
     ``trial_events_delivered`` counts deliveries of training-job state-change events (retries and
-    duplicates included); ``truncated`` is True when the run stopped at ``max_virtual_s``.
+    duplicates included); ``truncated`` is True when the run stopped at ``max_virtual_s``. ``sweeps`` and
+    ``budget_checks`` count the scheduled invocations; ``failed_schedules`` says which of them raised.
     """
 
     started_at: datetime
@@ -67,6 +78,11 @@ class SimulationResult:
     dead_lettered: list[ScheduledDelivery] = field(default_factory=list)
     delivery_stats: DeliveryStats = field(default_factory=DeliveryStats)
     truncated: bool = False
+    sweeps: int = 0
+    budget_checks: int = 0
+    failed_schedules: list[str] = field(default_factory=list)
+    scheduled: list[ScheduledRun] = field(default_factory=list)
+    """The sweeps and checks that made a decision (kept with ``keep_outcomes``), in time order."""
 
     @property
     def errors(self) -> int:
