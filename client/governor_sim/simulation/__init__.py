@@ -7,7 +7,8 @@
 A :class:`Scenario` (:mod:`.scenario`) lists what data scientists do ("at virtual second T, create this
 tuning job / this training job") and how trials behave. :class:`Simulation` (:mod:`.loop`) steps a
 virtual clock through it, delivering every event to the real handlers; :mod:`.results` holds what a run
-produced.
+produced. The deployed schedule runs on the same clock: the sweep every ``sweep_every`` (5 minutes unless
+told) and the one-time budget checks at their time (:mod:`governor_sim.schedule`).
 
 **Event log** (``event_log=``) and **delivery log** (``delivery_log=``): see :mod:`.logs`;
 :func:`read_event_log` and :func:`read_delivery_log` read them back.
@@ -15,7 +16,7 @@ produced.
 
 from .logs import LoggedDelivery, read_delivery_log, read_event_log
 from .loop import DEFAULT_MAX_VIRTUAL_S, DEFAULT_START, Simulation
-from .results import DeliveryOutcome, Progress, SimulationResult
+from .results import DeliveryOutcome, Progress, ScheduledRun, SimulationResult
 from .scenario import CreateTrainingJob, CreateTuningJob, RetryPolicy, Scenario, ScenarioAction
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "RetryPolicy",
     "Scenario",
     "ScenarioAction",
+    "ScheduledRun",
     "Simulation",
     "SimulationResult",
     "read_delivery_log",

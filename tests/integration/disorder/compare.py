@@ -1,0 +1,197 @@
+"""One live-disorder run, and its comparison with perfect delivery of the same scenario and seed.
+
+A run is the :class:`~governor_sim.simulation.Simulation` in enforce mode with the deployed schedule
+(the sweep every 5 virtual minutes, the one-time budget checks at their time), under one delivery
+profile. What it yields is read from the stand-in, not from logs:
+
+* **stops**: each StopHyperParameterTuningJob call the stand-in served (job, virtual time), with the
+  rule of the job's ``stopped`` decision item;
+* **dollars**: per tuning job, the governor's summary cost and the stand-in's truth: every trial's
+  ``BillableTimeInSeconds`` x instances x the bundled price.
+
+Against perfect delivery (same scenario, same seed):
+
+* a **wrong stop**: a job stopped that perfect delivery did not stop, or stopped by another rule, or
+  stopped more than :data:`EARLY_S` before perfect delivery's stop;
+* a **missed stop**: a job perfect delivery stopped that is not stopped, or stopped more than
+  :data:`LATE_S` (one sweep interval + 2 minutes) after it;
+* a **dollars mismatch**: a job whose summary cost differs from the stand-in's truth (or has none).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from moto import mock_aws
+
+from governor_sim.amt.tuning_job import SimTuningJob
+from governor_sim.delivery import DeliveryFaults
+from governor_sim.schedule import DEFAULT_SWEEP_EVERY
+from governor_sim.simulation import Simulation
+from tuning_governor.policy import parse_policy
+
+from .scenarios import SCENARIOS, DisorderScenario
+
+MICRO = Decimal("0.000001")
+SWEEP = DEFAULT_SWEEP_EVERY
+EARLY_S = 120.0
+LATE_S = SWEEP.total_seconds() + 120.0
+SEEDS = (1, 2, 3)
+
+
+def profile_faults(profile: str, seed: int) -> DeliveryFaults | None:
+    """The delivery of a profile: ``perfect`` (each event once, at once, in order), ``delays`` (0-240 s,
+    uniform, so out of order; 1 % same-id and 2 % new-id duplicates) or ``drops`` (20 % dropped)."""
+    if profile == "perfect":
+        return None
+    if profile == "delays":
+        return DeliveryFaults(max_delay_s=240.0, same_id_duplicate_rate=0.01, new_id_duplicate_rate=0.02, seed=seed)
+    if profile == "drops":
+        return DeliveryFaults(drop_rate=0.2, seed=seed)
+    raise ValueError(f"unknown profile {profile!r}")
+
+
+PROFILES = ("delays", "drops")
+
+
+@dataclass(frozen=True)
+class Stop:
+    at: datetime
+    rule: str | None
+    """The rule of the job's ``stopped`` decision item (None: a stop call without one)."""
+
+
+@dataclass
+class Run:
+    """What one run did: the stops the stand-in served, and each job's dollars (governor, truth)."""
+
+    stops: dict[str, Stop] = field(default_factory=dict)
+    dollars: dict[str, tuple[Decimal | None, Decimal]] = field(default_factory=dict)
+    decisions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+@contextmanager
+def _recording_stops(sim: Simulation) -> Iterator[list[tuple[str, datetime]]]:
+    """Every StopHyperParameterTuningJob the stand-in serves, with its virtual time."""
+    engine = sim.amt.engine
+    served: list[tuple[str, datetime]] = []
+    original = engine.stop_tuning_job
+
+    def stop(job: SimTuningJob) -> None:
+        if not job.is_terminal and not job.stop_requested:
+            served.append((str(job.hyper_parameter_tuning_job_name), sim.clock.now()))
+        original(job)
+
+    # The stand-in keeps no log of its Stop calls: the engine's own entry point is wrapped while the run lasts.
+    engine.stop_tuning_job = stop  # type: ignore[method-assign]
+    try:
+        yield served
+    finally:
+        engine.stop_tuning_job = original  # type: ignore[method-assign]
+
+
+def _truth(sim: Simulation, job: str) -> Decimal:
+    """What the stand-in billed the job's trials: BillableTimeInSeconds x instances x price."""
+    total = Decimal(0)
+    catalog, region = sim.env.services.catalog, sim.env.region
+    for name in sim.amt.training_jobs_of(job):
+        described = sim.env.sagemaker.describe_training_job(TrainingJobName=name)
+        resource = described["ResourceConfig"]
+        entry = catalog.price(region, resource["InstanceType"])
+        assert entry is not None, resource["InstanceType"]
+        billable = Decimal(described.get("BillableTimeInSeconds") or 0)
+        total += (Decimal(entry.usd_per_hour) * resource["InstanceCount"] * billable / 3600).quantize(MICRO)
+    return total
+
+
+@functools.cache
+def run(scenario_name: str, seed: int, profile: str) -> Run:
+    """One run (cached: the perfect run serves both profiles' comparisons)."""
+    spec: DisorderScenario = SCENARIOS[scenario_name]
+    policy = parse_policy(spec.policy, f"disorder {scenario_name}")
+    scenario = spec.build(seed)
+    simulation = Simulation(
+        scenario,
+        seed=seed,
+        faults=profile_faults(profile, seed),
+        quiet_handlers=True,
+        sweep_every=SWEEP,
+        environment={"policy": policy, "store": "memory"},
+        sns=False,
+    )
+    with mock_aws(), simulation as sim:
+        for instance_type, value in spec.quotas.items():
+            sim.amt.set_applied_quota(instance_type, value)
+        with _recording_stops(sim) as served:
+            sim.run()
+        out = Run()
+        store = sim.env.services.store
+        for job in scenario.tuning_jobs:
+            out.decisions[job] = store.decisions(job)
+            summary = store.get_summary(job)
+            out.dollars[job] = (summary.cost.cost_usd if summary else None, _truth(sim, job))
+        for job, at in served:
+            stopped = sorted(
+                (d for d in out.decisions[job] if d.get("action") == "stopped"), key=lambda d: str(d.get("at"))
+            )
+            out.stops.setdefault(job, Stop(at, str(stopped[0]["rule"]) if stopped else None))
+    return out
+
+
+@dataclass
+class Verdict:
+    """A faulty run against perfect delivery; ``lateness_s`` per job both stopped (faulty - perfect)."""
+
+    wrong: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    dollars: list[str] = field(default_factory=list)
+    lateness_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.wrong or self.missed or self.dollars)
+
+
+def compare(scenario_name: str, seed: int, profile: str) -> Verdict:
+    """The faulty run of ``profile`` against perfect delivery, by the module docstring's definitions."""
+    perfect, faulty = run(scenario_name, seed, "perfect"), run(scenario_name, seed, profile)
+    verdict = Verdict()
+    for job, stop in sorted(faulty.stops.items()):
+        expected = perfect.stops.get(job)
+        if expected is None:
+            verdict.wrong.append(
+                f"{job}: stopped by {stop.rule} at {stop.at:%H:%M:%S}; perfect delivery did not stop it"
+            )
+        elif stop.rule != expected.rule:
+            verdict.wrong.append(f"{job}: stopped by {stop.rule}; perfect delivery by {expected.rule}")
+        elif (expected.at - stop.at).total_seconds() > EARLY_S:
+            verdict.wrong.append(f"{job}: stopped at {stop.at:%H:%M:%S}, perfect delivery at {expected.at:%H:%M:%S}")
+    for job, expected in sorted(perfect.stops.items()):
+        seen = faulty.stops.get(job)
+        if seen is None:
+            verdict.missed.append(f"{job}: not stopped; perfect delivery stopped it ({expected.rule})")
+            continue
+        verdict.lateness_s[job] = (seen.at - expected.at).total_seconds()
+        if verdict.lateness_s[job] > LATE_S:
+            verdict.missed.append(
+                f"{job}: stopped at {seen.at:%H:%M:%S}, {verdict.lateness_s[job]:.0f} s after perfect delivery's"
+            )
+    for job, (governor, truth) in sorted(faulty.dollars.items()):
+        if governor is None or governor.quantize(MICRO) != truth:
+            verdict.dollars.append(f"{job}: governor {governor}, stand-in {truth}")
+    return verdict
+
+
+def perfect_stops(scenario_name: str, seed: int) -> dict[str, Stop]:
+    return run(scenario_name, seed, "perfect").stops
+
+
+def max_lateness(verdicts: list[Verdict]) -> float | None:
+    values = [late for v in verdicts for late in v.lateness_s.values()]
+    return max(values, default=None)

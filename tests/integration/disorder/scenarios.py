@@ -1,0 +1,94 @@
+"""The live-disorder suite's scenarios: three small governed accounts in enforce mode.
+
+Each is sized so that a run (a few virtual hours, the sweep every 5 minutes) takes a few seconds on the
+in-memory store, and so that perfect delivery stops some jobs and not others:
+
+* ``shared-quota``: five jobs of three teams on ml.p3.2xlarge under an applied quota of 8, created 40 s
+  to 23 minutes apart (trials of 5 to 15 minutes): arrivals that breach it are stopped (admission: who
+  came first, who holds what, when a finished job releases);
+* ``team-budgets``: nlp's month budget of $18 and a $6 job budget; vision's job has a budget it never
+  reaches: a job budget stop and a team-month stop, on accrued and finished spend;
+* ``stagnation-failures``: three jobs under a 4-trial stagnation rule and a 3-failed-trials rule, one
+  trial in five failing, and a two-trial job no rule can stop: stops that count trials in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from governor_sim.amt import DefaultTrialBehaviour
+from governor_sim.requests import tuning_request
+from governor_sim.simulation import CreateTuningJob, Scenario
+
+P3_2X, P3_8X, M5 = "ml.p3.2xlarge", "ml.p3.8xlarge", "ml.m5.xlarge"
+
+
+@dataclass(frozen=True)
+class DisorderScenario:
+    """A scenario per seed, the policy it runs under, and the account's applied Service Quotas."""
+
+    name: str
+    policy: str
+    build: Callable[[int], Scenario]
+    quotas: dict[str, float] = field(default_factory=dict)
+
+
+def _job(at_s: float, name: str, team: str, **request: object) -> CreateTuningJob:
+    return CreateTuningJob(at_s, tuning_request(name, strategy="Random", team=team, **request))  # type: ignore[arg-type]
+
+
+def shared_quota(seed: int) -> Scenario:
+    actions = [
+        _job(0, "vision-resnet", "vision", instance_type=P3_2X, instance_count=1, max_parallel=4, max_jobs=8),
+        _job(40, "speech-asr", "speech", instance_type=P3_2X, instance_count=2, max_parallel=2, max_jobs=6),
+        _job(80, "nlp-bert", "nlp", instance_type=P3_2X, instance_count=1, max_parallel=2, max_jobs=4),
+        _job(600, "vision-small", "vision", instance_type=P3_2X, instance_count=1, max_parallel=2, max_jobs=4),
+        _job(1380, "speech-late", "speech", instance_type=P3_2X, instance_count=1, max_parallel=2, max_jobs=4),
+    ]
+    behaviour = DefaultTrialBehaviour(seed=seed, seconds_per_round=60.0)
+    return Scenario(actions, behaviour=behaviour, launch_delay_s=20.0, finish_delay_s=30.0)
+
+
+def team_budgets(seed: int) -> Scenario:
+    actions = [
+        _job(0, "nlp-pilot", "nlp", instance_type=P3_8X, instance_count=1, max_parallel=2, max_jobs=8,
+             extra_tags={"governance:budget-usd": "6"}),
+        _job(300, "nlp-large", "nlp", instance_type=P3_8X, instance_count=2, max_parallel=2, max_jobs=8),
+        _job(600, "vision-tune", "vision", instance_type=P3_2X, instance_count=1, max_parallel=2, max_jobs=6,
+             extra_tags={"governance:budget-usd": "200"}),
+    ]  # fmt: skip
+    behaviour = DefaultTrialBehaviour(seed=seed, seconds_per_round=100.0)
+    return Scenario(actions, behaviour=behaviour, launch_delay_s=20.0, finish_delay_s=30.0)
+
+
+def stagnation_failures(seed: int) -> Scenario:
+    actions = [
+        _job(0, "churn-xgb", "churn", instance_type=M5, instance_count=1, max_parallel=3, max_jobs=15),
+        _job(120, "fraud-xgb", "fraud", instance_type=M5, instance_count=1, max_parallel=3, max_jobs=15),
+        _job(240, "ads-xgb", "ads", instance_type=M5, instance_count=2, max_parallel=2, max_jobs=12),
+        # Two trials cannot make four stagnant nor three failed: a job no rule may stop.
+        _job(360, "ops-xgb", "ops", instance_type=M5, instance_count=1, max_parallel=2, max_jobs=2),
+    ]
+    behaviour = DefaultTrialBehaviour(seed=seed, seconds_per_round=20.0, failure_rate=0.2)
+    return Scenario(actions, behaviour=behaviour, launch_delay_s=20.0, finish_delay_s=30.0)
+
+
+SCENARIOS: dict[str, DisorderScenario] = {
+    s.name: s
+    for s in (
+        DisorderScenario("shared-quota", "mode: enforce\n", shared_quota, {P3_2X: 8}),
+        DisorderScenario(
+            "team-budgets",
+            "mode: enforce\nteams:\n  nlp:\n    monthly_budget_usd: 18\n",
+            team_budgets,
+            {P3_8X: 1000, P3_2X: 1000},
+        ),
+        DisorderScenario(
+            "stagnation-failures",
+            "mode: enforce\ndefaults:\n  stagnation_trials: 4\n  max_failed_trials: 3\n",
+            stagnation_failures,
+            {M5: 1000},
+        ),
+    )
+}
