@@ -184,6 +184,8 @@ def worker(trial_events: int, mode: str, trace: bool) -> dict[str, Any]:
         progress_every_s=1800.0,
         # This benchmark measures the handlers on moto's DynamoDB (the replay benchmark measures both stores).
         environment={"store": "moto"},
+        # The cost per trial event, as before the simulator kept the deployed schedule: no sweep.
+        sweep_every=None,
     )
     with mock_aws(), fast, simulation as sim:
         rss_before = _rss_kib()
@@ -232,7 +234,12 @@ def table_after(trial_events: int, fast: bool) -> list[dict[str, Any]]:
         mock_aws(),
         patch,
         Simulation(
-            scenario(trial_events), seed=7, faults=_faults(), quiet_handlers=True, environment={"store": "moto"}
+            scenario(trial_events),
+            seed=7,
+            faults=_faults(),
+            quiet_handlers=True,
+            environment={"store": "moto"},
+            sweep_every=None,
         ) as sim,
     ):
         sim.run()

@@ -197,13 +197,13 @@ class Replay:
 
     def _budget_checks(self, when: datetime, jobs: tuple[str, ...], number: int) -> None:
         """The one-time checks due at ``when`` (EventBridge Scheduler invoking BudgetCheckFunction)."""
-        for key in jobs:
+        for job in jobs:
             self.tally.budget_checks += 1
             self.clock.at = when
             reports = len(self.outbox)
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
-                    run_budget_check({CHECK_KEY: {"job": key}}, self.services)
+                    run_budget_check({CHECK_KEY: {"job": job}}, self.services)
             except Exception as exc:  # as a failed invocation: the next sweep judges the job anyway
                 self.tally.failed.append(
                     LineProblem(
