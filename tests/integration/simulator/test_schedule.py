@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from governor_sim.amt.plans import TrialPlan
+from governor_sim.delivery import DeliveryFaults
 from governor_sim.requests import tuning_request
 from governor_sim.schedule import first_tick
 from governor_sim.simulation import CreateTuningJob, Scenario, Simulation
@@ -113,3 +114,25 @@ def test_sweep_every_none_keeps_todays_loop(mocked_aws: None) -> None:
         status = _status(sim, "unswept-hpo")
     assert result.sweeps == 0
     assert status == "Completed"
+
+
+def test_a_job_whose_every_event_is_lost_is_discovered_and_finalised_by_the_sweep(mocked_aws: None) -> None:
+    # Given every event dropped on the way: only the sweep can see the job
+    policy = parse_policy("mode: monitor\n", "test")
+    with Simulation(
+        _one_trial_job("unheard-hpo"),
+        start=START,
+        faults=DeliveryFaults(drop_rate=1.0, seed=1),
+        environment={"policy": policy},
+        quiet_handlers=True,
+    ) as sim:
+        sim.amt.set_applied_quota("ml.p3.8xlarge", 100)
+        result = sim.run()
+        summary = sim.env.services.store.get_summary("unheard-hpo")
+    # Then the run does not end with the job's last event: a sweep after it finalises the job on
+    # SageMaker's figures, as the deployed sweep would
+    assert result.deliveries == 0
+    assert summary is not None
+    assert summary.status == "Completed"
+    assert summary.trials_total == 1
+    assert result.finished_at == first_tick(result.finished_at, FIVE_MINUTES)
