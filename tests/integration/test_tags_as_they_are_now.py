@@ -12,7 +12,7 @@ import pytest
 
 from governor_sim.runner import deliver_event
 from tests.integration.conftest import T0, World
-from tests.integration.test_accrued_budgets import deliver, run_sweep
+from tests.integration.test_accrued_budgets import count_calls, deliver, run_sweep
 from tests.integration.test_budget_checks import P3_8X
 from tests.integration.test_governance import decisions, record_stop_calls, use_policy
 from tests.integration.test_grace_period import budget_job, notice_of, run_until
@@ -85,8 +85,10 @@ def test_when_the_tag_event_is_lost_the_sweep_rereads_the_tags_of_a_noticed_job(
     lost = [e for e in world.amt.drain_events() if e["detail-type"] == "AWS API Call via CloudTrail"]
     assert len(lost) == 1
     # Then the next sweep re-reads its tags (one ListTags) before judging it, and it is never stopped
+    list_tags = count_calls(world, "ListTags")
     report = run_sweep(world)
     assert report["tags_reread"] == ["lost-event"]
+    assert len(list_tags) == 1
     assert (world.env.services.store.get_job("lost-event") or {})["tags"]["governance:exempt"] == "true"
     run_until(world, checks, stop_at + timedelta(minutes=5))
     run_sweep(world)
@@ -181,3 +183,40 @@ def test_malformed_tag_events_are_rejected_with_a_reason(world: World, detail: d
     outcome = deliver_event(event, world.env.services).outcome
     assert outcome["outcome"] == "rejected"
     assert problem in outcome["reason"]
+
+
+def test_a_tag_event_claiming_an_exemption_the_job_does_not_have_exempts_nothing(world: World) -> None:
+    # Given a job under a budget grace notice
+    checks, stop_at, stops = noticed_job(world, "forged")
+    # When a Tag Change on Resource event says it is exempt, but SageMaker's tags say otherwise
+    forged = {
+        "version": "0", "id": "forged-1", "account": "123456789012", "time": "2026-11-30T09:11:00Z",
+        "region": "us-east-1", "source": "aws.tag", "detail-type": "Tag Change on Resource",
+        "resources": [arn_of(world, "forged")],
+        "detail": {"service": "sagemaker", "resource-type": "hyper-parameter-tuning-job",
+                   "changed-tag-keys": ["governance:exempt"], "tags": {"governance:exempt": "true"}, "version": 5},
+    }  # fmt: skip
+    outcome = deliver(world, forged)
+    # Then the job is judged on the tags ListTags gives: not exempt, and stopped at the notice's time
+    assert outcome["outcome"] == "retagged"
+    assert "governance:exempt" not in outcome["tags"]
+    assert "governance:exempt" not in (world.env.services.store.get_job("forged") or {})["tags"]
+    run_until(world, checks, stop_at + timedelta(minutes=2))
+    assert stops == ["forged"]
+
+
+def test_deleting_a_low_budget_tag_lets_the_policys_budget_apply_at_once(world: World) -> None:
+    # Given a job whose own $50 budget tag has put it under a notice, and a $5,000 default budget
+    use_policy(world, "mode: enforce\ndefaults: {job_budget_usd: 5000, grace_minutes: {budget: 30}}\n")
+    stops = record_stop_calls(world)
+    checks = PendingChecks()
+    world.env.services.checks = checks
+    budget_job(world, "untagged", owner="alice")
+    run_until(world, checks, T0 + timedelta(minutes=10))
+    stop_at = datetime.fromisoformat(str(notice_of(world, "untagged")["numbers"]["stop_at"]))
+    # When the tag is deleted (DeleteTags; CloudTrail's event reaches the governor)
+    world.env.sagemaker.delete_tags(ResourceArn=arn_of(world, "untagged"), TagKeys=["governance:budget-usd"])
+    run_until(world, checks, stop_at + timedelta(minutes=5))
+    # Then the default budget applies and the job is not stopped
+    assert "governance:budget-usd" not in (world.env.services.store.get_job("untagged") or {})["tags"]
+    assert stops == []
