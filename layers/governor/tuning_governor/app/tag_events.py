@@ -62,30 +62,32 @@ def process_tag_event(event: Any, services: Services) -> Outcome:
         if isinstance(parsed, TagApiCall) and parsed.detail.error_code:
             return {"outcome": "ignored", "reason": f"the call failed ({parsed.detail.error_code[:100]})"}
         logger.append_keys(tuning_job=resource.name)
-        return retag(resource.name.lower(), parsed.time, services)
+        return retag(resource.name.lower(), resource.arn, parsed.time, services)
 
     return handle_errors("tag change", event, run)
 
 
-def retag(job_key: str, at: datetime, services: Services) -> Outcome:
-    """Re-read a known running job's tags, store them, and judge the job at ``at``."""
+def retag(job_key: str, arn: str, at: datetime, services: Services) -> Outcome:
+    """Re-read a known running job's tags, store them, and judge the job at ``at``. ``stale``: a read
+    made later is already stored (that read's handler judges the job)."""
     job = job_state(services.store.get_job(job_key))
     if job is None or job.ended:
         # An unknown job is recorded (with its tags) by its arrival or by the sweep's discovery.
         return {"outcome": "ignored", "job": job_key, "reason": "unknown job" if job is None else "job has ended"}
-    tags = _reread(job, services)
+    tags = _reread(job, services, arn)
     if tags is None:
         return {"outcome": "stale", "job": job_key}
     decisions = govern("sweep", job_key, at, services)
     return {"outcome": "retagged", "job": job_key, "tags": tags, "decisions": decisions}
 
 
-def _reread(job: JobState, services: Services) -> dict[str, str] | None:
-    """The job's tags from ListTags, stored with its owner; None when a later read is already stored."""
-    arn = job.item.get("arn")
+def _reread(job: JobState, services: Services, arn: str | None = None) -> dict[str, str] | None:
+    """The job's tags from ListTags, stored with its owner; None when a later read is already stored
+    (or the job's ARN is unknown)."""
+    arn = str(job.item.get("arn") or arn or "")
     if not arn:
         return None
-    tags = services.sagemaker.list_tags(str(arn))
+    tags = services.sagemaker.list_tags(arn)
     metrics.add_metric(name="TagRereads", unit=MetricUnit.Count, value=1)
     owner = tags.get(services.settings.owner_tag)
     if not services.store.refresh_tags(job.key, tags=tags, owner=owner, read_at=services.clock()):
