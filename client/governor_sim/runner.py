@@ -1,6 +1,7 @@
 """Deliver EventBridge events to the real Lambda handlers, in-process (no Docker).
 
-Routing follows template.yaml's rules: source ``aws.sagemaker`` and the two detail-types. Each
+Routing follows template.yaml's rules: source ``aws.sagemaker`` and the two detail-types, and the tag
+changes (CloudTrail's AddTags/DeleteTags, ``aws.tag``) to the tuning-events function. Each
 delivery is one invocation, as with a Lambda target; a handler that raises is what EventBridge would
 retry, so the outcome is recorded as ``error`` and the next events go on.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 import training_events
 import tuning_events
+from tuning_governor.app.tag_events import is_tag_event
 from tuning_governor.app.wiring import Services
 from tuning_governor.models.events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE
 
@@ -57,6 +59,8 @@ def deliver_event(event: Any, services: Services) -> Delivery:
         function, handler = "tuning-events", tuning_events.handler
     elif source == "aws.sagemaker" and detail_type == TRAINING_DETAIL_TYPE:
         function, handler = "training-events", training_events.handler
+    elif is_tag_event(event):  # template.yaml's tag rules target the tuning-events function
+        function, handler = "tuning-events", tuning_events.handler
     else:
         return Delivery(event_id, detail_type, None, {"outcome": "unrouted"})
     try:

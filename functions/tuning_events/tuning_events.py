@@ -1,4 +1,5 @@
-"""Lambda handler: SageMaker HyperParameter Tuning Job State Change events from EventBridge."""
+"""Lambda handler: SageMaker HyperParameter Tuning Job State Change events from EventBridge, and tag changes
+on tuning jobs (CloudTrail AddTags/DeleteTags, aws.tag Tag Change on Resource)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from tuning_governor.app.tuning_events import process_tuning_event
+from tuning_governor.app.tag_events import process_job_event
 from tuning_governor.app.wiring import Services, default_services
 from tuning_governor.observability import logger, metrics, tracer, within_lambda_time
 
@@ -16,4 +17,4 @@ from tuning_governor.observability import logger, metrics, tracer, within_lambda
 @tracer.capture_lambda_handler
 @within_lambda_time
 def handler(event: dict[str, Any], context: LambdaContext, services: Services | None = None) -> dict[str, Any]:
-    return process_tuning_event(event, services or default_services())
+    return process_job_event(event, services or default_services())

@@ -107,3 +107,26 @@ def test_gaps_are_listed_oldest_end_first_until_cleared(store: Store) -> None:
     store.clear_gaps("a")
     store.clear_gaps("never")
     assert [g["job_name"] for g in store.jobs_with_gaps()] == ["B"]
+
+
+def test_refresh_tags_replaces_a_running_jobs_tags_and_owner_but_never_its_team(store: Store) -> None:
+    # Unknown job: nothing written
+    assert store.refresh_tags(KEY, tags={"a": "b"}, owner=None, read_at=T0) is False
+    assert store.get_job(KEY) is None
+    # Given a running job of team nlp, owner ana
+    upsert(store, minutes=5)
+    # When its tags are re-read (exempt added, owner changed, team tag moved)
+    new_tags = {"governance:exempt": "true", "owner": "bo", "team": "cv"}
+    assert store.refresh_tags(KEY, tags=new_tags, owner="bo", read_at=T0 + timedelta(minutes=6)) is True
+    meta = store.get_job(KEY)
+    assert meta is not None
+    assert (meta["tags"], meta["owner"], meta["team"]) == (new_tags, "bo", "nlp")
+    # An older read never overwrites a newer one
+    assert store.refresh_tags(KEY, tags={}, owner=None, read_at=T0 + timedelta(minutes=5)) is False
+    assert store.get_job(KEY)["tags"] == new_tags  # type: ignore[index]
+    # An owner tag removed: no owner
+    assert store.refresh_tags(KEY, tags={}, owner=None, read_at=T0 + timedelta(minutes=7)) is True
+    assert "owner" not in store.get_job(KEY)  # type: ignore[operator]
+    # An ended job's tags are its final ones
+    upsert(store, "Stopped", minutes=8)
+    assert store.refresh_tags(KEY, tags={"x": "y"}, owner=None, read_at=T0 + timedelta(minutes=9)) is False

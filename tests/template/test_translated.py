@@ -150,15 +150,30 @@ def _role_of(cfn: dict[str, Any], function_id: str) -> str:
     return role_id
 
 
-def _function_rules(cfn: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any], dict[str, Any]]]:
-    """function id -> (rule id, rule properties, the rule's target for that function)."""
-    found: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {}
+#: The tag-change rules (app/tag_events.py) target the tuning-events function beside its state-change rule.
+TAG_RULES = {"TuningEventsFunctionTuningJobTagCall", "TuningEventsFunctionTuningJobTagChange"}
+
+
+def _rules(cfn: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """Every rule targeting a function: (function id, rule id, rule properties, the target)."""
+    found: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = []
     for rule_id, rule in resources_of_type(cfn, "AWS::Events::Rule").items():
         for target in rule["Properties"]["Targets"]:
             function_id = getatt_target(target["Arn"])
             if function_id and cfn["Resources"][function_id]["Type"] == "AWS::Lambda::Function":
-                assert function_id not in found, f"{function_id} is the target of two rules"
-                found[function_id] = (rule_id, rule["Properties"], target)
+                found.append((function_id, rule_id, rule["Properties"], target))
+    return found
+
+
+def _function_rules(cfn: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any], dict[str, Any]]]:
+    """function id -> (rule id, rule properties, the rule's target for that function): each function's
+    one state-change or schedule rule (the tag rules aside)."""
+    found: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {}
+    for function_id, rule_id, properties, target in _rules(cfn):
+        if rule_id in TAG_RULES:
+            continue
+        assert function_id not in found, f"{function_id} is the target of two rules"
+        found[function_id] = (rule_id, properties, target)
     return found
 
 
@@ -262,7 +277,7 @@ def test_each_function_has_one_rule_with_retry_policy_and_the_shared_dlq(cfn_tem
     rules = _function_rules(cfn_template)
 
     assert set(rules) == RULE_FUNCTIONS
-    for function_id, (rule_id, _properties, target) in rules.items():
+    for function_id, rule_id, _properties, target in _rules(cfn_template):
         retry = target.get("RetryPolicy")
         assert retry, f"{rule_id} -> {function_id} has no RetryPolicy"
         assert 0 <= retry["MaximumRetryAttempts"] <= 185
@@ -284,6 +299,34 @@ def test_rule_matches_sagemaker_state_changes(cfn_template: dict[str, Any], func
     assert properties.get("State", "ENABLED") == "ENABLED"
 
 
+def test_tag_rules_match_only_tag_changes_on_tuning_jobs_for_the_tuning_events_function(
+    cfn_template: dict[str, Any],
+) -> None:
+    rules = {rule_id: (function_id, properties) for function_id, rule_id, properties, _t in _rules(cfn_template)}
+    assert set(rules) >= TAG_RULES
+    call_function, call = rules["TuningEventsFunctionTuningJobTagCall"]
+    change_function, change = rules["TuningEventsFunctionTuningJobTagChange"]
+    assert call_function == change_function == "TuningEventsFunction"
+    # CloudTrail's record of SageMaker's two tag calls on a tuning job, nothing else SageMaker does
+    assert call["EventPattern"] == {
+        "source": ["aws.sagemaker"],
+        "detail-type": ["AWS API Call via CloudTrail"],
+        "detail": {
+            "eventSource": ["sagemaker.amazonaws.com"],
+            "eventName": ["AddTags", "DeleteTags"],
+            "requestParameters": {"resourceArn": [{"wildcard": "arn:*:sagemaker:*:*:hyper-parameter-tuning-job/*"}]},
+        },
+    }
+    # EventBridge's tag events, for SageMaker tuning jobs only
+    assert change["EventPattern"] == {
+        "source": ["aws.tag"],
+        "detail-type": ["Tag Change on Resource"],
+        "detail": {"service": ["sagemaker"], "resource-type": ["hyper-parameter-tuning-job"]},
+    }
+    for properties in (call, change):
+        assert "EventBusName" not in properties, "both come to the default bus"
+
+
 def test_sweep_runs_on_the_configured_schedule(cfn_template: dict[str, Any]) -> None:
     _rule_id, properties, target = _function_rules(cfn_template)[SWEEP]
 
@@ -296,8 +339,8 @@ def test_sweep_runs_on_the_configured_schedule(cfn_template: dict[str, Any]) -> 
 
 
 def test_dlq_accepts_events_only_from_the_governor_rules(cfn_template: dict[str, Any]) -> None:
-    rule_ids = {rule_id for rule_id, _p, _t in _function_rules(cfn_template).values()}
-    assert len(rule_ids) == len(RULE_FUNCTIONS), "the sweep's schedule rule must be among them"
+    rule_ids = {rule_id for _f, rule_id, _p, _t in _rules(cfn_template)}
+    assert len(rule_ids) == len(RULE_FUNCTIONS) + len(TAG_RULES), "the sweep's schedule rule must be among them"
     (queue_policy,) = resources_of_type(cfn_template, "AWS::SQS::QueuePolicy").values()
     assert [ref_target(q) for q in queue_policy["Properties"]["Queues"]] == [DLQ]
 

@@ -74,3 +74,44 @@ def render_event(
         "resources": [resource_arn],
         "detail": detail,
     }
+
+
+API_CALL_DETAIL_TYPE = "AWS API Call via CloudTrail"
+
+
+def render_tag_call(
+    *,
+    operation: str,
+    account: str,
+    region: str,
+    request: Mapping[str, Any],
+    at: datetime,
+    event_id: uuid.UUID,
+) -> EventBridgeEvent:
+    """The event CloudTrail sends EventBridge for SageMaker's ``AddTags``/``DeleteTags`` (a management
+    write event; it takes a trail). ``requestParameters`` is the request in CloudTrail's camelCase:
+    ``resourceArn`` and ``tags`` (``[{"key", "value"}]``) or ``tagKeys``."""
+    return {
+        "version": "0",
+        "id": str(event_id),
+        "detail-type": API_CALL_DETAIL_TYPE,
+        "source": SOURCE,
+        "account": account,
+        "time": iso_seconds(at),
+        "region": region,
+        "resources": [],
+        "detail": {
+            "eventVersion": "1.08",
+            "eventTime": iso_seconds(at),
+            "eventSource": "sagemaker.amazonaws.com",
+            "eventName": operation,
+            "awsRegion": region,
+            "requestParameters": dict(request),
+            "responseElements": None,
+            "readOnly": False,
+            "eventType": "AwsApiCall",
+            "managementEvent": True,
+            "recipientAccountId": account,
+            "eventCategory": "Management",
+        },
+    }

@@ -10,6 +10,7 @@ from moto.sagemaker.exceptions import AWSValidationException, ResourceNotFound
 from moto.sagemaker.models import FakeTrainingJob, SageMakerModelBackend
 
 from .engine import SimulationEngine
+from .events import render_tag_call
 from .listing import TrainingJobQuery, decode_token, encode_token, sort_trials, training_summary
 from .training_job import SimTrainingJob
 from .tuning_job import SimTuningJob
@@ -172,6 +173,35 @@ class GovernedSageMakerBackend(SageMakerModelBackend):
         if self._get_resource_from_arn(arn) is None:
             raise AWSValidationException(f"Could not find resource {arn}")
         return super().list_tags(*args, **kwargs)
+
+    def add_tags(self, arn: str, tags: list[dict[str, str]]) -> list[dict[str, str]]:
+        """AddTags as AWS does it: a key already there gets the new value (moto appends a duplicate);
+        CloudTrail's event for the call reaches EventBridge (the stand-in assumes a trail)."""
+        resource = self._get_resource_from_arn(arn)
+        new = {tag["Key"] for tag in tags}
+        kept: list[dict[str, str]] = [tag for tag in resource.tags if tag["Key"] not in new] + list(tags)
+        resource.tags = kept
+        request = {"resourceArn": arn, "tags": [{"key": t["Key"], "value": t.get("Value", "")} for t in tags]}
+        self._emit_tag_call("AddTags", request)
+        return kept
+
+    def delete_tags(self, arn: str, tag_keys: list[str]) -> None:
+        super().delete_tags(arn, tag_keys)
+        self._emit_tag_call("DeleteTags", {"resourceArn": arn, "tagKeys": list(tag_keys)})
+
+    def _emit_tag_call(self, operation: str, request: dict[str, Any]) -> None:
+        if self.engine is None:
+            return
+        self.engine.on_event(
+            render_tag_call(
+                operation=operation,
+                account=self.account_id,
+                region=self.region_name,
+                request=request,
+                at=self.engine.now(),
+                event_id=self.engine.new_event_id(),
+            )
+        )
 
     def _sim_tuning_job(self, name: str) -> SimTuningJob:
         job = self.hyper_parameter_tuning_jobs.get(name)

@@ -14,7 +14,7 @@ from tuning_governor.adapters.dynamodb.items import (
     summary_item,
     summary_job_attributes,
 )
-from tuning_governor.adapters.dynamodb.keys import job_pk
+from tuning_governor.adapters.dynamodb.keys import iso, job_pk
 from tuning_governor.models.records import JobSummary
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.models.tuning_job import TuningJob
@@ -40,6 +40,23 @@ class JobItems(MemoryTable):
                     item.setdefault("stopping_at", modified)
 
             self._update(job_pk(job.key), "META", change)
+            return True
+
+    def refresh_tags(self, job_key: str, *, tags: dict[str, str], owner: str | None, read_at: datetime) -> bool:
+        at = iso(read_at)
+        with self._lock:
+            meta = self._get(job_pk(job_key), "META")
+            if meta is None or meta.get("status") in TUNING_TERMINAL or str(meta.get("tags_read_at") or "") > at:
+                return False
+
+            def change(item: Item) -> None:
+                item.update(stored({"tags": dict(tags), "tags_read_at": at}))
+                if owner:
+                    item["owner"] = owner
+                else:
+                    item.pop("owner", None)
+
+            self._update(job_pk(job_key), "META", change)
             return True
 
     def get_job(self, job_key: str) -> dict[str, Any] | None:

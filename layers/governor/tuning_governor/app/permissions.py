@@ -65,7 +65,8 @@ _ALL_STORE = ("read", "query", "put", "update", "delete", "check")
 
 FUNCTIONS: dict[str, FunctionNeeds] = {
     "TuningEventsFunction": FunctionNeeds(
-        # list_tags: an arrival whose event carries no Tags is judged on ListTags. describe_training_job:
+        # list_tags: an arrival whose event carries no Tags is judged on ListTags; a tag change on a job
+        # (app.tag_events, routed here) re-reads its tags. describe_training_job:
         # the finaliser records trials listed as finished whose own event has not come (or was lost).
         sagemaker=("describe_tuning_job", "list_trials", "list_tags", "stop_tuning_job", "describe_training_job"),
         store=_ALL_STORE,

@@ -10,6 +10,8 @@ Each run (rate set in template.yaml, default 5 minutes):
 3. records jobs SageMaker lists that the table does not know (their InProgress event was lost):
    one Describe + one ListTags each; their arrival is not judged for concurrency, since jobs that
    arrived after them were judged without them and stopping a running job late would be unfair;
+3b. re-reads the tags of running jobs under a grace notice or with a one-time check pending (one
+   ListTags each; app.tag_events: a tag event may be lost), so an exemption or raised budget counts;
 4. evaluates the sweep rules (runtime, stagnation, the job and team budgets on finished + accrued
    spend) on every running job, from the table only: a running trial's accrued cost comes from its
    entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call;
@@ -39,6 +41,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
 from tuning_governor.app.finalise import finalise_and_report
+from tuning_governor.app.tag_events import reread_tags
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.capacity import total
 from tuning_governor.domain.job import JobState
@@ -143,6 +146,11 @@ class Sweep:
             self.services, live=set(self.live), listed_at=self.now, jobs=self.known, adopt=adopt
         )
 
+    def running_known(self) -> dict[str, JobState]:
+        """Known jobs SageMaker lists as InProgress (those the sweep judges)."""
+        listed = {k for k, s in self.live.items() if s.get("HyperParameterTuningJobStatus") == "InProgress"}
+        return {key: job for key, job in self.known.items() if key in listed}
+
     def judge_running(self) -> None:
         for key, summary in self.live.items():
             if summary.get("HyperParameterTuningJobStatus") != "InProgress":
@@ -177,6 +185,7 @@ def run_sweep(services: Services) -> dict[str, Any]:
     sweep.fill_gaps()
     sweep.discover()
     sweep.attempt("capacity-ledger", "reconcile", sweep.reconcile)
+    sweep.report["tags_reread"] = reread_tags(services, now, sweep.running_known(), sweep.attempt)
     sweep.judge_running()
     # Decisions whose steps (stop, a report on some channel) a failed, never-retried attempt left
     # pending for longer than a sweep interval: finished from their stored rows (one gsi1 Query).

@@ -108,7 +108,11 @@ def _carry_out_team(
     """The owner's steps of a team decision: each job's stop (on a breach), then the team's one report.
     (outcomes, whether the decision is done)."""
     mode = policy.mode
-    results = _stop_team_jobs(decision, job, policy, services) if decision.verdict == "breach" else []
+    if decision.verdict == "breach":
+        results = _stop_team_jobs(decision, job, policy, services)
+    else:
+        results = []
+        _record_warning(decision, policy, services)
     metrics.add_metric(name="TeamDecisions", unit=MetricUnit.Count, value=1)
     logger.info(
         "team governance decision",
@@ -133,6 +137,15 @@ def _carry_out_team(
         for r in results
     ] or [{"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "action": "warned", "at": decision.at}]
     return outcomes, finished
+
+
+def _record_warning(decision: Decision, policy: Policy, services: EngineServices) -> None:
+    """The team's warning as a decision of the job whose judgement crossed it (the decision's first
+    claimer), once per team and month: in that job's ``decisions`` and its table items, as every
+    decision the rules make. The team's one report covers it (``own_report=False``)."""
+    if services.store.open_decision(decision, policy.mode, services.clock(), own_report=False) is None:
+        return  # recorded by an earlier attempt at this team decision (its report failed)
+    services.store.finish_decision(decision, "warned", f"team {decision.team}: reported for the team")
 
 
 def _team_jobs(job: JobFacts, services: EngineServices) -> dict[str, tuple[str, dict[str, str]]]:

@@ -1,5 +1,5 @@
-"""Governance tags on a job as the policy reads them: a budget amount as people write it, and keys that
-match the policy's tag only when case is ignored (never read as it, but reported)."""
+"""Governance tags on a job as the policy reads them: a budget amount as people write it, and keys one
+slip away from the policy's tag (case, spaces, ``_`` for ``-``, one typo: never read as it, but reported)."""
 
 from __future__ import annotations
 
@@ -61,18 +61,50 @@ class TagWarning(BaseModel):
         return f"tag {self.key}={render_value(self.value)} {self.problem}"
 
 
+#: Keys at least this long (once normalised) are near misses at one typo too; shorter ones (``team``)
+#: only by case, spaces and ``_`` for ``-``: one letter off a short key is another word (``term``).
+TYPO_MIN_LENGTH = 8
+
+
 def near_misses(tags: Mapping[str, str], key: str) -> list[TagWarning]:
-    # People type Governance:Exempt; AWS tag keys are case-sensitive, so it is not the tag the policy names.
-    wanted = key.strip().casefold()
-    return [
-        TagWarning(
-            key=other,
-            value=value,
-            problem=f"ignored: tag keys are case-sensitive and the policy's tag is {key}",
-        )
-        for other, value in sorted(tags.items())
-        if other != key and other.strip().casefold() == wanted
-    ]
+    """Keys that are not ``key`` but one slip away from it: another case or surrounding spaces (AWS tag
+    keys are case-sensitive, so ``Governance:Exempt`` is not the policy's tag), ``_`` for ``-``, or, for
+    a key of at least ``TYPO_MIN_LENGTH`` characters, one typo (a letter dropped, added, changed, or
+    two neighbours swapped). Each is reported naming ``key``; none is ever read as it."""
+    wanted = _normalised(key)
+    out: list[TagWarning] = []
+    for other, value in sorted(tags.items()):
+        if other == key:
+            continue
+        if other.strip().casefold() == key.strip().casefold():
+            problem = f"ignored: tag keys are case-sensitive and the policy's tag is {key}"
+        elif _normalised(other) == wanted or (
+            len(wanted) >= TYPO_MIN_LENGTH and edit_distance(_normalised(other), wanted) <= 1
+        ):
+            problem = f"ignored: close to the policy's tag {key}, but tag keys must match it exactly"
+        else:
+            continue
+        out.append(TagWarning(key=other, value=value, problem=problem))
+    return out
+
+
+def _normalised(key: str) -> str:
+    return key.strip().casefold().replace("_", "-")
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
+    neighbouring characters, each costing 1 (no substring edited twice)."""
+    previous: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        before, previous, row = previous, row, [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], before[j - 2] + 1)
+    return row[len(b)]
 
 
 def bad_budget(key: str, raw: str) -> TagWarning:
@@ -88,7 +120,6 @@ def bad_budget(key: str, raw: str) -> TagWarning:
 
 def tag_lookup(tags: Mapping[str, str], key: str) -> tuple[str | None, str | None]:
     """The value of tag ``key`` (exact, case-sensitive match, as AWS tag keys are), and a warning naming
-    any other key that matches ``key`` only when case (or surrounding space) is ignored; those are
-    never read as ``key``."""
+    any other key one slip away from ``key`` (see ``near_misses``); those are never read as ``key``."""
     misses = near_misses(tags, key)
     return tags.get(key), "; ".join(w.message for w in misses) or None

@@ -13,7 +13,7 @@ from tuning_governor.adapters.dynamodb.items import (
     summary_item,
     summary_job_attributes,
 )
-from tuning_governor.adapters.dynamodb.keys import job_pk
+from tuning_governor.adapters.dynamodb.keys import iso, job_pk
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.models.records import JobSummary
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
@@ -59,6 +59,26 @@ class JobTable(Table):
                 " AND (attribute_not_exists(#lm) OR #lm <= :lm)"
             ),
             ExpressionAttributeNames=names,
+            ExpressionAttributeValues=marshal(values),
+        )
+
+    def refresh_tags(self, job_key: str, *, tags: dict[str, str], owner: str | None, read_at: datetime) -> bool:
+        values: dict[str, Any] = {":tags": dict(tags), ":at": iso(read_at), ":owner": owner}
+        terminal = [f":t{i}" for i in range(len(TUNING_TERMINAL))]
+        values.update(dict(zip(terminal, sorted(TUNING_TERMINAL), strict=True)))
+        update = "SET tags = :tags, tags_read_at = :at" + (", #owner = :owner" if owner else " REMOVE #owner")
+        if not owner:
+            del values[":owner"]
+        return self._conditional(
+            self._client.update_item,
+            TableName=self._table,
+            Key=marshal({"pk": job_pk(job_key), "sk": "META"}),
+            UpdateExpression=update,
+            ConditionExpression=(
+                f"attribute_exists(pk) AND NOT #status IN ({', '.join(terminal)})"
+                " AND (attribute_not_exists(tags_read_at) OR tags_read_at <= :at)"
+            ),
+            ExpressionAttributeNames={"#status": "status", "#owner": "owner"},
             ExpressionAttributeValues=marshal(values),
         )
 
