@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -230,3 +231,23 @@ def _args(argv: list[str]) -> Any:
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     return parser.parse_args(argv)
+
+
+def test_the_html_page_lists_the_jobs_judged_on_incomplete_facts(month: Capture, tmp_path: Path) -> None:
+    from governor_sim.replay.page import ReplayInputs, write_replay_page
+    from governor_sim.replay.timeline import Timeline
+
+    policy = parse_policy(POLICY, "policy")
+    timeline = Timeline(jobs_drawn=0)
+    result = replay_lines(thin_lines(month), policy, probe=timeline)
+    page = write_replay_page(
+        result, timeline, policy, ReplayInputs("thin.jsonl", "policy.yaml", "every 5 min"), tmp_path
+    )
+    text = page.read_text()
+    rows = re.findall(r"<tr class='incomplete' data-job=\"([^\"]+)\" data-missing=\"([^\"]+)\">", text)
+    assert rows == [
+        ("team-a-hpo", "configuration tags"),
+        ("team-b-hpo", "configuration tags"),
+        ("p3-budget", "configuration tags"),
+    ]
+    assert "--facts-from-table TABLE" in text
