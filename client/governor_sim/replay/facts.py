@@ -101,7 +101,8 @@ def _batch_get(table: str, keys: list[str], dynamodb: Any) -> list[dict[str, Any
             raise ReplayInputError(f"cannot read facts from table {table}: {code}") from None
         except BotoCoreError as exc:
             raise ReplayInputError(f"cannot read facts from table {table}: {type(exc).__name__}") from None
-        items.extend(unmarshal(item) for item in response.get("Responses", {}).get(table, []))
+        # One table per request: its items, whether the response keys them by the name or the ARN given.
+        items.extend(unmarshal(item) for found in response.get("Responses", {}).values() for item in found)
         request = response.get("UnprocessedKeys") or {}
         if not request:
             return items
