@@ -158,6 +158,9 @@ def test_facts_from_the_deployed_table_judge_as_aws_did(month: Capture, deployed
     assert [a.job for a in result.actions if a.rule == "budget"] == ["p3-budget"]
     assert result.facts.incomplete == []
     assert (result.facts.table, result.facts.jobs_from_table) == (DEPLOYED, 3)
+    # And the what-if is the full capture's: the same stops at the same times, the same savings
+    full = replay_lines((json.dumps(e) for e in month.events), parse_policy(POLICY, "policy"))
+    assert (result.actions, result.savings, result.jobs) == (full.actions, full.savings, full.jobs)
 
 
 def test_the_thin_replay_misses_the_tag_budget(month: Capture) -> None:
