@@ -12,6 +12,7 @@ from governor_sim.replay.model import (
     DecisionResult,
     EarlyStoppingResult,
     EventCounts,
+    FactsInfo,
     JobResult,
     PolicyInfo,
     ReplayResult,
@@ -84,6 +85,7 @@ def result(jobs: dict[str, JobResult], by_job: dict[str, float | None]) -> Repla
             complete=all(v is not None for v in by_job.values()),
             method="m",
         ),
+        facts=FactsInfo(table=None, jobs_from_table=0, incomplete=[]),
     )
 
 

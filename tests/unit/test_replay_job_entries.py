@@ -70,6 +70,7 @@ def result_with(entry: dict[str, Any]) -> dict[str, Any]:
         "rejected_events": [],
         "failed_events": [],
         "savings": {"usd": 0, "by_job": {}, "complete": True, "method": "m"},
+        "facts": {"table": None, "jobs_from_table": 0, "incomplete": []},
     }
 
 

@@ -88,6 +88,7 @@ def minimal() -> dict[str, Any]:
         "rejected_events": [],
         "failed_events": [],
         "savings": {"usd": 1.5, "by_job": {"a": 1.5, "b": None}, "complete": False, "method": "m"},
+        "facts": {"table": None, "jobs_from_table": 0, "incomplete": []},
     }
 
 

@@ -26,8 +26,13 @@ Nothing leaves the machine. The result (:class:`governor_sim.replay.model.Replay
 tuning job's summary and decisions, the stops issued, the reports, the unusable lines and the savings;
 ``docs/replay.md`` defines each figure.
 
+A thin event (AWS's documented tuning event has no configuration and may have no tags) is completed
+from the job's earlier events or, with ``--facts-from-table``, from the deployed governor's table; a job
+still judged without a fact is listed in the result's ``facts.incomplete``, never assumed silently.
+
 The package, by reason to change: ``lines`` (checking each line) and ``sources`` (files, stdin, capture
-folders and S3 prefixes; the policy file), ``sagemaker`` (the event-sourced SageMaker), ``engine`` (feeding
+folders and S3 prefixes; the policy file), ``sagemaker`` (the event-sourced SageMaker) and ``facts`` (what it
+knows beyond a job's latest event, the table read, the gaps), ``engine`` (feeding
 events, the sweeps and budget checks on the timeline, forgetting settled jobs with ``forget``), ``run``
 (wiring the governor's services), ``results`` / ``model`` / ``summary`` / ``schema`` (the result, its text and its JSON Schema),
 ``timeline`` / ``page`` / ``figures`` (``--html``) and ``cli`` (the subcommand).

@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--html``, ``--html-jobs`` and ``--store``, after the others (their order is ``--help``'s)."""
+    """``--html``, ``--html-jobs``, ``--facts-from-table`` and ``--store``, after the others (their order is ``--help``'s)."""
     parser.add_argument(
         "--html",
         metavar="DIR",
@@ -75,6 +75,15 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
         default=10,
         metavar="N",
         help="with --html: draw the N costliest jobs' plots (default 10; 0 = none)",
+    )
+    parser.add_argument(
+        "--facts-from-table",
+        metavar="TABLE",
+        help=(
+            "the deployed governor's DynamoDB table (name or ARN): read, with your credentials, before the replay,"
+            " for the configuration and tags the governor stored of each job, where the events lack them"
+            " (AWS's documented tuning event has no HyperParameterTuningJobConfig)"
+        ),
     )
     parser.add_argument(
         "--store",
@@ -133,6 +142,7 @@ def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
         sweep_every=args.sweep_every,
         probe=probe,
         store=store,
+        facts_table=getattr(args, "facts_from_table", None),
     )
     text = result.model_dump_json(indent=2) + "\n"
     if args.out and args.out != "-":

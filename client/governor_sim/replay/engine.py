@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from governor_sim.memory import MemoryStore
+from governor_sim.replay.facts import TableFacts, facts_info
 from governor_sim.replay.forget import settled
 from governor_sim.replay.lines import ReplayInputError, StateChange, job_key_of, parse_line, short
 from governor_sim.replay.model import LineProblem, PolicyInfo, ReplayResult
@@ -109,8 +110,10 @@ class Replay:
         sweep_every: timedelta | None = None,
         probe: ReplayProbe | None = None,
         last_lines: Mapping[str, int] | None = None,
+        table_facts: TableFacts | None = None,
     ) -> None:
         self.services = services
+        self.table_facts = table_facts
         self.probe = probe
         self.sagemaker = sagemaker
         self.clock = clock
@@ -259,4 +262,5 @@ class Replay:
         """The replay's result: every job seen (forgotten ones as they were taken), in first-seen order."""
         outcomes = {key: self._forgotten.get(key) or self._outcome(key) for key in self.sagemaker.job_keys()}
         mode = self.services.policy().mode
-        return build_result(PolicyInfo(source=policy_source, mode=mode), self.tally, outcomes, self.outbox)
+        facts = facts_info(self.sagemaker.gaps, self.table_facts)
+        return build_result(PolicyInfo(source=policy_source, mode=mode), self.tally, outcomes, self.outbox, facts)

@@ -185,6 +185,30 @@ class SweepInfo(_Out):
     )
 
 
+class IncompleteFacts(_Out):
+    """A tuning job the governor was answered about without a fact the deployed governor would have had."""
+
+    job: str
+    missing: list[Literal["configuration", "instances", "tags"]] = Field(
+        description=(
+            "configuration: no HyperParameterTuningJobConfig (MaxParallel judged as 1, no objective or trial"
+            " limit); instances: no training definition with an instance shape (no demand); tags: no Tags"
+        )
+    )
+    first_at: datetime = Field(description="when the governor first asked for a fact the replay could not give")
+    completed_at: datetime | None = Field(
+        description="when a later event of the job carried every missing fact; null if none did"
+    )
+
+
+class FactsInfo(_Out):
+    """Where the facts of each job came from, and the jobs judged on incomplete facts (never silently)."""
+
+    table: str | None = Field(description="--facts-from-table: the deployed governor's table read; null if none")
+    jobs_from_table: int = Field(description="jobs of the history that had an item in that table")
+    incomplete: list[IncompleteFacts] = Field(description="in the order first noted; empty when every fact was known")
+
+
 class ReplayResult(_Out):
     """Everything a replay found: per-job results, stops, notifications, unusable lines and savings."""
 
@@ -199,6 +223,7 @@ class ReplayResult(_Out):
     rejected_events: list[LineProblem] = Field(description="lines that are not valid events")
     failed_events: list[LineProblem] = Field(description="valid events a handler raised on")
     savings: Savings
+    facts: FactsInfo
 
 
 # -- the savings formula -------------------------------------------------------------------------------------

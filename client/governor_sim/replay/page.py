@@ -5,6 +5,7 @@ The page states the replay's inputs (events, policy, mode, sweep interval) and s
 * each team's spend in the month over the replay's timeline, as the governor judged it (finished +
   accrued, sampled by :class:`governor_sim.replay.timeline.Timeline`), with the team's
   ``monthly_budget_usd`` where the policy sets one and every stop / would-stop decision marked;
+* the jobs judged on incomplete facts (the result's ``facts.incomplete``), or that there were none;
 * the stop and would-stop decisions in a table: job, team, rule, verdict, action, time and the numbers
   that decided them (spent vs limit, usage + demand vs limit, ...);
 * the savings per stopped job: its cost in the history (the replay keeps the history, so this is what
@@ -138,6 +139,44 @@ def _inputs_section(result: ReplayResult, inputs: ReplayInputs) -> str:
     return f"<section id='inputs'><h2>Inputs and totals</h2><table class='figures'>{cells}</table></section>"
 
 
+def _facts_section(result: ReplayResult) -> str:
+    """The jobs the governor was answered about without some fact (configuration, instances, tags)."""
+    facts = result.facts
+    source = "the events" if facts.table is None else f"the events and table {facts.table}"
+    if not facts.incomplete:
+        return (
+            f"<section id='facts'><h2>Facts</h2><p>Every job was judged on complete facts, from"
+            f" {html.escape(source)}.</p></section>"
+        )
+    cells = ""
+    for gap in facts.incomplete:
+        values = [
+            gap.job,
+            ", ".join(gap.missing),
+            _when(gap.first_at),
+            _when(gap.completed_at) if gap.completed_at else "-",
+        ]
+        job = html.escape(gap.job, quote=True)
+        missing = html.escape(" ".join(gap.missing), quote=True)
+        cells += (
+            f'<tr class=\'incomplete\' data-job="{job}" data-missing="{missing}">'
+            + "".join(f"<td>{html.escape(v)}</td>" for v in values)
+            + "</tr>"
+        )
+    head = "".join(f"<th>{h}</th>" for h in ("job", "missing", "first judged", "completed by a later event"))
+    hint = (
+        " Replay with <code>--facts-from-table TABLE</code> to read what the deployed governor stored."
+        if facts.table is None
+        else ""
+    )
+    note = (
+        f"<p class='note'>Judged on incomplete facts: these jobs lacked a fact in {html.escape(source)} when the"
+        " governor asked for it (configuration: MaxParallel taken as 1; instances: no demand; tags: none)."
+        f"{hint}</p>"
+    )
+    return f"<section id='facts'><h2>Facts</h2>{note}<table class='facts'><tr>{head}</tr>{cells}</table></section>"
+
+
 def _spend_section(spend_png: bytes | None) -> str:
     if spend_png is None:
         body = (
@@ -252,6 +291,7 @@ def write_replay_page(
     draw_all(timeline.views, out_dir)
     body = (
         _inputs_section(result, inputs)
+        + _facts_section(result)
         + _spend_section(spend_png)
         + _stops_section(rows)
         + _savings_section(result, savings, savings_png)

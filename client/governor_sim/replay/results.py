@@ -15,6 +15,7 @@ from governor_sim.replay.model import (
     DecisionResult,
     EarlyStoppingResult,
     EventCounts,
+    FactsInfo,
     JobResult,
     LineProblem,
     NotificationResult,
@@ -230,7 +231,7 @@ def _savings(actions: list[ActionResult], outcomes: Mapping[str, JobOutcome]) ->
 
 
 def build_result(
-    policy: PolicyInfo, tally: Tally, outcomes: Mapping[str, JobOutcome], outbox: list[Recorded]
+    policy: PolicyInfo, tally: Tally, outcomes: Mapping[str, JobOutcome], outbox: list[Recorded], facts: FactsInfo
 ) -> ReplayResult:
     """The result of a replay: ``outcomes`` by job key, in the order jobs were first seen."""
     jobs = {outcome.name: outcome.result for outcome in outcomes.values()}
@@ -266,4 +267,5 @@ def build_result(
         rejected_events=tally.rejected,
         failed_events=tally.failed,
         savings=_savings(actions, outcomes),
+        facts=facts,
     )

@@ -17,6 +17,7 @@ from moto import mock_aws
 from governor_sim.memory import MemoryStore
 from governor_sim.offline import create_table, store_kind
 from governor_sim.replay.engine import Clock, Replay, ReplayProbe, quiet_handlers
+from governor_sim.replay.facts import TableFacts, read_table_facts
 from governor_sim.replay.lines import last_lines
 from governor_sim.replay.model import ReplayResult
 from governor_sim.replay.sagemaker import EventSourcedSageMaker
@@ -46,11 +47,14 @@ def _governor_store(kind: str, region: str, table: str) -> Iterator[Store]:
 
 
 @contextmanager
-def _replay_services(policy: Policy, kind: str, region: str) -> Iterator[tuple[Services, EventSourcedSageMaker, Clock]]:
-    """The governor's services as a replay runs them (inside ``mock_aws``): the event-sourced SageMaker,
-    the table (``kind``), the replay's clock, ``policy``, no Service Quotas; and the SageMaker and clock."""
+def _replay_services(
+    policy: Policy, kind: str, region: str, facts: TableFacts | None = None
+) -> Iterator[tuple[Services, EventSourcedSageMaker, Clock]]:
+    """The governor's services as a replay runs them (inside ``mock_aws``): the event-sourced SageMaker
+    (completing thin events with ``facts``), the table (``kind``), the replay's clock, ``policy``, no
+    Service Quotas; and the SageMaker and clock."""
     clock = Clock()
-    sagemaker = EventSourcedSageMaker(clock)
+    sagemaker = EventSourcedSageMaker(clock, facts.jobs if facts is not None else None)
     table = f"tuning-governor-replay-{uuid.uuid4().hex[:12]}"
     with _governor_store(kind, region, table) as governor_store:
         settings = Settings.model_validate(
@@ -67,7 +71,7 @@ def _replay_services(policy: Policy, kind: str, region: str) -> Iterator[tuple[S
         yield services, sagemaker, clock
 
 
-def replay_lines(
+def replay_lines(  # noqa: PLR0913 - keyword-only options of the library call, one per CLI flag
     lines: Iterable[bytes | str],
     policy: Policy,
     *,
@@ -77,6 +81,7 @@ def replay_lines(
     probe: ReplayProbe | None = None,
     store: str | None = None,
     reread: Callable[[], Iterable[bytes | str]] | None = None,
+    facts: TableFacts | None = None,
 ) -> ReplayResult:
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
@@ -94,13 +99,18 @@ def replay_lines(
     store and no probe, the replay first finds each tuning job's last line and forgets each job once
     nothing left can change it (``governor_sim.replay.forget``): the same result, in memory that does
     not grow with the number of jobs that have ended.
+    ``facts``: what the deployed governor stored of the jobs (:func:`governor_sim.replay.facts.read_table_facts`),
+    answering Describe and ListTags where the events lack a job's configuration, instances or tags.
+    Jobs answered without one are listed in the result's ``facts.incomplete``.
     """
     kind = store_kind(store)
-    with quiet_handlers(), mock_aws(), _replay_services(policy, kind, region) as (services, sagemaker, clock):
+    with quiet_handlers(), mock_aws(), _replay_services(policy, kind, region, facts) as (services, sagemaker, clock):
         if probe is not None:
             probe.attach(services, sagemaker)
         ends = last_lines(reread()) if reread is not None and probe is None and kind == "memory" else None
-        run = Replay(services, sagemaker, clock, sweep_every=sweep_every, probe=probe, last_lines=ends)
+        run = Replay(
+            services, sagemaker, clock, sweep_every=sweep_every, probe=probe, last_lines=ends, table_facts=facts
+        )
         for number, raw in enumerate(lines, start=1):
             run.feed(number, raw)
         result = run.result(policy_source)
@@ -117,6 +127,7 @@ def replay_file(
     sweep_every: timedelta | None = DEFAULT_SWEEP_EVERY,
     probe: ReplayProbe | None = None,
     store: str | None = None,
+    facts: TableFacts | None = None,
 ) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = standard input). ``ReplayInputError`` if it cannot be read.
 
@@ -132,10 +143,11 @@ def replay_file(
             probe=probe,
             store=store,
             reread=source.reread,
+            facts=facts,
         )
 
 
-def replay_events(
+def replay_events(  # noqa: PLR0913 - keyword-only options of the library call, one per CLI flag
     source: str | Path,
     policy: Policy,
     *,
@@ -144,12 +156,22 @@ def replay_events(
     s3: Any = None,
     probe: ReplayProbe | None = None,
     store: str | None = None,
+    facts_table: str | None = None,
+    dynamodb: Any = None,
 ) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = stdin), a capture folder or an ``s3://bucket/prefix``
     (read as :func:`governor_sim.replay.sources.open_events` says). ``ReplayInputError`` with one line
     when the source cannot be read.
+
+    ``facts_table``: the deployed governor's table (name or ARN). Before the replay, the job item of
+    every tuning job the events name is read from it (BatchGetItem, with ``dynamodb`` or a boto3
+    DynamoDB client of the caller's credentials), to answer what the events lack (see ``replay_lines``).
     """
     with open_events(source, s3) as events:
+        facts = None
+        if facts_table is not None:
+            client = dynamodb if dynamodb is not None else boto3.client("dynamodb")
+            facts = read_table_facts(facts_table, last_lines(events.reread()), client)
         return replay_lines(
             events.lines,
             policy,
@@ -158,4 +180,5 @@ def replay_events(
             probe=probe,
             store=store,
             reread=events.reread,
+            facts=facts,
         )

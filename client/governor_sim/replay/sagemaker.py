@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from governor_sim.replay.facts import FactGaps, KnownFacts, Missing, has_configuration, has_instances
 from tuning_governor.app.trial_records import OBJECTIVE_HYPERPARAMETER
 from tuning_governor.errors import JobNotFound
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
@@ -97,12 +98,20 @@ class EventSourcedSageMaker:
       or its status is Stopping, ``"already-ended"`` if terminal, ``"not-found"`` if never seen. The
       job's later events are still processed as they happened: a replay cannot know what SageMaker
       would have done after the stop;
-    * unknown names raise ``JobNotFound``, as the real gateway does.
+    * unknown names raise ``JobNotFound``, as the real gateway does;
+    * facts a job's latest event lacks (its configuration, its instances, its tags) are answered from an
+      earlier event of the job that carried them, else from ``facts`` (the deployed governor's table,
+      ``governor_sim.replay.facts``); an answer still without them is noted in :attr:`gaps`.
     """
 
-    def __init__(self, clock: Callable[[], datetime]) -> None:
+    def __init__(self, clock: Callable[[], datetime], facts: Mapping[str, KnownFacts] | None = None) -> None:
         # No SageMaker client on purpose: every call below is answered from the events observed.
         self._clock = clock
+        self._table: Mapping[str, KnownFacts] = facts or {}
+        self._config: dict[str, TuningJob] = {}  # the last event of each job that carried its configuration
+        self._shapes: dict[str, TuningJob] = {}  # ... its instances
+        self._tags: dict[str, _Latest[dict[str, str]]] = {}  # the latest event of each job that carried Tags
+        self.gaps = FactGaps()
         self._tuning: dict[str, _Latest[TuningJob]] = {}
         self._training: dict[str, _Latest[TrainingJob]] = {}
         self._ranges: dict[str, set[str]] = {}
@@ -118,6 +127,8 @@ class EventSourcedSageMaker:
             self._jobs_seen.setdefault(job.key)
             self._ranges.setdefault(job.key, set()).update(_range_names(detail))
             _remember(self._tuning, job.key, job, job.status, job.last_modified_time or event.time)
+            self._keep_facts(job, job.last_modified_time or event.time)
+            self.gaps.known(job.key, self._known(job.key), event.time)
             return
         trial = event.detail
         key = trial.name.lower()
@@ -152,6 +163,8 @@ class EventSourcedSageMaker:
         for name in self._trials.pop(key, {}):
             self._training.pop(name, None)
         self._tuning.pop(key, None)
+        for facts in (self._config, self._shapes, self._tags):
+            facts.pop(key, None)
         self._ranges.pop(key, None)
         self._stopped.discard(key)
 
@@ -163,10 +176,32 @@ class EventSourcedSageMaker:
         return known.job.model_copy(update={"tags": {}})
 
     def describe_tuning_job(self, name: str) -> TuningJob:
-        known = self._tuning.get(name.lower())
+        key = name.lower()
+        known = self._tuning.get(key)
         if known is None:
             raise JobNotFound(f"{name}: no event of this tuning job in the replayed history")
-        return known.job.model_copy(update={"tags": {}})
+        job = known.job.model_copy(update={"tags": {}})
+        table = self._table.get(key)
+        if not has_configuration(job):
+            config = self._config.get(key)
+            job = job.model_copy(update={"config": config.config if config else table.config if table else job.config})
+        if not has_instances(job):
+            shaped = self._shapes.get(key)
+            if shaped is not None:
+                job = job.model_copy(
+                    update={
+                        "training_job_definition": shaped.training_job_definition,
+                        "training_job_definitions": shaped.training_job_definitions,
+                    }
+                )
+            elif table is not None and table.definitions:
+                job = job.model_copy(
+                    update={"training_job_definition": None, "training_job_definitions": list(table.definitions)}
+                )
+        if job.arn is None and table is not None and table.arn:
+            job = job.model_copy(update={"arn": table.arn})
+        self.gaps.note(key, job.name, self._missing(key, job), self._clock())
+        return job
 
     def list_trials(self, tuning_job_name: str) -> list[TrialSummary]:
         key = tuning_job_name.lower()
@@ -256,11 +291,60 @@ class EventSourcedSageMaker:
 
     def list_tags(self, arn: str) -> dict[str, str]:
         wanted = arn.lower()
-        for table in (self._tuning, self._training):
-            for known in table.values():
-                if (known.job.arn or "").lower() == wanted:
-                    return dict(known.job.tags)
+        for key, tuning in self._tuning.items():
+            if (tuning.job.arn or "").lower() == wanted or self._table_arn(key) == wanted:
+                return self._tuning_tags(key, tuning.job.name)
+        for known in self._training.values():
+            if (known.job.arn or "").lower() == wanted:
+                return dict(known.job.tags)
         raise JobNotFound(f"{arn}: no event of this resource in the replayed history")
+
+    # -- facts beyond the latest event (governor_sim.replay.facts) ------------------------------------------
+    def _keep_facts(self, job: TuningJob, modified: datetime) -> None:
+        """Keep what an event tells of its job that later, thinner events may lack."""
+        if has_configuration(job):
+            self._config[job.key] = job
+        if has_instances(job):
+            self._shapes[job.key] = job
+        if "tags" in job.model_fields_set:
+            _remember(self._tags, job.key, dict(job.tags), "", modified)
+
+    def _known(self, key: str) -> list[Missing]:
+        """The facts the replay knows of job ``key`` now, from its events and the table."""
+        table = self._table.get(key)
+        known: list[Missing] = []
+        if key in self._config or (table is not None and table.config is not None):
+            known.append("configuration")
+        if key in self._shapes or (table is not None and table.definitions):
+            known.append("instances")
+        if key in self._tags or (table is not None and table.tags is not None):
+            known.append("tags")
+        return known
+
+    def _missing(self, key: str, job: TuningJob) -> list[Missing]:
+        known = set(self._known(key))
+        missing: list[Missing] = []
+        if not has_configuration(job):
+            missing.append("configuration")
+        if not has_instances(job):
+            missing.append("instances")
+        if "tags" not in known:
+            missing.append("tags")
+        return missing
+
+    def _table_arn(self, key: str) -> str | None:
+        table = self._table.get(key)
+        return table.arn.lower() if table is not None and table.arn else None
+
+    def _tuning_tags(self, key: str, name: str) -> dict[str, str]:
+        tagged = self._tags.get(key)
+        if tagged is not None:
+            return dict(tagged.job)
+        table = self._table.get(key)
+        if table is not None and table.tags is not None:
+            return dict(table.tags)
+        self.gaps.note(key, name, ["tags"], self._clock())
+        return {}
 
 
 #: mypy checks the replay's SageMaker against the port, structurally (no base class).

@@ -14,7 +14,12 @@ def _usd(value: float | None) -> str:
 
 def render_summary(result: ReplayResult, *, events_source: str, out: str | None = None) -> str:
     """What a person reads after a replay: events, jobs, cost, stops by rule, savings, where the result went."""
-    lines = [*_history_lines(result, events_source), *_decision_lines(result), *_record_lines(result)]
+    lines = [
+        *_history_lines(result, events_source),
+        *_facts_lines(result),
+        *_decision_lines(result),
+        *_record_lines(result),
+    ]
     if out:
         lines.append(f"Result: {'standard output' if out == '-' else out}")
     return "\n".join(lines) + "\n"
@@ -39,6 +44,26 @@ def _history_lines(result: ReplayResult, events_source: str) -> list[str]:
         lines.append(f"Sweeps: {result.sweeps.runs} (every {interval}, on the events' timeline)")
     else:
         lines.append("Sweeps: none (--sweep-every 0)")
+    return lines
+
+
+def _facts_lines(result: ReplayResult) -> list[str]:
+    """Where the jobs' facts came from, and the jobs judged without some (never silently)."""
+    facts, lines = result.facts, []
+    if facts.table is not None:
+        lines.append(f"Facts from table {facts.table}: {facts.jobs_from_table} of {len(result.jobs)} jobs")
+    if facts.incomplete:
+        missing = Counter(m for gap in facts.incomplete for m in gap.missing)
+        names = [gap.job for gap in facts.incomplete[:5]]
+        more = "" if len(facts.incomplete) <= 5 else f" and {len(facts.incomplete) - 5} more"
+        lines.append(
+            f"Judged on incomplete facts: {len(facts.incomplete)} jobs ("
+            + ", ".join(f"{m} {n}" for m, n in sorted(missing.items()))
+            + f"): {', '.join(names)}{more}"
+        )
+        where = "the events" if facts.table is None else f"the events and from {facts.table}"
+        hint = "; --facts-from-table TABLE reads what the deployed governor stored" if facts.table is None else ""
+        lines.append(f"  (missing from {where}: MaxParallel taken as 1, no instances, no tags{hint})")
     return lines
 
 
