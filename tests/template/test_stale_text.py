@@ -6,13 +6,19 @@ import re
 from pathlib import Path
 
 import pytest
-from governor_sim.replay.cli import store_kind
+
+from governor_sim.offline import store_kind
 from tuning_governor.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = sorted(
-    [ROOT / "template.yaml", *ROOT.glob("*.md"), *ROOT.glob("docs/**/*.md"), *ROOT.glob("events/**/*.md")]
-    + list(ROOT.glob("layers/governor/tuning_governor/data/**/*.md"))
+    [
+        ROOT / "template.yaml",
+        *ROOT.glob("*.md"),
+        *ROOT.glob("docs/**/*.md"),
+        *ROOT.glob("events/**/*.md"),
+        *ROOT.glob("layers/governor/tuning_governor/data/**/*.md"),
+    ]
 )
 
 
