@@ -24,6 +24,7 @@ from governor_sim.replay.schedule import DEFAULT_SWEEP_EVERY
 from governor_sim.replay.sources import open_events, open_file
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.app.wiring import Services
+from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy
 from tuning_governor.ports import Store
 from tuning_governor.settings import Settings
@@ -46,9 +47,12 @@ def _governor_store(kind: str, region: str, table: str) -> Iterator[Store]:
 
 
 @contextmanager
-def _replay_services(policy: Policy, kind: str, region: str) -> Iterator[tuple[Services, EventSourcedSageMaker, Clock]]:
+def _replay_services(
+    policy: Policy, kind: str, region: str, catalog: PriceCatalog | None = None
+) -> Iterator[tuple[Services, EventSourcedSageMaker, Clock]]:
     """The governor's services as a replay runs them (inside ``mock_aws``): the event-sourced SageMaker,
-    the table (``kind``), the replay's clock, ``policy``, no Service Quotas; and the SageMaker and clock."""
+    the table (``kind``), the replay's clock, ``policy``, no Service Quotas, ``catalog`` (default: the
+    bundled one); and the SageMaker and clock."""
     clock = Clock()
     sagemaker = EventSourcedSageMaker(clock)
     table = f"tuning-governor-replay-{uuid.uuid4().hex[:12]}"
@@ -63,11 +67,12 @@ def _replay_services(policy: Policy, kind: str, region: str) -> Iterator[tuple[S
             clock=clock,
             policy=lambda: policy,
             quotas=None,
+            catalog=catalog or bundled_catalog(),
         )
         yield services, sagemaker, clock
 
 
-def replay_lines(
+def replay_lines(  # noqa: PLR0913 - keyword-only knobs of one replay, one per CLI option
     lines: Iterable[bytes | str],
     policy: Policy,
     *,
@@ -77,6 +82,7 @@ def replay_lines(
     probe: ReplayProbe | None = None,
     store: str | None = None,
     reread: Callable[[], Iterable[bytes | str]] | None = None,
+    catalog: PriceCatalog | None = None,
 ) -> ReplayResult:
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
@@ -94,9 +100,10 @@ def replay_lines(
     store and no probe, the replay first finds each tuning job's last line and forgets each job once
     nothing left can change it (``governor_sim.replay.forget``): the same result, in memory that does
     not grow with the number of jobs that have ended.
+    ``catalog``: the prices (default: the bundled catalogue; see ``governor_sim.prices_export``).
     """
     kind = store_kind(store)
-    with quiet_handlers(), mock_aws(), _replay_services(policy, kind, region) as (services, sagemaker, clock):
+    with quiet_handlers(), mock_aws(), _replay_services(policy, kind, region, catalog) as (services, sagemaker, clock):
         if probe is not None:
             probe.attach(services, sagemaker)
         ends = last_lines(reread()) if reread is not None and probe is None and kind == "memory" else None
@@ -144,6 +151,7 @@ def replay_events(
     s3: Any = None,
     probe: ReplayProbe | None = None,
     store: str | None = None,
+    catalog: PriceCatalog | None = None,
 ) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = stdin), a capture folder or an ``s3://bucket/prefix``
     (read as :func:`governor_sim.replay.sources.open_events` says). ``ReplayInputError`` with one line
@@ -158,4 +166,5 @@ def replay_events(
             probe=probe,
             store=store,
             reread=events.reread,
+            catalog=catalog,
         )
