@@ -20,8 +20,10 @@ from tests.template.deployer import (
     SAMPLE_STACK,
     SHAPES,
     UNSCOPABLE,
+    action_arn,
     allowing,
     refs_to_roles,
+    required_actions,
     resources_deployed,
 )
 
@@ -112,9 +114,20 @@ def test_parliament_finds_nothing_in_the_permissions_boundary() -> None:
     assert _parliament(BOUNDARY_TEXT) == []
 
 
+# Actions newer than parliament 1.6.4's action database (2025-04): the S3 handler reads a bucket's ABAC
+# setting. Parliament reports them as unknown and then skips its privilege-escalation check, so the
+# policy is linted twice: whole (only these unknown), and without them (only ACCEPTED).
+NEWER_THAN_PARLIAMENT = {"s3:GetBucketAbac"}
+
+
 def test_parliament_finds_only_the_accepted_capture_bucket_findings_in_the_deployer_policy() -> None:
+    unknown = {(issue, detail) for issue, detail in _parliament(DEPLOYER_TEXT)}
+    assert unknown == {("UNKNOWN_ACTION", f"Unknown action {a}") for a in NEWER_THAN_PARLIAMENT}
+    known = json.loads(DEPLOYER_TEXT)
+    for statement in known["Statement"]:
+        statement["Action"] = [a for a in _as_list(statement["Action"]) if a not in NEWER_THAN_PARLIAMENT]
     prefix = "Possible resource policy privilege escalation on "
-    findings = {(issue, detail.removeprefix(prefix)) for issue, detail in _parliament(DEPLOYER_TEXT)}
+    findings = {(issue, detail.removeprefix(prefix)) for issue, detail in _parliament(json.dumps(known))}
     assert findings == ACCEPTED
 
 
@@ -126,17 +139,18 @@ def test_every_resource_of_the_template_is_deployable_and_only_in_the_stack(
     assert ("CaptureBucket" in deployed) is capture
     missing: list[str] = []
     for logical_id, resource in sorted(deployed.items()):
-        shape = SHAPES.get(resource["Type"])
-        assert shape is not None, f"{logical_id}: {resource['Type']} has no entry in tests/template/deployer.py"
-        arn = shape.arn(logical_id, resource, cfn_template)
-        elsewhere = arn.replace(SAMPLE_STACK, "payments-prod")
-        for action in shape.actions + shape.boundary_actions:
+        resource_type = resource["Type"]
+        assert resource_type in SHAPES, f"{logical_id}: {resource_type} has no entry in tests/template/deployer.py"
+        boundary_actions = SHAPES[resource_type].boundary_actions
+        for action in sorted(required_actions(resource_type)):
+            arn = action_arn(resource_type, action, logical_id, resource, cfn_template)
             statements = allowing(DEPLOYER, action, arn)
             if not statements:
                 missing.append(f"{logical_id}: {action} on {arn}")
+            elsewhere = arn.replace(SAMPLE_STACK, "payments-prod")
             if action not in UNSCOPABLE and allowing(DEPLOYER, action, elsewhere):
                 missing.append(f"{logical_id}: {action} also allowed on another stack's {elsewhere}")
-            if action in shape.boundary_actions and not all(_requires_boundary(s) for s in statements):
+            if action in boundary_actions and not all(_requires_boundary(s) for s in statements):
                 missing.append(f"{logical_id}: {action} allowed without the permissions boundary")
     assert missing == []
 
@@ -171,8 +185,7 @@ def test_roles_go_only_to_the_services_the_template_hands_them_to(cfn_template: 
 def test_the_deployer_policy_grants_nothing_the_template_does_not_need(cfn_template: dict[str, Any]) -> None:
     needed = set(PLUMBING)
     for resource in resources_deployed(cfn_template, capture=True).values():
-        shape = SHAPES[resource["Type"]]
-        needed |= set(shape.actions + shape.boundary_actions)
+        needed |= required_actions(resource["Type"])
     granted = {a for s in DEPLOYER["Statement"] if s["Effect"] == "Allow" for a in _as_list(s["Action"])}
     assert granted - needed == set()
     assert all("NotAction" not in s and "NotResource" not in s for s in DEPLOYER["Statement"])
@@ -189,8 +202,11 @@ def test_the_deployer_cannot_loosen_or_drop_the_boundary() -> None:
         "iam:SetDefaultPolicyVersion",
     ):
         assert allowing(DEPLOYER, action, BOUNDARY_ARN) == [], action
-    for action in ("iam:DeleteRolePermissionsBoundary", "iam:PutRolePermissionsBoundary", "iam:CreateUser"):
-        assert allowing(DEPLOYER, action, f"arn:aws:iam::111122223333:role/{SAMPLE_STACK}-X") == [], action
+    role = f"arn:aws:iam::111122223333:role/{SAMPLE_STACK}-X"
+    for action in ("iam:DeleteRolePermissionsBoundary", "iam:CreateUser", "iam:SetDefaultPolicyVersion"):
+        assert allowing(DEPLOYER, action, role) == [], action
+    # a boundary may be put on a role (a stack first deployed without one), only this one
+    assert all(_requires_boundary(s) for s in allowing(DEPLOYER, "iam:PutRolePermissionsBoundary", role))
 
 
 def test_the_boundary_leaves_every_role_what_the_template_grants_it(cfn_template: dict[str, Any]) -> None:
