@@ -34,7 +34,7 @@ BOUNDARY_TEXT = (ROOT / "docs" / "iam" / "permissions-boundary.json").read_text(
 BOUNDARY = json.loads(BOUNDARY_TEXT)
 
 # What `sam deploy` itself calls besides the stack's resources: the change set (with the Serverless
-# transform) on the stack, and SAM's managed artifacts stack and bucket.
+# transform) on the stack; SAM's artifacts stack (read) and bucket (objects under the stack's prefix).
 PLUMBING = {
     "cloudformation:CreateChangeSet",
     "cloudformation:DeleteChangeSet",
@@ -49,16 +49,9 @@ PLUMBING = {
     "cloudformation:GetTemplateSummary",
     "cloudformation:ListStackResources",
     "cloudformation:ValidateTemplate",
-    "s3:CreateBucket",
     "s3:GetBucketLocation",
-    "s3:GetBucketPolicy",
     "s3:GetObject",
     "s3:ListBucket",
-    "s3:PutBucketPolicy",
-    "s3:PutBucketPublicAccessBlock",
-    "s3:PutBucketTagging",
-    "s3:PutBucketVersioning",
-    "s3:PutEncryptionConfiguration",
     "s3:PutObject",
     "iam:PassRole",
 }
