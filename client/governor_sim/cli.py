@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from governor_sim import replay, report, validate
+from governor_sim import prices_export, replay, report, validate
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_arguments(report_parser)
     report_parser.set_defaults(command=report.run_command)
+    prices_parser = commands.add_parser("prices", help="the prices the deployed governor uses (prices export)")
+    prices_export.add_arguments(prices_parser)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""What the README tells the people who deploy it: the deployer's IAM policy covers the template, the
+"""What the README tells the people who deploy it (the deployer's IAM policy: test_deployer_policy.py): the
 SCP protects the policy's governance tags, the cost table is the script's output, and what
 uninstalling keeps is what the template keeps."""
 
@@ -19,43 +19,10 @@ from tests.template.cfn import resources_of_type
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
-DEPLOYER = json.loads((ROOT / "docs" / "iam" / "deployer-policy.json").read_text())
 SCP = json.loads((ROOT / "docs" / "iam" / "scp-protect-governance-tags.json").read_text())
 DEFAULT_POLICY = yaml.safe_load(
     (ROOT / "layers" / "governor" / "tuning_governor" / "data" / "default-policy.yaml").read_text()
 )
-# CloudFormation service names -> IAM service prefixes, where they differ by more than case.
-PREFIX = {"KinesisFirehose": "firehose", "CloudWatch": "cloudwatch", "Events": "events", "Logs": "logs"}
-
-
-def _allowed_actions(policy: dict[str, Any]) -> set[str]:
-    actions: set[str] = set()
-    for statement in policy["Statement"]:
-        if statement["Effect"] == "Allow":
-            value = statement["Action"]
-            actions |= {value} if isinstance(value, str) else set(value)
-    return actions
-
-
-def test_the_deployer_policy_can_create_and_delete_every_resource_type_of_the_template(
-    cfn_template: dict[str, Any],
-) -> None:
-    actions = _allowed_actions(DEPLOYER)
-    types = {resource["Type"] for resource in cfn_template["Resources"].values()}
-    assert types, "the translated template has resources"
-    for resource_type in sorted(types):
-        _, service, _thing = resource_type.split("::")
-        prefix = PREFIX.get(service, service.lower())
-        granted = {a.split(":", 1)[1] for a in actions if a.startswith(f"{prefix}:")}
-        assert any(a.startswith("Create") or a.startswith("Put") or a.startswith("Publish") for a in granted), (
-            f"{resource_type}: the deployer policy cannot create it ({prefix}:*)"
-        )
-        assert any(a.startswith("Delete") for a in granted), f"{resource_type}: the deployer policy cannot delete it"
-    # SAM deploys through change sets with the Serverless transform, and passes the functions' roles
-    assert {"cloudformation:CreateChangeSet", "cloudformation:ExecuteChangeSet", "iam:PassRole"} <= actions
-    resources = json.dumps(DEPLOYER)
-    assert "transform/Serverless-2016-10-31" in resources
-    assert not re.search(r"\d{12}", resources), "no account id in the example policy"
 
 
 def test_the_scp_denies_the_policys_governance_tags_to_everyone_but_the_platform_role() -> None:
@@ -102,3 +69,29 @@ def test_what_uninstalling_keeps_is_what_the_template_keeps(cfn_template: dict[s
     assert "keeps the DynamoDB table (`DeletionPolicy: Retain`" in README
     assert "it also keeps the capture bucket (`DeletionPolicy: Retain`" in README
     assert resources_of_type(cfn_template, "AWS::Scheduler::ScheduleGroup"), "pending checks go with their group"
+
+
+def test_the_readme_parameter_table_lists_every_parameter_of_the_template(sam_template: dict[str, Any]) -> None:
+    table = README.split("Parameters:\n", 1)[1].strip().split("\n\n", 1)[0]
+    listed = set(re.findall(r"^\| `(\w+)` \|", table, flags=re.MULTILINE))
+    assert listed == set(sam_template["Parameters"])
+
+
+def test_the_rollout_captures_events_before_it_replays_them() -> None:
+    rollout = README.split("**Rolling it out.**", 1)[1].split("\n\n", 1)[0]
+    step1, step2 = rollout.split("\n2. ", 1)[0], rollout.split("\n2. ", 1)[1].split("\n3. ", 1)[0]
+    assert "`CaptureEvents=true`" in step1, "step 2 replays the capture: step 1 must turn it on"
+    assert "DynamoDB history" not in step2, "replay reads captured events, not the table"
+    assert "s3://" in step2
+
+
+def test_the_readme_tells_the_deployer_to_create_the_boundary_first() -> None:
+    section = README.split("**What a deployer needs.**", 1)[1].split("\n\n**", 1)[0]
+    for needed in (
+        "docs/iam/permissions-boundary.json",
+        "TuningGovernorPermissionsBoundary",
+        "PermissionsBoundaryArn=",
+        "tuning-governor",
+        "aws-sam-cli-managed-default",
+    ):
+        assert needed in section, needed

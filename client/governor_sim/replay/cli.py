@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TextIO
 
+from governor_sim import prices_export
 from governor_sim.offline import STORE_KINDS, store_kind
 from governor_sim.replay.lines import ReplayInputError
 from governor_sim.replay.model import ReplayResult
@@ -57,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     _add_output_arguments(parser)
+    prices_export.add_replay_arguments(parser)
 
 
 def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
@@ -134,6 +136,10 @@ def _inputs(args: argparse.Namespace) -> tuple[Policy, str]:
 def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
     """Replay, write ``--out`` and ``--html``: the result, its JSON text and the page written (if any)."""
     policy, store = _inputs(args)
+    try:  # read before the replay's own moto starts, as an s3:// capture is
+        catalog = prices_export.replay_catalog(args)
+    except prices_export.PricesInputError as exc:
+        raise ReplayInputError(str(exc)) from None
     probe = Timeline(jobs_drawn=args.html_jobs) if getattr(args, "html", None) else None
     result = replay_events(
         args.events,
@@ -143,6 +149,7 @@ def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
         probe=probe,
         store=store,
         facts_table=getattr(args, "facts_from_table", None),
+        catalog=catalog,
     )
     text = result.model_dump_json(indent=2) + "\n"
     if args.out and args.out != "-":

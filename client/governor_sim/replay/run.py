@@ -25,6 +25,7 @@ from governor_sim.replay.schedule import DEFAULT_SWEEP_EVERY
 from governor_sim.replay.sources import open_events, open_file
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.app.wiring import Services
+from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy
 from tuning_governor.ports import Store
 from tuning_governor.settings import Settings
@@ -48,11 +49,11 @@ def _governor_store(kind: str, region: str, table: str) -> Iterator[Store]:
 
 @contextmanager
 def _replay_services(
-    policy: Policy, kind: str, region: str, facts: TableFacts | None = None
+    policy: Policy, kind: str, region: str, facts: TableFacts | None = None, catalog: PriceCatalog | None = None
 ) -> Iterator[tuple[Services, EventSourcedSageMaker, Clock]]:
     """The governor's services as a replay runs them (inside ``mock_aws``): the event-sourced SageMaker
     (completing thin events with ``facts``), the table (``kind``), the replay's clock, ``policy``, no
-    Service Quotas; and the SageMaker and clock."""
+    Service Quotas, ``catalog`` (default: the bundled one); and the SageMaker and clock."""
     clock = Clock()
     sagemaker = EventSourcedSageMaker(clock, facts.jobs if facts is not None else None)
     table = f"tuning-governor-replay-{uuid.uuid4().hex[:12]}"
@@ -67,6 +68,7 @@ def _replay_services(
             clock=clock,
             policy=lambda: policy,
             quotas=None,
+            catalog=catalog or bundled_catalog(),
         )
         yield services, sagemaker, clock
 
@@ -82,6 +84,7 @@ def replay_lines(  # noqa: PLR0913 - keyword-only options of the library call, o
     store: str | None = None,
     reread: Callable[[], Iterable[bytes | str]] | None = None,
     facts: TableFacts | None = None,
+    catalog: PriceCatalog | None = None,
 ) -> ReplayResult:
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
@@ -102,9 +105,18 @@ def replay_lines(  # noqa: PLR0913 - keyword-only options of the library call, o
     ``facts``: what the deployed governor stored of the jobs (:func:`governor_sim.replay.facts.read_table_facts`),
     answering Describe and ListTags where the events lack a job's configuration, instances or tags.
     Jobs answered without one are listed in the result's ``facts.incomplete``.
+    ``catalog``: the prices (default: the bundled catalogue; see ``governor_sim.prices_export``).
     """
     kind = store_kind(store)
-    with quiet_handlers(), mock_aws(), _replay_services(policy, kind, region, facts) as (services, sagemaker, clock):
+    with (
+        quiet_handlers(),
+        mock_aws(),
+        _replay_services(policy, kind, region, facts, catalog) as (
+            services,
+            sagemaker,
+            clock,
+        ),
+    ):
         if probe is not None:
             probe.attach(services, sagemaker)
         ends = last_lines(reread()) if reread is not None and probe is None and kind == "memory" else None
@@ -158,6 +170,7 @@ def replay_events(  # noqa: PLR0913 - keyword-only options of the library call, 
     store: str | None = None,
     facts_table: str | None = None,
     dynamodb: Any = None,
+    catalog: PriceCatalog | None = None,
 ) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = stdin), a capture folder or an ``s3://bucket/prefix``
     (read as :func:`governor_sim.replay.sources.open_events` says). ``ReplayInputError`` with one line
@@ -181,4 +194,5 @@ def replay_events(  # noqa: PLR0913 - keyword-only options of the library call, 
             store=store,
             reread=events.reread,
             facts=facts,
+            catalog=catalog,
         )

@@ -1,0 +1,146 @@
+"""The prices the deployed governor uses, on the operator's machine.
+
+    tuning-governor prices export --table TABLE [--region REGION] [--out prices.json]
+    tuning-governor replay EVENTS --policy P --prices-from-table TABLE   (or --prices prices.json)
+
+The deployed governor prices a trial with, first found wins: the catalogs its daily price refresh stored
+in its table (``PRICES#<region>`` items), the catalogue bundled in the layer, then the policy's
+``prices``. ``export`` writes the stored catalogs in the bundled catalogue's file format
+(``tuning_governor/data/prices.json``, see PRICES.md), each entry with its Price List source, SKU and
+dates. A replay given ``--prices-from-table`` (read with boto3 before the replay starts) or ``--prices``
+lays those prices over the bundled catalogue, as the deployed governor does, so it judges at the same
+prices. Types the table does not hold fall back to this client's bundled catalogue, which is the
+deployed layer's when both come from the same release.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, TextIO
+
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import ValidationError
+
+from tuning_governor.adapters.dynamodb import GovernorStore
+from tuning_governor.domain.pricing import PriceCatalog, RegionCatalog, bundled_catalog
+
+
+class PricesInputError(ValueError):
+    """A price source that cannot be read; the message is one line naming it and what to do."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``prices`` subcommand: ``prices export``."""
+    actions = parser.add_subparsers(title="actions", dest="prices_action", required=True, metavar="ACTION")
+    export = actions.add_parser(
+        "export",
+        help="write the prices the deployed governor refreshed into its table, in the bundled catalogue's format",
+        description=(
+            "Read the price catalogs the deployed governor's daily refresh stored in its DynamoDB table (your AWS"
+            " credentials) and write them in the format of the catalogue bundled in the layer, for"
+            " `tuning-governor replay --prices FILE`."
+        ),
+    )
+    export.add_argument("--table", required=True, help="the governor's table (the stack's TableName output)")
+    export.add_argument("--region", help="the table's region (default: your AWS configuration's)")
+    export.add_argument("--out", default="-", metavar="FILE", help="where to write the catalogue (default - = stdout)")
+    export.set_defaults(command=run_command)
+
+
+def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
+    """``replay --prices FILE`` / ``--prices-from-table TABLE`` [``--prices-region``]."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="price the replay with this catalogue (`tuning-governor prices export`'s output) over the bundled one",
+    )
+    group.add_argument(
+        "--prices-from-table",
+        metavar="TABLE",
+        help="price the replay with the catalogs the deployed governor refreshed into TABLE (read before it starts)",
+    )
+    parser.add_argument("--prices-region", help="with --prices-from-table: the table's region")
+
+
+def stored_catalogs(table: str, region: str | None = None, client: Any = None) -> list[RegionCatalog]:
+    """The catalogs stored in ``table``; ``PricesInputError`` when it cannot be read."""
+    try:
+        dynamodb = client or boto3.client("dynamodb", region_name=region)
+        return GovernorStore(dynamodb, table).price_catalogs()
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "error")
+        raise PricesInputError(f"cannot read the prices in table {table}: {code}") from None
+    except BotoCoreError as exc:
+        raise PricesInputError(f"cannot read the prices in table {table}: {exc}") from None
+
+
+def catalogue_document(catalogs: list[RegionCatalog], table: str) -> dict[str, Any]:
+    """The catalogs as the bundled catalogue's file (``CatalogFile``), every entry with its provenance."""
+    regions = {
+        catalog.region: {
+            itype: _numbers(entry.model_dump(mode="python", exclude_none=True))
+            for itype, entry in sorted(catalog.entries().items())
+        }
+        for catalog in sorted(catalogs, key=lambda c: c.region)
+    }
+    exported = datetime.now(tz=UTC).isoformat(timespec="seconds")
+    return {
+        "schema_version": 1,
+        "currency": "USD",
+        "unit": "instance-hour",
+        "component": "Training",
+        "notes": f"Exported from the governor's table {table} at {exported} (tuning-governor prices export).",
+        "regions": regions,
+    }
+
+
+def _numbers(entry: dict[str, Any]) -> dict[str, Any]:
+    # Prices are JSON numbers in the bundled file; float's shortest repr keeps a Price List figure's digits.
+    return {key: float(value) if isinstance(value, Decimal) else value for key, value in entry.items()}
+
+
+def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """``prices export``: 0 with the file written, 2 with one line on stderr when the table cannot be read."""
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    try:
+        catalogs = stored_catalogs(args.table, args.region)
+    except PricesInputError as exc:
+        print(f"tuning-governor prices export: {exc}", file=err)
+        return 2
+    text = json.dumps(catalogue_document(catalogs, args.table), indent=2) + "\n"
+    if args.out == "-":
+        out.write(text)
+    else:
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            print(f"tuning-governor prices export: cannot write {args.out}: {exc.strerror}", file=err)
+            return 2
+    prices = sum(len(c.prices) for c in catalogs)
+    print(f"Exported {len(catalogs)} region(s), {prices} price(s) from {args.table}", file=err)
+    return 0
+
+
+def replay_catalog(args: argparse.Namespace) -> PriceCatalog | None:
+    """The catalog a replay prices with (over the bundled one), or None without ``--prices*``."""
+    if getattr(args, "prices_from_table", None):
+        catalogs = stored_catalogs(args.prices_from_table, getattr(args, "prices_region", None))
+        if not catalogs:
+            raise PricesInputError(f"table {args.prices_from_table} holds no refreshed prices yet")
+        return PriceCatalog({c.region: c.entries() for c in catalogs}).over(bundled_catalog())
+    if getattr(args, "prices", None):
+        try:
+            return PriceCatalog.from_json(Path(args.prices).read_text(encoding="utf-8")).over(bundled_catalog())
+        except OSError as exc:
+            raise PricesInputError(f"cannot read {args.prices}: {exc.strerror or type(exc).__name__}") from None
+        except (ValueError, ValidationError) as exc:
+            first = str(exc).splitlines()[0]
+            raise PricesInputError(f"{args.prices} is not a price catalogue ({first})") from None
+    return None

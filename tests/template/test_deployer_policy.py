@@ -1,0 +1,215 @@
+"""docs/iam/deployer-policy.json deploys the stack for every documented parameter combination and
+nothing more: each resource the translated template creates (CaptureEvents true and false, every optional
+channel set) is allowed by a statement scoped to stacks named ``tuning-governor*``; the roles it creates
+carry docs/iam/permissions-boundary.json; roles go only to the services the template hands them to; and
+parliament (an offline IAM policy linter) finds nothing in either document."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.template.cfn import resources_of_type, role_statements
+from tests.template.deployer import (
+    BOUNDARY_ARN,
+    ROLE_HANDOVERS,
+    SAMPLE_STACK,
+    SHAPES,
+    UNSCOPABLE,
+    action_arn,
+    allowing,
+    refs_to_roles,
+    required_actions,
+    resources_deployed,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOYER_TEXT = (ROOT / "docs" / "iam" / "deployer-policy.json").read_text()
+DEPLOYER = json.loads(DEPLOYER_TEXT)
+BOUNDARY_TEXT = (ROOT / "docs" / "iam" / "permissions-boundary.json").read_text()
+BOUNDARY = json.loads(BOUNDARY_TEXT)
+
+# What `sam deploy` itself calls besides the stack's resources: the change set (with the Serverless
+# transform) on the stack; SAM's artifacts stack (read) and bucket (objects under the stack's prefix).
+PLUMBING = {
+    "cloudformation:CreateChangeSet",
+    "cloudformation:DeleteChangeSet",
+    "cloudformation:DeleteStack",
+    "cloudformation:DescribeChangeSet",
+    "cloudformation:DescribeStackEvents",
+    "cloudformation:DescribeStackResource",
+    "cloudformation:DescribeStackResources",
+    "cloudformation:DescribeStacks",
+    "cloudformation:ExecuteChangeSet",
+    "cloudformation:GetTemplate",
+    "cloudformation:GetTemplateSummary",
+    "cloudformation:ListStackResources",
+    "cloudformation:ValidateTemplate",
+    "s3:GetBucketLocation",
+    "s3:GetObject",
+    "s3:ListBucket",
+    "s3:PutObject",
+    "iam:PassRole",
+}
+# What the AWS managed policies SAM attaches to the function roles grant (AWSLambdaBasicExecutionRole,
+# AWSXrayWriteOnlyAccess): the boundary must leave them, or logs and traces stop.
+SAM_MANAGED_ACTIONS = {
+    "logs:CreateLogGroup",
+    "logs:CreateLogStream",
+    "logs:PutLogEvents",
+    "xray:PutTraceSegments",
+    "xray:PutTelemetryRecords",
+    "xray:GetSamplingRules",
+    "xray:GetSamplingTargets",
+    "xray:GetSamplingStatisticSummaries",
+}
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _requires_boundary(statement: dict[str, Any]) -> bool:
+    condition = statement.get("Condition", {}).get("ArnEquals", {})
+    wanted = condition.get("iam:PermissionsBoundary")
+    return wanted is not None and all(v.endswith(BOUNDARY_ARN.rsplit(":", 1)[1]) for v in _as_list(wanted))
+
+
+# parliament's one kind of finding the deployer policy keeps, on the capture bucket only: creating
+# CaptureBucketPolicy (TLS only) and its lifecycle rule needs s3:PutBucketPolicy and
+# s3:PutLifecycleConfiguration, with which a deployer could grant itself the bucket's objects. It can reach
+# them anyway through a role it creates, and the permissions boundary is what limits both (README
+# "Deployer permissions"); nothing else in either document may draw a finding, at any severity.
+ACCEPTED = {
+    ("RESOURCE_POLICY_PRIVILEGE_ESCALATION", f"arn:aws:s3:::tuning-governor*-capturebucket-* due to s3:{detail}")
+    for detail in (
+        "PutObject not being allowed, but does allow s3:PutBucketPolicy",
+        "GetObject not being allowed, but does allow s3:PutBucketPolicy",
+        "DeleteObject not being allowed, but does allow s3:PutBucketPolicy",
+        "DeleteObject not being allowed, but does allow s3:PutLifecycleConfiguration",
+    )
+}
+
+
+def _parliament(text: str) -> list[tuple[str, str]]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # parliament imports pkg_resources
+        from parliament import analyze_policy_string  # type: ignore[import-untyped]  # no stubs
+
+        return [(f.issue, str(f.detail)) for f in analyze_policy_string(text).findings]
+
+
+def test_parliament_finds_nothing_in_the_permissions_boundary() -> None:
+    assert _parliament(BOUNDARY_TEXT) == []
+
+
+# Actions newer than parliament 1.6.4's action database (2025-04): the S3 handler reads a bucket's ABAC
+# setting. Parliament reports them as unknown and then skips its privilege-escalation check, so the
+# policy is linted twice: whole (only these unknown), and without them (only ACCEPTED).
+NEWER_THAN_PARLIAMENT = {"s3:GetBucketAbac"}
+
+
+def test_parliament_finds_only_the_accepted_capture_bucket_findings_in_the_deployer_policy() -> None:
+    unknown = {(issue, detail) for issue, detail in _parliament(DEPLOYER_TEXT)}
+    assert unknown == {("UNKNOWN_ACTION", f"Unknown action {a}") for a in NEWER_THAN_PARLIAMENT}
+    known = json.loads(DEPLOYER_TEXT)
+    for statement in known["Statement"]:
+        statement["Action"] = [a for a in _as_list(statement["Action"]) if a not in NEWER_THAN_PARLIAMENT]
+    prefix = "Possible resource policy privilege escalation on "
+    findings = {(issue, detail.removeprefix(prefix)) for issue, detail in _parliament(json.dumps(known))}
+    assert findings == ACCEPTED
+
+
+@pytest.mark.parametrize("capture", [True, False], ids=["CaptureEvents=true", "CaptureEvents=false"])
+def test_every_resource_of_the_template_is_deployable_and_only_in_the_stack(
+    cfn_template: dict[str, Any], capture: bool
+) -> None:
+    deployed = resources_deployed(cfn_template, capture)
+    assert ("CaptureBucket" in deployed) is capture
+    missing: list[str] = []
+    for logical_id, resource in sorted(deployed.items()):
+        resource_type = resource["Type"]
+        assert resource_type in SHAPES, f"{logical_id}: {resource_type} has no entry in tests/template/deployer.py"
+        boundary_actions = SHAPES[resource_type].boundary_actions
+        for action in sorted(required_actions(resource_type)):
+            arn = action_arn(resource_type, action, logical_id, resource, cfn_template)
+            statements = allowing(DEPLOYER, action, arn)
+            if not statements:
+                missing.append(f"{logical_id}: {action} on {arn}")
+            elsewhere = arn.replace(SAMPLE_STACK, "payments-prod")
+            if action not in UNSCOPABLE and allowing(DEPLOYER, action, elsewhere):
+                missing.append(f"{logical_id}: {action} also allowed on another stack's {elsewhere}")
+            if action in boundary_actions and not all(_requires_boundary(s) for s in statements):
+                missing.append(f"{logical_id}: {action} allowed without the permissions boundary")
+    assert missing == []
+
+
+def test_every_role_the_template_creates_carries_the_permissions_boundary(cfn_template: dict[str, Any]) -> None:
+    roles = resources_of_type(cfn_template, "AWS::IAM::Role")
+    assert len(roles) >= 7
+    for logical_id, role in roles.items():
+        boundary = role["Properties"].get("PermissionsBoundary")
+        assert boundary == {
+            "Fn::If": ["HasPermissionsBoundary", {"Ref": "PermissionsBoundaryArn"}, {"Ref": "AWS::NoValue"}]
+        }, logical_id
+
+
+def test_roles_go_only_to_the_services_the_template_hands_them_to(cfn_template: dict[str, Any]) -> None:
+    roles = resources_of_type(cfn_template, "AWS::IAM::Role")
+    handed: set[str] = set()
+    for resource_type, service in ROLE_HANDOVERS.items():
+        for resource in resources_of_type(cfn_template, resource_type).values():
+            if any(role in roles for role in refs_to_roles(resource["Properties"])):
+                handed.add(service)
+    # The functions hand the scheduler its role at run time (their own policy); the deployer does not.
+    assert handed == {"lambda.amazonaws.com", "firehose.amazonaws.com", "events.amazonaws.com"}
+    pass_role = [s for s in DEPLOYER["Statement"] if "iam:PassRole" in _as_list(s["Action"])]
+    assert pass_role, "the deployer must pass the stack's roles"
+    for statement in pass_role:
+        assert _as_list(statement["Action"]) == ["iam:PassRole"]
+        assert set(_as_list(statement["Condition"]["StringEquals"]["iam:PassedToService"])) == handed
+        assert all(r.startswith("arn:aws:iam::") and ":role/tuning-governor" in r for r in statement["Resource"])
+
+
+def test_the_deployer_policy_grants_nothing_the_template_does_not_need(cfn_template: dict[str, Any]) -> None:
+    needed = set(PLUMBING)
+    for resource in resources_deployed(cfn_template, capture=True).values():
+        needed |= required_actions(resource["Type"])
+    granted = {a for s in DEPLOYER["Statement"] if s["Effect"] == "Allow" for a in _as_list(s["Action"])}
+    assert granted - needed == set()
+    assert all("NotAction" not in s and "NotResource" not in s for s in DEPLOYER["Statement"])
+    for statement in DEPLOYER["Statement"]:
+        if "*" in _as_list(statement["Resource"]):
+            assert not [a for a in _as_list(statement["Action"]) if ":Delete" in a or ":Put" in a], statement
+
+
+def test_the_deployer_cannot_loosen_or_drop_the_boundary() -> None:
+    for action in (
+        "iam:CreatePolicyVersion",
+        "iam:DeletePolicy",
+        "iam:DeletePolicyVersion",
+        "iam:SetDefaultPolicyVersion",
+    ):
+        assert allowing(DEPLOYER, action, BOUNDARY_ARN) == [], action
+    role = f"arn:aws:iam::111122223333:role/{SAMPLE_STACK}-X"
+    for action in ("iam:DeleteRolePermissionsBoundary", "iam:CreateUser", "iam:SetDefaultPolicyVersion"):
+        assert allowing(DEPLOYER, action, role) == [], action
+    # a boundary may be put on a role (a stack first deployed without one), only this one
+    assert all(_requires_boundary(s) for s in allowing(DEPLOYER, "iam:PutRolePermissionsBoundary", role))
+
+
+def test_the_boundary_leaves_every_role_what_the_template_grants_it(cfn_template: dict[str, Any]) -> None:
+    wanted = set(SAM_MANAGED_ACTIONS)
+    for role_id in resources_of_type(cfn_template, "AWS::IAM::Role"):
+        for statement in role_statements(cfn_template, role_id):
+            if statement.effect == "Allow":
+                wanted |= set(statement.actions)
+    allowed = {a for s in BOUNDARY["Statement"] if s["Effect"] == "Allow" for a in _as_list(s["Action"])}
+    assert wanted - allowed == set()
+    # and nothing that administers IAM, except handing the scheduler its role
+    iam = {a for a in allowed if a.startswith("iam:")}
+    assert iam == {"iam:PassRole"}
