@@ -11,7 +11,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TextIO
 
+from governor_sim.cli_aws import cli_client
+from governor_sim.cli_errors import ExitCode, fail
 from governor_sim.offline import STORE_KINDS, store_kind
+from governor_sim.progress import progress_bar
+from governor_sim.replay.capture import is_s3_uri
 from governor_sim.replay.lines import ReplayInputError
 from governor_sim.replay.model import ReplayResult
 from governor_sim.replay.page import ReplayInputs, write_replay_page
@@ -20,6 +24,7 @@ from governor_sim.replay.schedule import DEFAULT_SWEEP_EVERY, DEFAULT_SWEEP_SCHE
 from governor_sim.replay.sources import load_policy
 from governor_sim.replay.summary import render_summary
 from governor_sim.replay.timeline import Timeline
+from governor_sim.replay.verdict import DEFAULT_MAX_REJECTED_PERCENT, count_lines, max_rejected, rejection_problem
 from tuning_governor.policy import Policy
 
 
@@ -54,6 +59,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=(
             f"run the scheduled sweep on the event timeline this often: 5 (minutes), 90s, 15m, 1h or"
             f" rate(5 minutes); 0 = no sweep (default: {DEFAULT_SWEEP_SCHEDULE}, as template.yaml deploys it)"
+        ),
+    )
+    parser.add_argument(
+        "--max-rejected",
+        type=max_rejected,
+        default=DEFAULT_MAX_REJECTED_PERCENT,
+        metavar="PERCENT",
+        help=(
+            "exit 4 when more than this share of the lines are not events (default"
+            f" {DEFAULT_MAX_REJECTED_PERCENT:g}%%); a replay whose every line is rejected always exits 4"
         ),
     )
     _add_output_arguments(parser)
@@ -126,14 +141,21 @@ def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
     """Replay, write ``--out`` and ``--html``: the result, its JSON text and the page written (if any)."""
     policy, store = _inputs(args)
     probe = Timeline(jobs_drawn=args.html_jobs) if getattr(args, "html", None) else None
-    result = replay_events(
-        args.events,
-        policy,
-        policy_source=str(args.policy),
-        sweep_every=args.sweep_every,
-        probe=probe,
-        store=store,
-    )
+    source = str(args.events)
+    s3 = cli_client("s3") if is_s3_uri(source) else None
+    total = count_lines(source)
+    with progress_bar(f"replaying {Path(source).name or source}", total=total) as bar:
+        result = replay_events(
+            args.events,
+            policy,
+            policy_source=str(args.policy),
+            sweep_every=args.sweep_every,
+            probe=probe,
+            store=store,
+            s3=s3,
+            on_line=lambda number: bar.update(completed=number),
+        )
+        bar.update(completed=result.events.lines if total is None else total, total=total or result.events.lines)
     text = result.model_dump_json(indent=2) + "\n"
     if args.out and args.out != "-":
         try:
@@ -145,13 +167,13 @@ def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
 
 
 def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    """Run ``replay`` with parsed arguments. 0 on success; 2 with one line on stderr when an input is unusable."""
+    """Run ``replay`` with parsed arguments. 0 on success; one line on stderr and 2 when an input is
+    unusable, 3 when AWS is (an s3:// source), 4 when too many lines were rejected (``--max-rejected``)."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         result, text, page = _replay(args)
     except ReplayInputError as exc:
-        print(f"tuning-governor replay: {exc}", file=err)
-        return 2
+        return fail("replay", exc, debug=bool(getattr(args, "debug", False)), stream=err, known=ExitCode.USAGE)
     summary_stream = out
     if args.out == "-":
         out.write(text)
@@ -159,6 +181,10 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
     summary_stream.write(render_summary(result, events_source=str(args.events), out=args.out))
     if page is not None:
         summary_stream.write(f"HTML report: {page}\n")
+    problem = rejection_problem(result, str(args.events), getattr(args, "max_rejected", DEFAULT_MAX_REJECTED_PERCENT))
+    if problem is not None:
+        print(f"tuning-governor replay: {problem}", file=err)
+        return int(ExitCode.REJECTED)
     return 0
 
 

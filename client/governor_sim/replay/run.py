@@ -67,7 +67,7 @@ def _replay_services(policy: Policy, kind: str, region: str) -> Iterator[tuple[S
         yield services, sagemaker, clock
 
 
-def replay_lines(
+def replay_lines(  # noqa: PLR0913 - the replay's knobs, keyword-only with defaults
     lines: Iterable[bytes | str],
     policy: Policy,
     *,
@@ -77,6 +77,7 @@ def replay_lines(
     probe: ReplayProbe | None = None,
     store: str | None = None,
     reread: Callable[[], Iterable[bytes | str]] | None = None,
+    on_line: Callable[[int], None] | None = None,
 ) -> ReplayResult:
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
@@ -89,7 +90,8 @@ def replay_lines(
     in-memory table) or ``moto`` (the DynamoDB adapter on moto); default ``$TUNING_GOVERNOR_STORE``, else
     ``memory``; both give the same result. Quiet: the handlers' logs and metrics are suppressed.
     Deterministic: the same lines and policy give the same result.
-    A ``probe`` watches the run (see ``ReplayProbe``); it does not change the result.
+    A ``probe`` watches the run (see ``ReplayProbe``); it does not change the result. ``on_line`` is
+    called with each line's number once it is replayed (a progress bar); it does not change the result.
     ``reread``: a second reading of the same lines (a file opened again). Given it, with the in-memory
     store and no probe, the replay first finds each tuning job's last line and forgets each job once
     nothing left can change it (``governor_sim.replay.forget``): the same result, in memory that does
@@ -103,6 +105,8 @@ def replay_lines(
         run = Replay(services, sagemaker, clock, sweep_every=sweep_every, probe=probe, last_lines=ends)
         for number, raw in enumerate(lines, start=1):
             run.feed(number, raw)
+            if on_line is not None:
+                on_line(number)
         result = run.result(policy_source)
         if probe is not None:
             probe.finish(result)
@@ -144,6 +148,7 @@ def replay_events(
     s3: Any = None,
     probe: ReplayProbe | None = None,
     store: str | None = None,
+    on_line: Callable[[int], None] | None = None,
 ) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = stdin), a capture folder or an ``s3://bucket/prefix``
     (read as :func:`governor_sim.replay.sources.open_events` says). ``ReplayInputError`` with one line
@@ -158,4 +163,5 @@ def replay_events(
             probe=probe,
             store=store,
             reread=events.reread,
+            on_line=on_line,
         )
