@@ -94,7 +94,13 @@ def _report(table: str = "tuning-governor") -> Callable[[Path], list[str]]:
 
 VALIDATE_ACCOUNT = "validate POLICY --account"
 CASES: tuple[Case, ...] = (
-    Case("validate POLICY", NO_CREDENTIALS, lambda d: ["validate", str(d / "policy.yaml")], 0, ""),
+    Case(
+        "validate POLICY",
+        NO_CREDENTIALS + " (offline: none needed)",
+        lambda d: ["validate", str(d / "policy.yaml")],
+        0,
+        "",
+    ),
     Case("validate POLICY", BAD_INPUT, lambda d: ["validate", str(d / "broken.yaml")], 2, ""),
     Case("validate POLICY", BAD_INPUT + " (no file)", lambda d: ["validate", str(d / "none.yaml")], 2, "cannot read"),
     Case(
@@ -115,7 +121,8 @@ CASES: tuple[Case, ...] = (
         2,
         "--month",
     ),
-    Case("replay FILE", NO_CREDENTIALS, _replay("{d}/events.jsonl"), 0, ""),
+    Case("replay FILE", NO_CREDENTIALS + " (offline: none needed)", _replay("{d}/events.jsonl"), 0, ""),
+    Case("replay FILE", UNREACHABLE + " (offline: none is called)", _replay("{d}/events.jsonl"), 0, ""),
     Case("replay FILE", BAD_INPUT, _replay("{d}/none.jsonl"), 2, "cannot read events file"),
     Case(
         "replay FILE",
@@ -136,7 +143,14 @@ CASES: tuple[Case, ...] = (
     Case("replay s3://", UNREACHABLE, _replay("s3://capture-bucket/events/"), 3, "cannot reach"),
     Case(
         "simulate",
-        NO_CREDENTIALS,
+        NO_CREDENTIALS + " (offline: none needed)",
+        lambda d: ["simulate", str(d / "scenario.yaml"), "--out", str(d / "sim.jsonl")],
+        0,
+        "",
+    ),
+    Case(
+        "simulate",
+        UNREACHABLE + " (offline: none is called)",
         lambda d: ["simulate", str(d / "scenario.yaml"), "--out", str(d / "sim.jsonl")],
         0,
         "",

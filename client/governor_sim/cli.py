@@ -56,7 +56,8 @@ def _demo(args: argparse.Namespace) -> int:
     """Run the demo; 0, or 1 when a handler failed on the way."""
     from governor_sim import demo  # noqa: PLC0415 - sets fake credentials when imported: only when it runs
 
-    return demo.run_with_args(args)
+    with simulate.offline_environment():
+        return demo.run_with_args(args)
 
 
 #: Each subcommand: its name, its arguments, what runs it, its one-line help and its --help description.

@@ -37,15 +37,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
-def _offline() -> Iterator[None]:
-    """Fake credentials and moto for the run (nothing is sent to AWS), restored afterwards."""
-    from moto import mock_aws  # noqa: PLC0415 - the simulator's dependency, loaded when it runs
-
-    saved = {key: os.environ.get(key) for key in FAKE_AWS}
+def offline_environment() -> Iterator[None]:
+    """Fake credentials and no custom endpoint while inside (restored afterwards): moto answers every
+    call, whatever the operator's AWS settings (an AWS_ENDPOINT_URL would take calls past moto)."""
+    endpoints = [key for key in os.environ if key.startswith("AWS_ENDPOINT_URL")]
+    saved = {key: os.environ.get(key) for key in (*FAKE_AWS, *endpoints)}
+    for key in endpoints:
+        del os.environ[key]
     os.environ.update(FAKE_AWS)
     try:
-        with mock_aws():
-            yield
+        yield
     finally:
         for key, value in saved.items():
             if value is None:
@@ -73,7 +74,9 @@ def run_command(args: argparse.Namespace) -> int:
     if not out.resolve().parent.is_dir():
         raise CommandError(f"cannot write {out}: its directory does not exist")
     seed = loaded.seed if args.seed is None else args.seed
-    with _offline(), progress_bar("simulating") as bar:
+    from moto import mock_aws  # noqa: PLC0415 - the simulator's dependency, loaded when it runs
+
+    with offline_environment(), mock_aws(), progress_bar("simulating") as bar:
         simulation = Simulation(
             loaded.scenario,
             seed=seed,

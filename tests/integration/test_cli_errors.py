@@ -82,3 +82,15 @@ def test_help_says_offline_only_for_offline_commands() -> None:
         assert "offline" not in helps[name]
         assert "AWS credentials" in helps[name]
     assert "AWS credentials" in helps["validate"]  # --account
+
+
+def test_docs_table_lists_every_case_with_its_exit_status() -> None:
+    # docs/cli.md's table is written by scripts/cli_error_table.py from these cases' runs
+    text = (ROOT / "docs" / "cli.md").read_text()
+    rows = {
+        (cells[0].strip("` "), cells[1].strip(), int(cells[2]))
+        for line in text.splitlines()
+        if line.startswith("| `") and len(cells := line.strip("|").split(" | ")) == 6
+    }
+    assert rows == {(case.command, case.condition, case.code) for case in CASES}
+    assert "| yes |" not in text  # no traceback anywhere
