@@ -65,10 +65,11 @@ def _line(state: Settled, p: Progress) -> str:
 class ActProgress:
     """The ``on_progress`` of one act's simulation; ``attach`` it to the simulation's SageMaker first."""
 
-    def __init__(self, scenario: Scenario, bar: Bar, out: TextIO) -> None:
+    def __init__(self, scenario: Scenario, bar: Bar) -> None:
         self.planned = planned_trials(scenario)
-        self.bar, self.out = bar, out
+        self.bar = bar
         self.sagemaker: Any = None
+        self.closing: str | None = None
 
     def __call__(self, p: Progress) -> None:
         if self.sagemaker is None:
@@ -76,11 +77,15 @@ class ActProgress:
         state = settled(self.sagemaker, self.planned)
         self.bar.update(completed=state.trials, total=state.trials_total, info=f"+{p.virtual_elapsed_s / 60:.0f} min")
         if p.done:
-            print(_line(state, p), file=self.out)
+            self.closing = _line(state, p)
 
 
 @contextmanager
 def act_progress(title: str, scenario: Scenario, out: TextIO) -> Iterator[ActProgress]:
-    """An act's progress: a bar on stderr when it is a terminal; the closing line on ``out``."""
+    """An act's progress: a bar on stderr when it is a terminal; the closing line on ``out`` once the bar
+    is gone (so that the two never interleave on a terminal)."""
     with progress_bar(title, total=sum(planned_trials(scenario).values())) as bar:
-        yield ActProgress(scenario, bar, out)
+        progress = ActProgress(scenario, bar)
+        yield progress
+    if progress.closing is not None:
+        print(progress.closing, file=out)
