@@ -27,6 +27,8 @@ from governor_sim.replay.timeline import Timeline
 from governor_sim.replay.verdict import DEFAULT_MAX_REJECTED_PERCENT, count_lines, max_rejected, rejection_problem
 from tuning_governor.policy import Policy
 
+EVENTS_FIX = "EVENTS is a JSONL file (- = stdin), a capture folder or s3://bucket/prefix (docs/replay.md)"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``replay`` subcommand's arguments."""
@@ -122,7 +124,15 @@ def _sweep_argument(text: str) -> timedelta | None:
 
 def _inputs(args: argparse.Namespace) -> tuple[Policy, str]:
     """The policy (with ``--mode``) and the store kind; ``ReplayInputError`` for the first unusable input."""
-    policy = load_policy(args.policy)
+    try:
+        policy = load_policy(args.policy)
+    except ReplayInputError as exc:
+        fix = (
+            "check --policy"
+            if not Path(args.policy).is_file()
+            else f"`tuning-governor validate {args.policy}` lists every problem"
+        )
+        raise ReplayInputError(f"{exc}; {fix}") from exc
     if args.mode:
         policy = policy.model_copy(update={"mode": args.mode})
     try:
@@ -145,16 +155,19 @@ def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
     s3 = cli_client("s3") if is_s3_uri(source) else None
     total = count_lines(source)
     with progress_bar(f"replaying {Path(source).name or source}", total=total) as bar:
-        result = replay_events(
-            args.events,
-            policy,
-            policy_source=str(args.policy),
-            sweep_every=args.sweep_every,
-            probe=probe,
-            store=store,
-            s3=s3,
-            on_line=lambda number: bar.update(completed=number),
-        )
+        try:
+            result = replay_events(
+                args.events,
+                policy,
+                policy_source=str(args.policy),
+                sweep_every=args.sweep_every,
+                probe=probe,
+                store=store,
+                s3=s3,
+                on_line=lambda number: bar.update(completed=number),
+            )
+        except ReplayInputError as exc:
+            raise ReplayInputError(f"{exc}; {EVENTS_FIX}") from exc
         bar.update(completed=result.events.lines if total is None else total, total=total or result.events.lines)
     text = result.model_dump_json(indent=2) + "\n"
     if args.out and args.out != "-":

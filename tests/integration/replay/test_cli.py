@@ -113,7 +113,9 @@ def test_a_missing_events_file_exits_2_with_one_line(
     printed = capsys.readouterr()
     assert status == 2
     assert (
-        one_line(printed.err) == f"tuning-governor replay: cannot read events file {missing}: No such file or directory"
+        one_line(printed.err)
+        == f"tuning-governor replay: cannot read events file {missing}: No such file or directory;"
+        " EVENTS is a JSONL file (- = stdin), a capture folder or s3://bucket/prefix (docs/replay.md)"
     )
     assert printed.out == ""
     assert not (tmp_path / "r.json").exists()
