@@ -35,7 +35,7 @@ def _cell(outcome: Outcome, inputs: Path) -> str:
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
     if not lines:
         return "(nothing on stderr" + (": findings on stdout)" if outcome.code else ")")
-    return " ".join(f"`{_generic(line, inputs)}`" for line in lines)
+    return " ".join(f"`` {_generic(line, inputs)} ``" for line in lines)  # the lines hold backticks
 
 
 def table() -> str:
