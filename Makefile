@@ -14,7 +14,7 @@ setup-sdk:
 
 ## The offline demo: the seed's XGBoost Hyperband job on the AMT stand-in, handlers in-process.
 demo: setup
-	$(PY) -m governor_sim.demo
+	$(PY) -m governor_sim.cli demo
 
 ## Everything CI runs: lint, types, unit, integration (moto + AMT stand-in + SDK), template checks, sam build.
 test: setup-sdk lint typecheck

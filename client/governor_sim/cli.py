@@ -3,82 +3,150 @@
     tuning-governor replay EVENTS.jsonl --policy POLICY.yaml --out RESULT.json
     python -m governor_sim.cli replay EVENTS.jsonl --policy POLICY.yaml --out RESULT.json
 
-Subcommands:
+Subcommands (docs/cli.md):
   replay   what a policy would have done to captured SageMaker events, and what it would have saved,
            with the scheduled sweep run on the events' timeline (--sweep-every, default the
            template's rate(5 minutes); 0 = none); --html DIR also writes the what-if as an HTML page
-           with plots (docs/replay.md)
+           with plots (docs/replay.md). Offline, except an s3:// source (your AWS credentials)
   report   an HTML page with plots (and PNGs for chat) of a job, a team or a month, read from the
            governor's DynamoDB table (--table; your AWS credentials)
   validate check a policy before it goes live: the governor's schema checks plus semantic ones
            (budgets below an hour of a team's capacity, quotas above the account's with --account,
            guards that monitor mode will never enforce, deprecated keys); --format json for CI
+  simulate write an event log (the input of replay) from a scenario file, offline
+  demo     the offline demo (as `make demo`)
 
-Exit status: 0 on success; 2 for a usage error or an unusable input (one line on stderr).
-validate: 0 good, 1 warnings, 2 broken (like linters).
+Exit status (``governor_sim.cli_errors.ExitCode``, docs/cli.md): 0 done; 1 findings (validate's
+warnings); 2 bad usage or input; 3 AWS unusable (credentials, access, endpoint, missing table);
+4 replay rejected too many lines; 5 unexpected error (a bug); 130 interrupted. Each failure is one line
+on stderr; ``--debug`` adds the traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable
+from typing import NoReturn
 
-from governor_sim import prices_export, replay, report, validate
+from governor_sim import demo_cli, prices_export, replay, report, simulate, validate
+from governor_sim.cli_errors import ExitCode, run_guarded
 
 Command = Callable[[argparse.Namespace], int]
 
 
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line naming the fix (``--help``), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(ExitCode.USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _add_debug(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=default,
+        help="on failure, print the traceback too (default: one line; or set TUNING_GOVERNOR_DEBUG=1)",
+    )
+
+
+def _demo(args: argparse.Namespace) -> int:
+    """Run the demo; 0, or 1 when a handler failed on the way."""
+    from governor_sim import demo  # noqa: PLC0415 - sets fake credentials when imported: only when it runs
+
+    with simulate.offline_environment():
+        return demo.run_with_args(args)
+
+
+#: Each subcommand: its name, its arguments, what runs it, its one-line help and its --help description.
+SUBCOMMANDS: tuple[tuple[str, Callable[[argparse.ArgumentParser], None], Command, str, str], ...] = (
+    (
+        "replay",
+        replay.add_arguments,
+        replay.run_command,
+        "replay captured SageMaker events under a policy: decisions, stops, summaries and savings",
+        "Replay EventBridge events (one per line, as a rule target receives them) through the real"
+        " handlers under POLICY and report what the policy would have decided, stopped and saved."
+        " Offline for a file or folder; an s3:// source is read with your AWS credentials. See docs/replay.md.",
+    ),
+    (
+        "validate",
+        validate.add_arguments,
+        validate.run_command,
+        "check a policy before it goes live: exit 0 good, 1 warnings, 2 broken",
+        "Check POLICY with the governor's own schema checks and semantic ones (budgets below an hour of"
+        " a team's capacity, guards monitor mode never enforces, deprecated keys), offline; with --account"
+        " also quotas against the account's Service Quotas (AWS credentials). Exit 0 good, 1 warnings, 2 broken.",
+    ),
+    (
+        "report",
+        report.add_arguments,
+        report.run_command,
+        "an HTML page (and PNGs) of a job, a team or a month, from the governor's table (AWS credentials)",
+        "Read the governor's DynamoDB table (calls AWS with your AWS credentials) and write a self-contained"
+        " HTML page: objective by trial with the best so far, cumulative cost with the budget and the stop,"
+        " instances held per type against the limit. Needs matplotlib (the cli extra).",
+    ),
+    (
+        "simulate",
+        simulate.add_arguments,
+        simulate.run_command,
+        "write an event log (replay's input) from a scenario file, offline",
+        simulate.DESCRIPTION,
+    ),
+    (
+        "prices",
+        prices_export.add_arguments,
+        prices_export.run_command,
+        "the prices the deployed governor uses: prices export (AWS credentials)",
+        "Read the price catalogs the deployed governor's daily refresh stored in its DynamoDB table (calls AWS"
+        " with your AWS credentials) and write them in the bundled catalogue's format, for replay --prices FILE.",
+    ),
+    ("demo", demo_cli.add_arguments, _demo, "the offline demo (make demo)", demo_cli.DESCRIPTION),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser: one subparser per subcommand, each setting ``command`` to the function that runs it."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="tuning-governor",
-        description="Tuning Governor's client tools (offline; nothing is sent to AWS).",
+        description=(
+            "Tuning Governor's client tools. replay (of a file), simulate, validate and demo run offline;"
+            " report, validate --account and replay s3:// call AWS with your credentials. Exit codes: docs/cli.md."
+        ),
     )
+    _add_debug(parser, False)
     commands = parser.add_subparsers(title="commands", dest="name", required=True, metavar="COMMAND")
-    replay_parser = commands.add_parser(
-        "replay",
-        help="replay captured SageMaker events under a policy: decisions, stops, summaries and savings",
-        description=(
-            "Replay EventBridge events (one per line, as a rule target receives them) through the real"
-            " handlers under POLICY, offline, and report what the policy would have decided, stopped and"
-            " saved. See docs/replay.md."
-        ),
-    )
-    replay.add_arguments(replay_parser)
-    replay_parser.set_defaults(command=replay.run_command)
-    validate_parser = commands.add_parser(
-        "validate",
-        help="check a policy before it goes live: exit 0 good, 1 warnings, 2 broken",
-        description=(
-            "Check POLICY with the governor's own schema checks and semantic ones (budgets below an hour of"
-            " a team's capacity, quotas above the account's with --account, guards monitor mode never"
-            " enforces, deprecated keys). Exit 0 good, 1 warnings, 2 broken."
-        ),
-    )
-    validate.add_arguments(validate_parser)
-    validate_parser.set_defaults(command=validate.run_command)
-    report_parser = commands.add_parser(
-        "report",
-        help="an HTML page (and PNGs) of a job, a team or a month, from the governor's table",
-        description=(
-            "Read the governor's DynamoDB table (your AWS credentials) and write a self-contained HTML page:"
-            " objective by trial with the best so far, cumulative cost with the budget and the stop, instances"
-            " held per type against the limit. Needs matplotlib (client side)."
-        ),
-    )
-    report.add_arguments(report_parser)
-    report_parser.set_defaults(command=report.run_command)
-    prices_parser = commands.add_parser("prices", help="the prices the deployed governor uses (prices export)")
-    prices_export.add_arguments(prices_parser)
+    for name, add_arguments, runner, help_text, description in SUBCOMMANDS:
+        sub = commands.add_parser(name, help=help_text, description=description)
+        add_arguments(sub)
+        _add_debug(sub, argparse.SUPPRESS)
+        sub.set_defaults(command=runner)
     return parser
 
 
+def _quiet_layer_logs() -> None:
+    """The governor's Powertools logger writes JSON lines for Lambda; at a terminal only errors matter."""
+    from tuning_governor.observability import logger  # noqa: PLC0415 - only once a command runs
+
+    logger.setLevel("ERROR")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv`` (default: the process arguments) and run the subcommand; return its exit status."""
-    args = build_parser().parse_args(argv)
+    """Parse ``argv`` (default: the process arguments) and run the subcommand; return its exit status
+    (``ExitCode``). A failure is one line on stderr (with ``--debug``, after its traceback)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed in one line
+        return int(exc.code or 0) if not isinstance(exc.code, str) else int(ExitCode.USAGE)
+    debug = bool(args.debug) or os.environ.get("TUNING_GOVERNOR_DEBUG", "") not in ("", "0")
+    if not debug:
+        _quiet_layer_logs()
     command: Command = args.command
-    return command(args)
+    return run_guarded(args.name, lambda: command(args), debug=debug)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

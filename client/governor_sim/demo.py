@@ -44,8 +44,10 @@ from moto import mock_aws
 
 from governor_sim.amt import DefaultTrialBehaviour
 from governor_sim.demo_acts import ACT_ONE, ACT_TWO, ENFORCE, MONITOR, P3_2X, P3_8X, START, ActResult
-from governor_sim.demo_output import print_results, progress_printer, timeline
-from governor_sim.offline import STORE_KINDS, store_kind
+from governor_sim.demo_cli import DESCRIPTION, add_arguments
+from governor_sim.demo_output import print_results, timeline, write_raw
+from governor_sim.demo_progress import act_progress
+from governor_sim.offline import store_kind
 from governor_sim.report import write_report
 from governor_sim.scenarios import SeedWorkload
 from governor_sim.simulation import Scenario, Simulation
@@ -69,17 +71,19 @@ def _run_act(
     print(f"\n=== {title} (policy mode: {policy.mode}) ===", file=out)
     with (
         mock_aws(),
+        act_progress(title, scenario, out) as progress,
         Simulation(
             scenario,
             seed=seed,
             start=START,
             slack_url=slack_url,
             environment={"policy": policy, "store": store_kind(table)},
-            on_progress=progress_printer(out),
-            progress_every_s=900,
+            on_progress=progress,
+            progress_every_s=300,
             quiet_handlers=True,
         ) as sim,
     ):
+        progress.sagemaker = sim.env.sagemaker
         # The account's applied Service Quotas, as Service Quotas would answer them.
         sim.amt.set_applied_quota(P3_2X, 8)
         sim.amt.set_applied_quota(P3_8X, 16)
@@ -117,43 +121,41 @@ def _read_jobs(
 
 
 def run(
-    out: TextIO = sys.stdout, seed: int = 7, report_dir: Path | None = None, store: str | None = None
+    out: TextIO = sys.stdout,
+    seed: int = 7,
+    report_dir: Path | None = None,
+    store: str | None = None,
+    raw_json: Path | None = None,
 ) -> dict[str, Any]:
-    """Run both acts; print the timeline and results to ``out``; return what was printed, as data.
-    With ``report_dir``, each act's account is also written as an HTML report (one folder per act).
-    ``store``: ``memory`` or ``moto`` (default ``$TUNING_GOVERNOR_STORE``, else ``memory``)."""
+    """Run both acts; print the timeline and a summary of the results to ``out``; return the results as data.
+    With ``report_dir``, each act's account is also written as an HTML report (one folder per act), and
+    the raw data (decision rows, summaries, SNS and Slack messages) as ``demo-data.json`` there, unless
+    ``raw_json`` names another file. ``store``: ``memory`` or ``moto`` (default ``$TUNING_GOVERNOR_STORE``,
+    else ``memory``)."""
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     print("Tuning Governor offline demo: a governed SageMaker account on a virtual clock", file=out)
     with SlackWebhookServer() as slack:
         # The seed job's trials are timed as the seed reported them; the other jobs keep the stand-in's.
         act_one = replace(ACT_ONE, behaviour=SeedWorkload(DefaultTrialBehaviour(seed=seed)))
+        plays = (
+            ("Act 1: enforce", act_one, ENFORCE, "act-1-enforce"),
+            ("Act 2: the same guard in monitor mode", ACT_TWO, MONITOR, "act-2-monitor"),
+        )
         acts = [
             _run_act(
-                "Act 1: enforce",
-                act_one,
-                ENFORCE,
+                title,
+                scenario,
+                policy,
                 slack_url=slack.url,
                 seed=seed,
                 out=out,
-                report_dir=report_dir / "act-1-enforce" if report_dir else None,
+                report_dir=report_dir / folder if report_dir else None,
                 table=store,
-            ),
-            _run_act(
-                "Act 2: the same guard in monitor mode",
-                ACT_TWO,
-                MONITOR,
-                slack_url=slack.url,
-                seed=seed,
-                out=out,
-                report_dir=report_dir / "act-2-monitor" if report_dir else None,
-                table=store,
-            ),
+            )
+            for title, scenario, policy, folder in plays
         ]
         print_results(acts, slack, out)
-        for act in acts:
-            if act.report is not None:
-                print(f"\nHTML report of {act.title}: {act.report}", file=out)
-        return {
+        data = {
             "summaries": {name: s for act in acts for name, s in act.summaries.items()},
             "decisions": {name: d for act in acts for name, d in act.decisions.items()},
             "sns": [m for act in acts for m in act.sns],
@@ -161,26 +163,30 @@ def run(
             "errors": sum(act.result.errors for act in acts),
             "reports": [act.report for act in acts if act.report is not None],
         }
+        raw = raw_json or (report_dir / "demo-data.json" if report_dir is not None else None)
+        _print_files(acts, write_raw(data, raw) if raw is not None else None, out)
+        return data
+
+
+def _print_files(acts: list[ActResult], raw: Path | None, out: TextIO) -> None:
+    print("", file=out)
+    for act in acts:
+        if act.report is not None:
+            print(f"HTML report of {act.title}: {act.report}", file=out)
+    if raw is not None:
+        print(f"Raw data (every decision row, the summaries, the SNS and Slack messages as sent): {raw}", file=out)
+
+
+def run_with_args(args: argparse.Namespace) -> int:
+    """Run the demo as ``tuning-governor demo`` parsed it: 0, or 1 when a handler failed on the way."""
+    data = run(seed=args.seed, report_dir=args.report_dir.resolve(), store=args.store, raw_json=args.json)
+    return 1 if data["errors"] else 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m governor_sim.demo", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seed", type=int, default=7, help="seed of the simulated trials (default 7)")
-    parser.add_argument(
-        "--report-dir",
-        type=Path,
-        default=Path("demo-report"),
-        help="where the HTML report of each act's account is written (default demo-report/)",
-    )
-    parser.add_argument(
-        "--store",
-        choices=STORE_KINDS,
-        default=None,
-        help="the governor's table: memory (default, or $TUNING_GOVERNOR_STORE) or moto (DynamoDB on moto)",
-    )
-    args = parser.parse_args(argv)
-    data = run(seed=args.seed, report_dir=args.report_dir.resolve(), store=args.store)
-    return 1 if data["errors"] else 0
+    parser = argparse.ArgumentParser(prog="python -m governor_sim.demo", description=DESCRIPTION)
+    add_arguments(parser)
+    return run_with_args(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

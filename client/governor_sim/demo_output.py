@@ -1,15 +1,18 @@
-"""What the demo prints: progress, each act's timeline, the seed job's table, the closing sections."""
+"""What the demo prints: each act's timeline, the seed job's table, every job with its decisions, the reports
+sent; and the raw data as a JSON file (``write_raw``)."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, TextIO
 
 from governor_sim.demo_acts import SEED_JOB, START, ActResult
-from governor_sim.simulation import Progress, SimulationResult
+from governor_sim.simulation import SimulationResult
 from governor_sim.slack_server import SlackWebhookServer
 from tuning_governor.models.records import JobSummary
 
@@ -20,19 +23,6 @@ def _money(value: Decimal | None) -> str:
 
 def _clock(moment: datetime) -> str:
     return f"+{(moment - START).total_seconds() / 60:5.1f} min"
-
-
-def progress_printer(out: TextIO) -> Any:
-    def show(p: Progress) -> None:
-        bar = "#" * min(30, p.trial_events_delivered // 10)
-        state = "done" if p.done else f"{p.pending_deliveries} in flight"
-        print(
-            f"  [{_clock(p.virtual_time)}] {p.deliveries:4d} events delivered"
-            f" ({p.trial_events_delivered:4d} trial events) {bar:<30} {state}",
-            file=out,
-        )
-
-    return show
 
 
 def timeline(result: SimulationResult) -> list[str]:
@@ -93,69 +83,95 @@ def seed_table(seed: JobSummary) -> list[str]:
 
 
 def print_results(acts: list[ActResult], slack: SlackWebhookServer, out: TextIO) -> None:
-    """The demo's closing sections: the seed job, every job, the table's rows, SNS and Slack."""
-    seed = acts[0].summaries[SEED_JOB]
-    _print_seed(seed, out)
+    """The demo's closing sections: the seed job, every job with what the governor decided, the reports sent."""
+    _print_seed(acts[0].summaries[SEED_JOB], out)
     _print_jobs(acts, out)
-    _print_rows(acts, seed, out)
-    _print_sns(acts, out)
-    _print_slack(slack, out)
+    _print_reports(acts, slack, out)
+
+
+def _hyperparameters(values: dict[str, str]) -> str:
+    def short(text: str) -> str:
+        try:
+            return f"{float(text):.3g}" if "." in text else text
+        except ValueError:
+            return text
+
+    return ", ".join(f"{k}={short(v)}" for k, v in sorted(values.items()))
 
 
 def _print_seed(seed: JobSummary, out: TextIO) -> None:
     print(f"\n=== The seed job: {SEED_JOB} ===", file=out)
     assert seed.objective is not None
     print(f"  best {seed.objective.name}: {seed.objective.value} ({seed.best_training_job})", file=out)
-    print(f"  best hyperparameters: {json.dumps(seed.best_hyperparameters, sort_keys=True)}", file=out)
-    print(f"  trials: {seed.trials_by_status}", file=out)
+    print(f"  best hyperparameters: {_hyperparameters(dict(seed.best_hyperparameters or {}))}", file=out)
+    print(f"  trials: {', '.join(f'{n} {status}' for status, n in sorted(seed.trials_by_status.items()))}", file=out)
     for line in seed_table(seed):
         print(line, file=out)
 
 
+def short_reason(message: str) -> str:
+    """A decision's message without its parenthesised details (sources, breakdowns): the comparison itself."""
+    previous = None
+    while previous != message:
+        previous, message = message, re.sub(r"\s*\([^()]*\)", "", message)
+    head = message.split(": ")[0]
+    # "projected $112.61 > budget $50.00: spent ..., 1 trials finished ...": the comparison says it all
+    return " ".join((head if re.search(r"[<>]", head) else message).split())
+
+
+def _action(row: dict[str, Any]) -> str:
+    action = str(row.get("action", ""))
+    return "would stop (monitor)" if action == "would-stop" else action.replace("-", " ")
+
+
+def decision_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per decision, in time order: when, the rule and verdict, what was done, and why."""
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        seen.setdefault((row.get("sk"), row.get("action"), row.get("at")), row)
+    lines = []
+    for row in sorted(seen.values(), key=lambda r: str(r.get("at", ""))):
+        at = datetime.fromisoformat(str(row["at"])).strftime("%H:%M:%S") if row.get("at") else "--:--:--"
+        verdict = row.get("verdict") or str(row.get("sk", "")).rsplit("#", 1)[-1]
+        reason = short_reason(str(row.get("message", "")))
+        lines.append(f"      {at}  {row.get('rule')} {verdict}: {_action(row)}  {reason}")
+    return lines
+
+
 def _print_jobs(acts: list[ActResult], out: TextIO) -> None:
-    print("\n=== Every job ===", file=out)
-    print(f"  {'job':<20} {'status':<10} {'trials':>6} {'best AUC':>9} {'cost':>10}  decisions", file=out)
+    print("\n=== Every job, and what the governor decided (times UTC) ===", file=out)
+    print(f"  {'job':<20} {'status':<10} {'trials':>6} {'best AUC':>9} {'cost':>10}  team", file=out)
     for act in acts:
+        print(f"  {act.title}", file=out)
         for name, summary in act.summaries.items():
             best = summary.objective.value if summary.objective and summary.objective.value is not None else None
-            made = ", ".join(f"{d['rule']}:{d['action']}" for d in act.decisions.get(name, [])) or "-"
             best_text = f"{best:.4f}" if best is not None else "-"
             print(
                 f"  {name:<20} {summary.status:<10} {summary.trials_total:>6} {best_text:>9}"
-                f" {_money(summary.cost.cost_usd):>10}  {made}",
+                f" {_money(summary.cost.cost_usd):>10}  {summary.team or '-'}",
                 file=out,
             )
+            for line in decision_lines(act.decisions.get(name, [])) or ["      no rule fired"]:
+                print(line, file=out)
 
 
-def _print_rows(acts: list[ActResult], seed: JobSummary, out: TextIO) -> None:
-    print("\n=== DynamoDB: decision rows ===", file=out)
-    for act in acts:
-        for rows in act.decisions.values():
-            for row in rows:
-                shown = {k: row[k] for k in ("pk", "sk", "rule", "mode", "action", "at", "message") if k in row}
-                print("  " + json.dumps(shown, default=str), file=out)
-    print(f"\n=== DynamoDB: JOB#{SEED_JOB} / SUMMARY ===", file=out)
-    print(seed.model_dump_json(indent=2), file=out)
+def _print_reports(acts: list[ActResult], slack: SlackWebhookServer, out: TextIO) -> None:
+    sns = [m for act in acts for m in act.sns]
+    print(
+        f"\n=== Reports sent: {len(sns)} to SNS, {len(slack.messages)} to Slack (local webhook on 127.0.0.1) ===",
+        file=out,
+    )
+    for message in sns:
+        print(f"  {str(message.get('Subject')).removeprefix('[tuning-governor] ')}", file=out)
 
 
-def _print_sns(acts: list[ActResult], out: TextIO) -> None:
-    print("\n=== SNS reports (read back from a queue subscribed to the topic) ===", file=out)
-    for act in acts:
-        for message in act.sns:
-            attributes = {k: v["Value"] for k, v in message.get("MessageAttributes", {}).items()}
-            print(f"  - {message.get('Subject')}  {attributes}", file=out)
-    for act in acts:
-        for message in act.sns:
-            if "STOPPED" in str(message.get("Subject")) or SEED_JOB in str(message.get("Subject")):
-                print(f"\n  Subject: {message.get('Subject')}\n", file=out)
-                print("\n".join("    " + line for line in message["Message"].splitlines()), file=out)
-
-
-def _print_slack(slack: SlackWebhookServer, out: TextIO) -> None:
-    print(f"\n=== Slack (local webhook on 127.0.0.1): {len(slack.messages)} messages ===", file=out)
-    for message in slack.messages:
-        print(f"  - {message.get('text')}", file=out)
-    stopped = next((m for m in slack.messages if "STOPPED" in str(m.get("text"))), None)
-    if stopped is not None:
-        print("\n  Block Kit of the first stop report:", file=out)
-        print("\n".join("    " + line for line in json.dumps(stopped, indent=2).splitlines()), file=out)
+def write_raw(data: dict[str, Any], path: Path) -> Path:
+    """The demo's results as JSON (summaries as the table holds them) at ``path``; the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        **data,
+        "summaries": {name: summary.model_dump(mode="json") for name, summary in data["summaries"].items()},
+        "reports": [str(page) for page in data["reports"]],
+    }
+    path.write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
+    return path

@@ -23,10 +23,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
-import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
 
+from governor_sim.cli_aws import cli_client
+from governor_sim.cli_errors import CommandError, classify
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.domain.pricing import PriceCatalog, RegionCatalog, bundled_catalog
 
@@ -70,15 +71,13 @@ def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def stored_catalogs(table: str, region: str | None = None, client: Any = None) -> list[RegionCatalog]:
-    """The catalogs stored in ``table``; ``PricesInputError`` when it cannot be read."""
+    """The catalogs stored in ``table``; ``CommandError`` (exit 3, AWS cannot be used) when it cannot be read."""
     try:
-        dynamodb = client or boto3.client("dynamodb", region_name=region)
+        dynamodb = client or cli_client("dynamodb", region)
         return GovernorStore(dynamodb, table).price_catalogs()
-    except ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code", "error")
-        raise PricesInputError(f"cannot read the prices in table {table}: {code}") from None
-    except BotoCoreError as exc:
-        raise PricesInputError(f"cannot read the prices in table {table}: {exc}") from None
+    except (ClientError, BotoCoreError) as exc:
+        code, line = classify(exc)
+        raise CommandError(f"cannot read the prices in table {table}: {line}", code) from exc
 
 
 def catalogue_document(catalogs: list[RegionCatalog], table: str) -> dict[str, Any]:
@@ -107,13 +106,9 @@ def _numbers(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    """``prices export``: 0 with the file written, 2 with one line on stderr when the table cannot be read."""
+    """``prices export``: 0 with the file written; 3 (``CommandError``, one line) when the table cannot be read, 2 when the file cannot be written."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
-    try:
-        catalogs = stored_catalogs(args.table, args.region)
-    except PricesInputError as exc:
-        print(f"tuning-governor prices export: {exc}", file=err)
-        return 2
+    catalogs = stored_catalogs(args.table, args.region)
     text = json.dumps(catalogue_document(catalogs, args.table), indent=2) + "\n"
     if args.out == "-":
         out.write(text)

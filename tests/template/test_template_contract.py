@@ -263,11 +263,12 @@ def test_dev_environment_runs_the_documented_runtime_sdk() -> None:
     documented = _documented_runtime_sdk()
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
-    # The layer leaves the SDK to the Lambda runtime; the dev extra pins the version the tests run on,
-    # the one README documents, and the dev environment has exactly that installed.
+    # The layer leaves the SDK to the Lambda runtime; the cli extra (which dev includes) pins the version
+    # the tests run on, the one README documents, and the dev environment has exactly that installed.
     assert not {_name(line) for line in project["dependencies"]} & {"boto3", "botocore", "s3transfer"}
-    dev = set(project["optional-dependencies"]["dev"])
-    assert {f"{name}=={version}" for name, version in documented.items()} <= dev
+    extras = project["optional-dependencies"]
+    assert "tuning-governor[cli]" in extras["dev"]
+    assert {f"{name}=={version}" for name, version in documented.items()} <= set(extras["cli"])
     assert {name: importlib.metadata.version(name) for name in documented} == documented
 
 

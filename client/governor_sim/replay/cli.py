@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import TextIO
 
 from governor_sim import prices_export
+from governor_sim.cli_aws import cli_client
+from governor_sim.cli_errors import ExitCode, fail
 from governor_sim.offline import STORE_KINDS, store_kind
+from governor_sim.progress import progress_bar
+from governor_sim.replay.capture import is_s3_uri
 from governor_sim.replay.lines import ReplayInputError
 from governor_sim.replay.model import ReplayResult
 from governor_sim.replay.page import ReplayInputs, write_replay_page
@@ -21,7 +25,10 @@ from governor_sim.replay.schedule import DEFAULT_SWEEP_EVERY, DEFAULT_SWEEP_SCHE
 from governor_sim.replay.sources import load_policy
 from governor_sim.replay.summary import render_summary
 from governor_sim.replay.timeline import Timeline
+from governor_sim.replay.verdict import DEFAULT_MAX_REJECTED_PERCENT, count_lines, max_rejected, rejection_problem
 from tuning_governor.policy import Policy
+
+EVENTS_FIX = "EVENTS is a JSONL file (- = stdin), a capture folder or s3://bucket/prefix (docs/replay.md)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +62,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=(
             f"run the scheduled sweep on the event timeline this often: 5 (minutes), 90s, 15m, 1h or"
             f" rate(5 minutes); 0 = no sweep (default: {DEFAULT_SWEEP_SCHEDULE}, as template.yaml deploys it)"
+        ),
+    )
+    parser.add_argument(
+        "--max-rejected",
+        type=max_rejected,
+        default=DEFAULT_MAX_REJECTED_PERCENT,
+        metavar="PERCENT",
+        help=(
+            "exit 4 when more than this share of the lines are not events (default"
+            f" {DEFAULT_MAX_REJECTED_PERCENT:g}%%); a replay whose every line is rejected always exits 4"
         ),
     )
     _add_output_arguments(parser)
@@ -118,7 +135,15 @@ def _sweep_argument(text: str) -> timedelta | None:
 
 def _inputs(args: argparse.Namespace) -> tuple[Policy, str]:
     """The policy (with ``--mode``) and the store kind; ``ReplayInputError`` for the first unusable input."""
-    policy = load_policy(args.policy)
+    try:
+        policy = load_policy(args.policy)
+    except ReplayInputError as exc:
+        fix = (
+            "check --policy"
+            if not Path(args.policy).is_file()
+            else f"`tuning-governor validate {args.policy}` lists every problem"
+        )
+        raise ReplayInputError(f"{exc}; {fix}") from exc
     if args.mode:
         policy = policy.model_copy(update={"mode": args.mode})
     try:
@@ -141,16 +166,27 @@ def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
     except prices_export.PricesInputError as exc:
         raise ReplayInputError(str(exc)) from None
     probe = Timeline(jobs_drawn=args.html_jobs) if getattr(args, "html", None) else None
-    result = replay_events(
-        args.events,
-        policy,
-        policy_source=str(args.policy),
-        sweep_every=args.sweep_every,
-        probe=probe,
-        store=store,
-        facts_table=getattr(args, "facts_from_table", None),
-        catalog=catalog,
-    )
+    source = str(args.events)
+    s3 = cli_client("s3") if is_s3_uri(source) else None
+    total = count_lines(source)
+    with progress_bar(f"replaying {Path(source).name or source}", total=total) as bar:
+        try:
+            result = replay_events(
+                args.events,
+                policy,
+                policy_source=str(args.policy),
+                sweep_every=args.sweep_every,
+                probe=probe,
+                store=store,
+                s3=s3,
+                facts_table=getattr(args, "facts_from_table", None),
+                dynamodb=cli_client("dynamodb") if getattr(args, "facts_from_table", None) else None,
+                catalog=catalog,
+                on_line=lambda number: bar.update(completed=number),
+            )
+        except ReplayInputError as exc:
+            raise ReplayInputError(f"{exc}; {EVENTS_FIX}") from exc
+        bar.update(completed=result.events.lines if total is None else total, total=total or result.events.lines)
     text = result.model_dump_json(indent=2) + "\n"
     if args.out and args.out != "-":
         try:
@@ -162,13 +198,13 @@ def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
 
 
 def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    """Run ``replay`` with parsed arguments. 0 on success; 2 with one line on stderr when an input is unusable."""
+    """Run ``replay`` with parsed arguments. 0 on success; one line on stderr and 2 when an input is
+    unusable, 3 when AWS is (an s3:// source), 4 when too many lines were rejected (``--max-rejected``)."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         result, text, page = _replay(args)
     except ReplayInputError as exc:
-        print(f"tuning-governor replay: {exc}", file=err)
-        return 2
+        return fail("replay", exc, debug=bool(getattr(args, "debug", False)), stream=err, known=ExitCode.USAGE)
     summary_stream = out
     if args.out == "-":
         out.write(text)
@@ -176,6 +212,10 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
     summary_stream.write(render_summary(result, events_source=str(args.events), out=args.out))
     if page is not None:
         summary_stream.write(f"HTML report: {page}\n")
+    problem = rejection_problem(result, str(args.events), getattr(args, "max_rejected", DEFAULT_MAX_REJECTED_PERCENT))
+    if problem is not None:
+        print(f"tuning-governor replay: {problem}", file=err)
+        return int(ExitCode.REJECTED)
     return 0
 
 

@@ -85,6 +85,7 @@ def replay_lines(  # noqa: PLR0913 - keyword-only options of the library call, o
     reread: Callable[[], Iterable[bytes | str]] | None = None,
     facts: TableFacts | None = None,
     catalog: PriceCatalog | None = None,
+    on_line: Callable[[int], None] | None = None,
 ) -> ReplayResult:
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
@@ -97,7 +98,8 @@ def replay_lines(  # noqa: PLR0913 - keyword-only options of the library call, o
     in-memory table) or ``moto`` (the DynamoDB adapter on moto); default ``$TUNING_GOVERNOR_STORE``, else
     ``memory``; both give the same result. Quiet: the handlers' logs and metrics are suppressed.
     Deterministic: the same lines and policy give the same result.
-    A ``probe`` watches the run (see ``ReplayProbe``); it does not change the result.
+    A ``probe`` watches the run (see ``ReplayProbe``); it does not change the result. ``on_line`` is
+    called with each line's number once it is replayed (a progress bar); it does not change the result.
     ``reread``: a second reading of the same lines (a file opened again). Given it, with the in-memory
     store and no probe, the replay first finds each tuning job's last line and forgets each job once
     nothing left can change it (``governor_sim.replay.forget``): the same result, in memory that does
@@ -125,6 +127,8 @@ def replay_lines(  # noqa: PLR0913 - keyword-only options of the library call, o
         )
         for number, raw in enumerate(lines, start=1):
             run.feed(number, raw)
+            if on_line is not None:
+                on_line(number)
         result = run.result(policy_source)
         if probe is not None:
             probe.finish(result)
@@ -171,6 +175,7 @@ def replay_events(  # noqa: PLR0913 - keyword-only options of the library call, 
     facts_table: str | None = None,
     dynamodb: Any = None,
     catalog: PriceCatalog | None = None,
+    on_line: Callable[[int], None] | None = None,
 ) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = stdin), a capture folder or an ``s3://bucket/prefix``
     (read as :func:`governor_sim.replay.sources.open_events` says). ``ReplayInputError`` with one line
@@ -195,4 +200,5 @@ def replay_events(  # noqa: PLR0913 - keyword-only options of the library call, 
             reread=events.reread,
             facts=facts,
             catalog=catalog,
+            on_line=on_line,
         )

@@ -80,11 +80,10 @@ def live_account_quota(region: str) -> AccountQuota:
     # Imported here: the offline checks need neither boto3 nor credentials.
     from datetime import UTC, datetime  # noqa: PLC0415
 
-    import boto3  # noqa: PLC0415
-
+    from governor_sim.cli_aws import cli_client  # noqa: PLC0415
     from tuning_governor.adapters.quotas import QuotaGateway  # noqa: PLC0415
 
-    gateway = QuotaGateway(boto3.client("service-quotas", region_name=region), clock=lambda: datetime.now(UTC))
+    gateway = QuotaGateway(cli_client("service-quotas", region), clock=lambda: datetime.now(UTC))
 
     def applied(instance_type: str) -> int | None:
         quota = gateway.training_quota(instance_type)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
 
+from governor_sim.progress import progress_bar
 from governor_sim.validate.account import live_account_quota
 from governor_sim.validate.findings import DEFAULT_REGION, render_text
 from governor_sim.validate.validation import CheckOptions, validate_text
@@ -46,7 +48,8 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"tuning-governor validate: cannot read {source}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        reason = getattr(exc, "strerror", None) or f"{type(exc).__name__}: {exc}"
+        print(f"tuning-governor validate: cannot read {source}: {reason}; check the path", file=sys.stderr)
         return 2
     account_quota = live_account_quota(args.region) if args.account else None
     options = CheckOptions(
@@ -55,7 +58,8 @@ def run_command(args: argparse.Namespace) -> int:
         slack_secret_prefix=args.slack_secret_prefix,
         team_topic_prefix=args.team_topic_prefix,
     )
-    result = validate_text(text, source, options)
+    with progress_bar(f"reading Service Quotas in {args.region}") if args.account else contextlib.nullcontext():
+        result = validate_text(text, source, options)
     if args.format == "json":
         print(result.model_dump_json(indent=2))
     else:

@@ -111,7 +111,7 @@ def test_replay_with_an_exported_file_equals_the_replay_from_the_table(
     assert from_file["savings"] == from_table["savings"]
 
 
-def test_a_missing_table_is_one_line_and_exit_2(
+def test_a_missing_table_is_one_line_and_exit_3(
     aws_credentials: None, history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with mock_aws():
@@ -119,5 +119,5 @@ def test_a_missing_table_is_one_line_and_exit_2(
         policy.write_text("mode: monitor\n")
         status = main(["replay", str(history), "--policy", str(policy), "--prices-from-table", "nope"])
     err = capsys.readouterr().err
-    assert status == 2
+    assert status == 3  # docs/cli.md: a table that does not exist is "AWS cannot be used from here"
     assert err.count("\n") == 1 and "nope" in err and "Traceback" not in err
