@@ -179,13 +179,13 @@ def test_the_command_reads_the_table_and_says_what_it_read(month: Capture, deplo
     assert "stop team-b-hpo (concurrency)" in out.getvalue()
 
 
-def test_a_missing_table_exits_2_with_one_line(mocked_aws: None, month: Capture, tmp_path: Path) -> None:
+def test_a_missing_table_exits_3_with_one_line(mocked_aws: None, month: Capture, tmp_path: Path) -> None:
     events = write_jsonl(tmp_path / "thin.jsonl", (thin(e) for e in month.events))
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
     out, err = io.StringIO(), io.StringIO()
     code = run_command(_args([str(events), "--policy", str(policy), "--facts-from-table", "no-such-table"]), out, err)
-    assert code == 2
+    assert code == 3  # docs/cli.md: a table that does not exist is "AWS cannot be used from here"
     assert err.getvalue().count("\n") == 1
     assert "no-such-table" in err.getvalue()
 
