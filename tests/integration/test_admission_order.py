@@ -116,6 +116,20 @@ def test_a_lost_arrival_over_the_quota_is_judged_by_the_sweep(world: World) -> N
     assert world.env.services.store.read_ledger().reservations == {}
 
 
+def test_the_sweep_judges_the_jobs_it_finds_in_creation_order(world: World) -> None:
+    # Given A (4) created 30 s before B (6), 8 instances, every event of both lost
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    stops = stop_calls(world)
+    created(world, team_a(), team_b())
+    # When the sweep finds them
+    report = run_sweep(world.env.services)
+    # Then they are judged in CreationTime order: A admitted, B stopped
+    assert report["unjudged"] == ["team-a-hpo", "team-b-hpo"]
+    assert stops == ["team-b-hpo"]
+    assert set(world.env.services.store.read_ledger().reservations) == {"team-a-hpo"}
+
+
 def test_a_finished_job_whose_end_is_in_flight_causes_no_concurrency_stop(world: World) -> None:
     # Given A (4 of 8) finished, its terminal event still in flight
     world.amt.set_applied_quota(P3, 8)
