@@ -9,7 +9,7 @@ from typing import Any
 
 from governor_sim.runner import deliver_event
 from tests.integration.conftest import World
-from tests.integration.test_admission import P3, TUNING, enforce, like_sample, stop_calls, team_a, team_b
+from tests.integration.test_admission import P3, TUNING, calls, enforce, like_sample, stop_calls, team_a, team_b
 from tuning_governor.app.sweep import run_sweep
 
 
@@ -138,9 +138,12 @@ def test_a_finished_job_whose_end_is_in_flight_causes_no_concurrency_stop(world:
     world.amt.advance(300)
     assert set(world.env.services.store.read_ledger().reservations) == {"team-a-hpo"}
     stops = stop_calls(world)
+    listed = calls(world, "ListHyperParameterTuningJobs", "DescribeHyperParameterTuningJob")
     # When B (6) arrives
     deliver(world, created(world, team_b()))
-    # Then the judgement checked SageMaker: A no longer runs, its reservation is released, B fits
+    # Then the judgement checked SageMaker (one List per status: InProgress, Stopping): A no longer
+    # runs, its reservation is released, B fits
+    assert listed == ["ListHyperParameterTuningJobs"] * 2
     assert stops == []
     assert world.env.services.store.decisions("team-b-hpo") == []
     assert set(world.env.services.store.read_ledger().reservations) == {"team-b-hpo"}
