@@ -5,9 +5,13 @@ it causes a stop, and a job first admitted on incomplete facts is judged again o
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+import pytest
+
 from governor_sim.runner import deliver_event
+from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_admission import P3, TUNING, calls, enforce, like_sample, stop_calls, team_a, team_b
 from tuning_governor.app.sweep import run_sweep
@@ -189,3 +193,36 @@ def test_a_job_admitted_on_thin_facts_is_judged_again_when_its_configuration_arr
     # Then it is judged on MaxParallel 3: 4 + 6 > 8, stopped
     assert stops == ["team-b-hpo"]
     assert "team-b-hpo" not in world.env.services.store.read_ledger().reservations
+
+
+@pytest.mark.parametrize("seed", [0, 3, 5, 9, 11])
+def test_any_handling_order_stops_what_creation_order_stops(world: World, seed: int) -> None:
+    # Given 12 ml.p3.2xlarge and five jobs created 20 s apart, of random demand
+    rng = random.Random(seed)
+    world.amt.set_applied_quota(P3, 12)
+    enforce(world)
+    stops = stop_calls(world)
+    demand: dict[str, int] = {}
+    requests = []
+    for i in range(5):
+        count, parallel = rng.choice([1, 2]), rng.choice([1, 2, 3])
+        demand[f"job-{i}"] = count * parallel
+        requests.append(
+            seed_tuning_request(
+                f"job-{i}", team="t", instance_type=P3, instance_count=count, max_parallel=parallel, max_jobs=4
+            )
+        )
+    events = created(world, *requests, gap=20)
+    # When their arrivals are handled in a shuffled order
+    order = list(demand)
+    random.Random(seed * 7 + 1).shuffle(order)
+    for name in order:
+        deliver(world, of(events, name, tuning=True))
+    # Then exactly the jobs the greedy pass in creation order refuses are stopped
+    used, refused = 0, []
+    for name, wanted in demand.items():
+        if used + wanted <= 12:
+            used += wanted
+        else:
+            refused.append(name)
+    assert sorted(stops) == refused
