@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from tests.contract.conftest import (
@@ -141,3 +142,27 @@ def test_an_admission_commits_nothing_for_a_job_whose_end_was_recorded_first(ada
     # Then nothing is written: no reservation for the end to have missed, no decision to act on
     assert adapter.dump() == before
     assert store.read_ledger().reservations == {}
+
+
+def test_an_admission_displaces_later_created_jobs_in_the_same_commit(adapter: Adapter) -> None:
+    store = adapter.store
+    late = replace(reservation("job-late", 3), job_created="2026-11-30T09:00:30.000+00:00", incomplete=True)
+    kept = replace(reservation("job-kept", 1), job_created="2026-11-30T09:00:40.000+00:00")
+    assert store.commit_admission(0, "job-late", late) == "committed"
+    assert store.commit_admission(1, "job-kept", kept) == "committed"
+    assert store.read_ledger().reservations["job-late"] == late  # CreationTime and incompleteness kept
+    # When an earlier-created job is admitted: one later job removed, one kept over the limit, both claimed
+    early = replace(reservation("job-early", 2), job_created="2026-11-30T09:00:00.000+00:00")
+    removed = ("job-late", None, (decision("concurrency", job_key="job-late"), "enforce", T0))
+    over = replace(kept, over_limit=True)
+    exempt = ("job-kept", over, (decision("concurrency", job_key="job-kept"), "enforce", T0))
+    assert store.commit_admission(2, "job-early", early, None, [removed, exempt]) == "committed"
+    ledger = store.read_ledger()
+    assert (ledger.version, dict(ledger.reservations)) == (3, {"job-early": early, "job-kept": over})
+    assert store.get_decision("job-late", "concurrency", "breach") is not None
+    assert store.get_decision("job-kept", "concurrency", "breach") is not None
+    # A breacher's decision already claimed: nothing written, judge again
+    before = adapter.dump()
+    again = ("job-kept", None, (decision("concurrency", job_key="job-kept"), "enforce", T0))
+    assert store.commit_admission(3, "job-other", None, None, [again]) == "conflict"
+    assert adapter.dump() == before

@@ -283,16 +283,17 @@ def test_the_sweep_releases_the_reservation_of_a_job_whose_end_was_never_deliver
     assert world.env.services.store.read_ledger().reservations == {}
 
 
-def test_the_sweep_adopts_a_running_job_whose_arrival_was_lost_and_later_arrivals_count_it(world: World) -> None:
+def test_the_sweep_judges_a_running_job_whose_arrival_was_lost_and_later_arrivals_count_it(world: World) -> None:
     # Given team A's job running, but none of its events delivered
     world.amt.set_applied_quota(P3, 8)
     enforce(world)
     world.env.sagemaker.create_hyper_parameter_tuning_job(**team_a())
     world.amt.advance(60)
     world.amt.drain_events()
-    # When the sweep runs, A is discovered and counted in the ledger
+    # When the sweep runs, A is discovered, judged like an arrival (it fits) and counted in the ledger
     report = run_sweep(world.env.services)
-    assert report["ledger"]["adopted"] == ["team-a-hpo"]
+    assert report["unjudged"] == ["team-a-hpo"]
+    assert report["ledger"]["adopted"] == []
     assert dict(world.env.services.store.read_ledger().reservations["team-a-hpo"].on_demand) == {P3: 4}
     # Then team B (6) arriving later does not fit next to it
     stops = stop_calls(world)

@@ -167,3 +167,11 @@ def test_a_reservation_is_recounted_from_the_types_its_running_trials_use() -> N
     assert (dict(recounted.spot), dict(recounted.on_demand)) == ({G4DN: 2, G5: 1}, {})
     # And with every slot running, nothing is left on the first choice
     assert recount({}, {G5: 1}, 3, [({G4DN: 1}, True)] * 3) == ({}, {G4DN: 3})
+
+
+def test_a_recount_never_counts_more_running_trials_than_the_job_runs_in_parallel() -> None:
+    # Given 3 slots of 2 instances, and 7 trials the table believes running (4 of them ended, events lost)
+    running = [({"ml.p3.2xlarge": 2}, False)] * 7
+    on_demand, spot = recount({"ml.p3.2xlarge": 2}, {}, 3, running)
+    # Then at most MaxParallel x InstanceCount
+    assert (on_demand, spot) == ({"ml.p3.2xlarge": 6}, {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -83,6 +84,7 @@ class CapacityItems(MemoryTable):
         job_key: str,
         reservation: Reservation | None,
         claim: tuple[Decision, str, datetime] | None = None,
+        breaches: Sequence[tuple[str, Reservation | None, tuple[Decision, str, datetime]]] = (),
     ) -> str:
         with self._lock:
             # As the DynamoDB adapter: the job's status is checked in the same write as the ledger.
@@ -93,9 +95,15 @@ class CapacityItems(MemoryTable):
             item = decision_claim(*claim) if claim is not None else None
             if item is not None and self._get(item["pk"], item["sk"]) is not None:
                 return "decided"
-            self._write_ledger(version, {job_key: reservation} if reservation else {}, [])
-            if item is not None:
-                self._put(item)
+            claims = [decision_claim(*c) for _, _, c in breaches]
+            if any(self._get(c["pk"], c["sk"]) is not None for c in claims):
+                return "conflict"
+            put = {job_key: reservation} if reservation else {}
+            put |= {key: replacement for key, replacement, _ in breaches if replacement is not None}
+            self._write_ledger(version, put, [key for key, replacement, _ in breaches if replacement is None])
+            for written in [item, *claims]:
+                if written is not None:
+                    self._put(written)
             return "committed"
 
     def update_reservations(self, version: int, put: dict[str, Reservation], remove: list[str]) -> bool:

@@ -68,7 +68,15 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         # list_tags: an arrival whose event carries no Tags is judged on ListTags; a tag change on a job
         # (app.tag_events, routed here) re-reads its tags. describe_training_job:
         # the finaliser records trials listed as finished whose own event has not come (or was lost).
-        sagemaker=("describe_tuning_job", "list_trials", "list_tags", "stop_tuning_job", "describe_training_job"),
+        # list_tuning_jobs: an admission about to stop a job first releases jobs SageMaker no longer runs.
+        sagemaker=(
+            "describe_tuning_job",
+            "list_trials",
+            "list_tags",
+            "stop_tuning_job",
+            "describe_training_job",
+            "list_tuning_jobs",
+        ),
         store=_ALL_STORE,
         trigger="arrival",
         quotas=True,
@@ -93,6 +101,8 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         ),
         store=_ALL_STORE,
         trigger="sweep",
+        # The sweep judges the jobs it finds unjudged like arrivals: the concurrency rule's quotas.
+        quotas=True,
         checks=True,
     ),
     # Judges one job at its projected budget crossing, from the table, once SageMaker's status says it

@@ -7,9 +7,11 @@ Each run (rate set in template.yaml, default 5 minutes):
    DescribeTrainingJob per trial listed as finished that has no record (its own event was lost);
    then does the same for finalised jobs whose summary still misses trials (``GAPS`` items, one
    Query), reporting them when complete or 30 minutes after the job ended, or correcting the report;
-3. records jobs SageMaker lists that the table does not know (their InProgress event was lost):
-   one Describe + one ListTags each; their arrival is not judged for concurrency, since jobs that
-   arrived after them were judged without them and stopping a running job late would be unfair;
+3. records jobs SageMaker lists that the table does not know (their InProgress event was lost or is
+   still in flight): one Describe + one ListTags each; then judges every InProgress job that has no
+   reservation and no admission decision like an arrival (``govern("arrival")``), in CreationTime
+   order, so a job created before others is admitted before them (docs/policy.md, "Order of
+   admission"): one GetItem per unreserved job listed;
 3b. re-reads the tags of running jobs under a grace notice or with a one-time check pending (one
    ListTags each; app.tag_events: a tag event may be lost), so an exemption or raised budget counts;
 4. evaluates the sweep rules (runtime, stagnation, the job and team budgets on finished + accrued
@@ -48,6 +50,7 @@ from tuning_governor.domain.job import JobState
 from tuning_governor.errors import Disposition, GovernorError
 from tuning_governor.governance.actions import resume_stale
 from tuning_governor.governance.admission import reconcile_ledger
+from tuning_governor.governance.admission_order import unjudged
 from tuning_governor.governance.engine import govern
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
@@ -140,11 +143,21 @@ class Sweep:
             self.attempt(key, "discover", discover)
 
     def reconcile(self) -> None:
-        """The capacity ledger follows what runs: releases, adoptions, re-counts from running trials."""
-        adopt = {str(name).lower() for name in self.report["discovered"]}
+        """The capacity ledger follows what runs: releases, re-counts from running trials, Stopping jobs
+        discovered adopted (they are not admitted, they hold until stopped); then every InProgress job
+        never judged for admission is judged like an arrival, in CreationTime order."""
+        names = (str(name).lower() for name in self.report["discovered"])
+        adopt = {k for k in names if self.live.get(k, {}).get("HyperParameterTuningJobStatus") == "Stopping"}
         self.report["ledger"] = reconcile_ledger(
             self.services, live=set(self.live), listed_at=self.now, jobs=self.known, adopt=adopt
         )
+        self.report["unjudged"] = unjudged(self.services, self.live, self.services.store.read_ledger())
+        for key in self.report["unjudged"]:
+
+            def judge(key: str = key) -> None:
+                self.report["decisions"].extend(govern("arrival", key, self.now, self.services))
+
+            self.attempt(key, "admission", judge)
 
     def running_known(self) -> dict[str, JobState]:
         """Known jobs SageMaker lists as InProgress (those the sweep judges)."""

@@ -100,11 +100,17 @@ def recount(
     running: Iterable[tuple[Mapping[str, int], bool]],
 ) -> tuple[dict[str, int], dict[str, int]]:
     """A reservation re-counted from what its running trials actually use: each running trial on its
-    own instances (and market), the slots not yet running on the reserved plan's per-trial shape."""
+    own instances (and market), the slots not yet running on the reserved plan's per-trial shape; at
+    most ``slots`` running trials are counted (MaxParallelTrainingJobs: what the job's configuration
+    can hold)."""
     on_demand: dict[str, int] = {}
     spot: dict[str, int] = {}
     started = 0
     for instances, is_spot in running:
+        if started >= slots:
+            # Never more trials than the job runs in parallel: entries beyond are trials the table
+            # still believes running (their end event lost), not instances the job can hold.
+            break
         started += 1
         target = spot if is_spot else on_demand
         for itype, count in instances.items():
@@ -138,6 +144,16 @@ class Reservation:
     """Admitted although it did not fit (monitor mode or exempt): it runs, so it is counted."""
     version: int = 0
     """The ledger version its admission committed (its place in the commit order)."""
+    job_created: str = ""
+    """The job's CreationTime (ISO): admission follows it, not the order events are handled in."""
+    incomplete: bool = False
+    """Made on facts lacking the job's configuration (MaxParallel, instance shapes): judged again
+    when an event brings them."""
+
+    @property
+    def order(self) -> tuple[str, str]:
+        """Its place in the order of admission: (CreationTime, job key); see docs/policy.md."""
+        return (self.job_created or self.created, self.job_key)
 
     def holder(self) -> Holder:
         return Holder(key=self.job_key, kind="tuning-job", team=self.team, instances=self.on_demand, spot=self.spot)
@@ -183,3 +199,7 @@ class Ledger:
 
     def holders(self) -> list[Holder]:
         return [r.holder() for _, r in sorted(self.reservations.items())]
+
+    def before(self, order: tuple[str, str]) -> Ledger:
+        """The reservations of the jobs created before ``order`` (what a job is judged against)."""
+        return Ledger(self.version, {k: r for k, r in self.reservations.items() if r.order < order})

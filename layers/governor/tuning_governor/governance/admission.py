@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -15,6 +16,7 @@ from tuning_governor.domain.capacity import Ledger, Quota, Reservation
 from tuning_governor.domain.job import JobState, iso_time, job_state
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.actions import act
+from tuning_governor.governance.admission_order import RELEASE_GRACE, Judgement, displaced, order_of, release_ended
 from tuning_governor.governance.capacity import capacity_facts, first_fit
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
 from tuning_governor.governance.job import job_facts
@@ -65,10 +67,9 @@ def _capacity(job: JobFacts, policy: Policy, services: EngineServices, ledger: L
 ADMISSION_ATTEMPTS = 40
 
 
-RELEASE_GRACE = timedelta(minutes=5)
-
-
-def _reservation(facts: JobFacts, policy: Policy, capacity: CapacityFacts, ledger: Ledger) -> Reservation | None:
+def _reservation(
+    facts: JobFacts, policy: Policy, capacity: CapacityFacts, version: int, job_created: str
+) -> Reservation | None:
     """The job's reservation if it is admitted: on the first plan that fits; on its first plan, over the
     limit, when it keeps running anyway (monitor mode or exempt); none when it is refused."""
     plans = facts.admission_plans()
@@ -76,50 +77,89 @@ def _reservation(facts: JobFacts, policy: Policy, capacity: CapacityFacts, ledge
     keeps_running = policy.mode != "enforce" or policy.is_exempt(facts.tags)
     if chosen is None and not keeps_running:
         return None
-    return Reservation.for_plan(
+    reservation = Reservation.for_plan(
         facts.job_key,
         facts.team,
         plans[chosen if chosen is not None else 0],
         facts.max_parallel,
         iso_time(facts.now),
         over_limit=chosen is None,
-        version=ledger.version + 1,
+        version=version + 1,
     )
+    return replace(reservation, job_created=job_created, incomplete=facts.arrival_facts_incomplete)
+
+
+def _judge(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices, ledger: Ledger) -> Judgement:
+    """The job judged against the jobs created before it, and the later-created jobs it displaces."""
+    order = order_of(facts)
+
+    def capacity(job: JobFacts, held: Ledger) -> CapacityFacts:
+        return _capacity(job, policy, services, held)
+
+    room = capacity(facts, ledger.before(order))
+    decision = rule.evaluate(policy, facts, room)
+    reservation = _reservation(facts, policy, room, ledger.version, order[0])
+    if decision is not None:
+        # The judgement's place in the commit order, for the audit trail.
+        decision = decision.model_copy(update={"numbers": decision.numbers | {"ledger_version": ledger.version + 1}})
+    judgement = Judgement(decision, reservation)
+    if reservation is not None and (reservation.on_demand or reservation.spot):
+        with_it = Ledger(ledger.version, {**ledger.reservations, facts.job_key: reservation})
+        judgement.breachers = displaced(rule, facts, with_it, policy, services, capacity)
+    return judgement
+
+
+def _commit(services: EngineServices, ledger: Ledger, facts: JobFacts, policy: Policy, judgement: Judgement) -> str:
+    now = services.clock()
+    claim = (judgement.decision, policy.mode, now) if judgement.decision is not None else None
+    breaches = [(b.facts.job_key, b.replacement, (b.decision, policy.mode, now)) for b in judgement.breachers]
+    if facts.job_key in ledger.reservations and judgement.reservation is None and claim is not None:
+        # Judged again on fuller facts and refused: its reservation goes with the claim.
+        breaches.insert(0, (facts.job_key, None, claim))
+        claim = None
+    return services.store.commit_admission(ledger.version, facts.job_key, judgement.reservation, claim, breaches)
+
+
+def _act_on(judgement: Judgement, facts: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
+    outcomes = [act(b.decision, b.facts, policy, services) for b in judgement.breachers]
+    if judgement.decision is None:
+        metrics.add_metric(name="JobsAdmitted", unit=MetricUnit.Count, value=1)
+        return outcomes
+    return [*outcomes, act(judgement.decision, facts, policy, services)]
 
 
 def admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
     """Judge a job's arrival by an ``admission_judged`` rule (concurrency) through the capacity ledger,
-    serialized with every other arrival.
+    in CreationTime order (docs/policy.md, "Order of admission"), serialized with every other arrival.
 
-    Read the ledger, judge the job against it (plans in priority order), and commit on the
-    condition that the ledger is unchanged: a job that fits is reserved on the first plan that
-    fits; one that does not is not reserved (unless it keeps running: monitor mode or exempt) and its
-    breach decision is claimed in the same transaction. A conflict means another arrival or release
-    committed first: read and judge again. So the outcome is that of judging the arrivals one after
-    the other in ledger commit order. The commit is the durable mark of the judgement: a retried
-    event finds the job reserved (nothing to do) or its decision claimed (finish acting on it).
+    Read the ledger, judge the job against the jobs created before it (plans in priority order), and
+    the jobs created after it that it displaces; commit on the condition that the ledger is unchanged:
+    a job that fits is reserved on the first plan that fits; one that does not is not reserved (unless
+    it keeps running: monitor mode or exempt) and its breach decision is claimed in the same
+    transaction, as are those of the later-created jobs that no longer fit. Before a judgement that
+    breaches is committed, reservations of jobs SageMaker no longer runs are released and the job is
+    judged again (``release_ended``). A conflict means another arrival or release committed first:
+    read and judge again. The commit is the durable mark of the judgement: a retried event finds the
+    job reserved (nothing to do) or its decision claimed (finish acting on it); a job reserved on
+    incomplete facts is judged again when its facts are complete.
     """
+    checked = False
     for attempt in range(ADMISSION_ATTEMPTS):
         ledger = services.store.read_ledger()
-        if facts.job_key in ledger.reservations:
+        held = ledger.reservations.get(facts.job_key)
+        if held is not None and not (held.incomplete and not facts.arrival_facts_incomplete):
             return []
         claimed = services.store.get_decision(facts.job_key, rule.name, "breach")
         if claimed is not None:
             return [act(Decision.model_validate(claimed | {"job_key": facts.job_key}), facts, policy, services)]
-        capacity = _capacity(facts, policy, services, ledger)
-        decision = rule.evaluate(policy, facts, capacity)
-        reservation = _reservation(facts, policy, capacity, ledger)
-        if decision is not None:
-            # The judgement's place in the commit order, for the audit trail.
-            numbers = decision.numbers | {"ledger_version": ledger.version + 1}
-            decision = decision.model_copy(update={"numbers": numbers})
-        claim = (decision, policy.mode, services.clock()) if decision is not None else None
-        outcome = services.store.commit_admission(ledger.version, facts.job_key, reservation, claim)
+        judgement = _judge(rule, facts, policy, services, ledger)
+        if judgement.breaches and not checked:
+            checked = True
+            if release_ended(services, ledger, facts.job_key, services.clock()):
+                continue
+        outcome = _commit(services, ledger, facts, policy, judgement)
         if outcome == "committed":
-            if decision is None:
-                metrics.add_metric(name="JobsAdmitted", unit=MetricUnit.Count, value=1)
-                return []
-            return [act(decision, facts, policy, services)]
+            return _act_on(judgement, facts, policy, services)
         if outcome == "ended":
             # Its end was recorded first: it holds nothing and needs no stop (the end releases).
             metrics.add_metric(name="EndedBeforeAdmission", unit=MetricUnit.Count, value=1)
@@ -168,7 +208,8 @@ def reconcile_ledger(
             facts = job_facts(job, now=services.clock(), policy=services.policy())
             plans = [p for p in facts.admission_plans() if p.on_demand or p.spot]
             if plans:
-                put[key] = Reservation.for_plan(key, facts.team, plans[0], facts.max_parallel, iso_time(facts.now))
+                reservation = Reservation.for_plan(key, facts.team, plans[0], facts.max_parallel, iso_time(facts.now))
+                put[key] = replace(reservation, job_created=order_of(facts)[0])
         for key, reservation in sorted(ledger.reservations.items()):
             known = jobs.get(key)
             if key in remove or known is None or not known.tracks_running:

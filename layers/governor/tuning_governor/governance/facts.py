@@ -66,6 +66,9 @@ class JobFacts(Frozen):
     """The job's objectives, per training job definition (what its trials are judged against)."""
     admission: list[AdmissionPlan] = []
     """The plans the job may run on, in AMT's priority order (empty: ``demand`` as on-demand)."""
+    arrival_facts_incomplete: bool = False
+    """Its item was written from facts lacking its configuration (``TuningJob.lacks_arrival_facts``
+    after Describe, e.g. a replay of a thin capture): an admission on them is made again on full ones."""
     # -- pricing (what the ``pricing`` rule reports; see domain.cost.pricing_facts) ------------------
     region: str | None = None
     unpriced_types: list[str] = []

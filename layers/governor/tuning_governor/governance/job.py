@@ -59,6 +59,7 @@ def job_facts(
         stagnation=job.stagnation,
         objectives=job.objectives,
         admission=job.admission,
+        arrival_facts_incomplete=job.item.get("arrival_facts") == "incomplete",
     )
 
 

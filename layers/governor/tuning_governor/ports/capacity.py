@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
     from tuning_governor.domain.capacity import Holder, Ledger, Reservation
@@ -38,10 +39,16 @@ class CapacityStore(Protocol):
         job_key: str,
         reservation: Reservation | None,
         claim: tuple[Decision, str, datetime] | None = None,
+        breaches: Sequence[tuple[str, Reservation | None, tuple[Decision, str, datetime]]] = (),
     ) -> str:
-        """``"committed"``, ``"conflict"`` (the ledger moved on: judge again), ``"decided"`` (the
-        decision was claimed already) or ``"ended"`` (the job's item has a terminal status: it holds
-        nothing, and its end, whatever came first, releases whatever it holds); all of it written or none."""
+        """``"committed"``, ``"conflict"`` (the ledger moved on, or a breacher's decision was claimed
+        already: judge again), ``"decided"`` (the decision was claimed already) or ``"ended"`` (the job's
+        item has a terminal status: it holds nothing, and its end, whatever came first, releases
+        whatever it holds); all of it written or none.
+
+        ``breaches``: jobs created after this one that no longer fit next to it, each with what
+        replaces its reservation (None: removed; over the limit when it keeps running) and the claim
+        of its breach decision, written in the same commit."""
         ...
 
     def update_reservations(self, version: int, put: dict[str, Reservation], remove: list[str]) -> bool: ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -103,31 +104,26 @@ class CapacityTable(Table):
         job_key: str,
         reservation: Reservation | None,
         claim: tuple[Decision, str, datetime] | None = None,
+        breaches: Sequence[tuple[str, Reservation | None, tuple[Decision, str, datetime]]] = (),
     ) -> str:
-        """Commit one arrival's judgement against ledger ``version``, atomically with its decision claim.
+        """Commit one arrival's judgement against ledger ``version``, atomically with its decision claim
+        and those of the later-created jobs it displaces (``breaches``).
 
-        Returns "committed", "conflict" (the ledger moved on since it was read: judge again),
-        "decided" (the decision was claimed already, by a retry racing this one), or "ended" (the job's
-        item has a terminal status). The ledger's version moves on even when nothing is reserved, so
-        every judgement takes a place in the commit order.
+        Returns "committed", "conflict" (the ledger moved on since it was read, or a breacher's claim
+        exists: judge again), "decided" (the decision was claimed already, by a retry racing this one),
+        or "ended" (the job's item has a terminal status). The ledger's version moves on even when
+        nothing is reserved, so every judgement takes a place in the commit order.
 
         The job's status is checked in the same transaction: its end writes the terminal status (with
         its summary) before it releases the reservation, so either the commit comes first and the
         release finds the reservation, or the end comes first and nothing is reserved.
         """
-        ledger_write = self._ledger_write(version, {job_key: reservation} if reservation else {}, [])
-        items: list[Any] = [ledger_write, self._still_running(job_key)]
-        if claim is not None:
-            decision, mode, now = claim
-            items.append(
-                {
-                    "Put": {
-                        "TableName": self._table,
-                        "Item": marshal(decision_claim(decision, mode, now)),
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    }
-                }
-            )
+        put = {job_key: reservation} if reservation else {}
+        put |= {key: replacement for key, replacement, _ in breaches if replacement is not None}
+        remove = [key for key, replacement, _ in breaches if replacement is None]
+        items: list[Any] = [self._ledger_write(version, put, remove), self._still_running(job_key)]
+        claims = ([claim] if claim is not None else []) + [c for _, _, c in breaches]
+        items.extend(self._claim_put(*c) for c in claims)
         try:
             self._client.transact_write_items(TransactItems=items)
         except ClientError as exc:
@@ -137,12 +133,23 @@ class CapacityTable(Table):
                 return "ended"
             if codes[:1] == ["ConditionalCheckFailed"] or "TransactionConflict" in codes:
                 return "conflict"
-            if len(codes) > 2 and codes[2] == "ConditionalCheckFailed":
+            if claim is not None and codes[2:3] == ["ConditionalCheckFailed"]:
                 return "decided"
+            if "ConditionalCheckFailed" in codes[2:]:
+                return "conflict"  # a breacher's decision is claimed: the next pass reads it
             if exc.response.get("Error", {}).get("Code") == "TransactionConflictException":
                 return "conflict"
             raise self._translate(exc) from exc
         return "committed"
+
+    def _claim_put(self, decision: Decision, mode: str, now: datetime) -> dict[str, Any]:
+        return {
+            "Put": {
+                "TableName": self._table,
+                "Item": marshal(decision_claim(decision, mode, now)),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        }
 
     def _still_running(self, job_key: str) -> dict[str, Any]:
         """A transaction's check that the tuning job has not ended (no item yet counts as running)."""

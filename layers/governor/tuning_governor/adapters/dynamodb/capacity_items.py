@@ -124,6 +124,8 @@ def reservation_item(reservation: Reservation) -> dict[str, Any]:
         "created": reservation.created,
         "over_limit": reservation.over_limit,
         "version": reservation.version,
+        "job_created": reservation.job_created,
+        "incomplete": reservation.incomplete,
     }
 
 
@@ -161,4 +163,6 @@ def reservation_from_item(job_key: str, value: dict[str, Any]) -> Reservation:
         created=str(value.get("created") or ""),
         over_limit=bool(value.get("over_limit")),
         version=int(value.get("version") or 0),
+        job_created=str(value.get("job_created") or ""),
+        incomplete=bool(value.get("incomplete")),
     )

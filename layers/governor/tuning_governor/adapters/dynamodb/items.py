@@ -50,6 +50,8 @@ def job_attributes(
         "max_parallel": job.max_parallel,
         "demand": job.demand(),
         "admission": job.admission_options(),
+        # Whether admission was judged without the configuration (a thin event Describe did not complete).
+        "arrival_facts": "incomplete" if job.lacks_arrival_facts() else "complete",
         # Whether its trials run on managed spot (None when definitions disagree or are unknown):
         # a running trial whose event lacks EnableManagedSpotTraining is judged by this.
         "spot_training": spot_training(job),

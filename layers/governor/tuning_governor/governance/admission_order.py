@@ -1,0 +1,150 @@
+"""The order of admission (docs/policy.md): jobs are admitted in CreationTime order, whatever order
+their events are handled in, and a judgement about to stop checks its holders against SageMaker.
+
+A job is judged against the reservations of the jobs created before it (plus standalone training
+jobs and warm pools). When it is admitted and holds instances, each job created after it that was
+admitted is judged again, in creation order, against the jobs created before that one: one that no
+longer fits is the breacher (removed from the ledger, or kept over the limit when it keeps running),
+so the admitted set is the greedy pass in creation order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from tuning_governor.domain.capacity import Ledger, Reservation
+from tuning_governor.domain.job import iso_time, job_state
+from tuning_governor.governance.job import job_facts
+from tuning_governor.governance.rules import registry
+from tuning_governor.observability import metrics
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from tuning_governor.governance.facts import CapacityFacts, JobFacts
+    from tuning_governor.governance.ports import EngineServices
+    from tuning_governor.governance.rules import Decision, Rule
+    from tuning_governor.policy import Policy
+
+    Capacity = Callable[[JobFacts, Ledger], CapacityFacts]
+
+#: SageMaker's list may lag a job that has just started: only reservations older than this are
+#: released for not being listed.
+RELEASE_GRACE = timedelta(minutes=5)
+
+
+def order_of(facts: JobFacts) -> tuple[str, str]:
+    """A job's place in the order of admission: (CreationTime, job key)."""
+    return (iso_time(facts.created_at or facts.now), facts.job_key)
+
+
+@dataclass
+class Breacher:
+    """A job created after the one judged that no longer fits next to it."""
+
+    facts: JobFacts
+    decision: Decision
+    replacement: Reservation | None
+    """What its reservation becomes: None (removed) or kept over the limit (it keeps running)."""
+
+
+@dataclass
+class Judgement:
+    """One job judged in creation order: its decision and reservation, and the jobs it displaces."""
+
+    decision: Decision | None
+    reservation: Reservation | None
+    breachers: list[Breacher] = field(default_factory=list)
+
+    @property
+    def breaches(self) -> bool:
+        return self.decision is not None or bool(self.breachers)
+
+
+def displaced(
+    rule: Rule,
+    judged: JobFacts,
+    ledger: Ledger,
+    policy: Policy,
+    services: EngineServices,
+    capacity: Capacity,
+) -> list[Breacher]:
+    """The jobs created after ``judged`` (whose reservation ``ledger`` holds with the others) that no
+    longer fit, each judged in creation order against the jobs created before it. A job already over
+    the limit (it keeps running, its breach recorded) is not judged again. One GetItem per job created
+    after ``judged`` that holds a reservation."""
+    own = ledger.reservations[judged.job_key]
+    held = dict(ledger.reservations)
+    breachers: list[Breacher] = []
+    for later in sorted((r for r in held.values() if r.order > own.order), key=lambda r: r.order):
+        job = job_state(services.store.get_job(later.job_key))
+        if later.over_limit or job is None:
+            continue
+        facts = job_facts(job, now=judged.now, policy=policy)
+        before = Ledger(ledger.version, {k: r for k, r in held.items() if r.order < later.order})
+        room = capacity(facts, before)
+        decision = rule.evaluate(policy, facts, room)
+        if decision is None:
+            continue  # it still fits (on one of its plans): it keeps the reservation it has
+        decision = decision.model_copy(
+            update={
+                "message": f"{decision.message}; created after {judged.job_name}, whose arrival was handled"
+                " later: jobs are admitted in CreationTime order",
+                "numbers": decision.numbers
+                | {
+                    "displaced_by": judged.job_key,
+                    "displaced_by_created": own.job_created,
+                    "created": later.job_created,
+                    "ledger_version": ledger.version + 1,
+                },
+            }
+        )
+        keeps_running = policy.mode != "enforce" or policy.is_exempt(facts.tags)
+        replacement = replace(later, over_limit=True) if keeps_running else None
+        if replacement is None:
+            held.pop(later.job_key)
+        else:
+            held[later.job_key] = replacement
+        breachers.append(Breacher(facts=facts, decision=decision, replacement=replacement))
+    metrics.add_metric(name="AdmissionsDisplaced", unit=MetricUnit.Count, value=len(breachers))
+    return breachers
+
+
+def release_ended(services: EngineServices, ledger: Ledger, job_key: str, now: datetime) -> list[str]:
+    """Before a concurrency stop: release the reservations of jobs SageMaker no longer runs (their end
+    event still in flight, or lost), so no job is stopped for instances nobody holds.
+
+    SageMaker calls: ListHyperParameterTuningJobs with StatusEquals InProgress and StatusEquals
+    Stopping, 100 jobs per call: 2 x ceil(running jobs / 100) calls, made only when a judgement
+    breaches. Returns the released job keys (empty: nothing to release, or the ledger moved on)."""
+    live = {
+        str(summary["HyperParameterTuningJobName"]).lower()
+        for status in ("InProgress", "Stopping")
+        for summary in services.sagemaker.list_tuning_jobs(status)
+    }
+    listed = iso_time(now - RELEASE_GRACE)
+    stale = sorted(k for k, r in ledger.reservations.items() if k not in live and k != job_key and r.created < listed)
+    if not stale or not services.store.update_reservations(ledger.version, {}, stale):
+        return []
+    metrics.add_metric(name="ReservationsReleasedBeforeStop", unit=MetricUnit.Count, value=len(stale))
+    return stale
+
+
+def unjudged(services: EngineServices, listed: Mapping[str, Mapping[str, Any]], ledger: Ledger) -> list[str]:
+    """The jobs SageMaker lists InProgress that were never judged for admission: no reservation in
+    ``ledger`` and no admission decision (their arrival event lost, or still in flight), in
+    CreationTime order (the order they are to be judged in). One GetItem per job not reserved."""
+    names = [rule.name for rule in registry.for_trigger("arrival") if rule.admission_judged]
+    found: list[tuple[str, str]] = []
+    for key, summary in listed.items():
+        if summary.get("HyperParameterTuningJobStatus") != "InProgress" or key in ledger.reservations:
+            continue
+        if any(services.store.get_decision(key, name, "breach") is not None for name in names):
+            continue
+        created = summary.get("CreationTime")
+        found.append((iso_time(created) if isinstance(created, datetime) else str(created or ""), key))
+    return [key for _, key in sorted(found)]

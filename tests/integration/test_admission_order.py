@@ -1,0 +1,228 @@
+"""Admission in SageMaker's time (issue 17): jobs are admitted in CreationTime order whatever order
+their events are handled in, jobs the sweep discovers are judged like arrivals, a reservation never
+exceeds the job's own configuration, a finished job's reservation is checked against SageMaker before
+it causes a stop, and a job first admitted on incomplete facts is judged again on full ones."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from governor_sim.runner import deliver_event
+from governor_sim.scenarios import seed_tuning_request
+from tests.integration.conftest import World
+from tests.integration.test_admission import P3, TUNING, calls, enforce, like_sample, stop_calls, team_a, team_b
+from tuning_governor.app.sweep import run_sweep
+
+
+def created(world: World, *requests: dict[str, Any], gap: float = 30) -> list[dict[str, Any]]:
+    """Create the jobs ``gap`` seconds apart, run a minute, and return what SageMaker emitted (held)."""
+    for i, request in enumerate(requests):
+        if i:
+            world.amt.advance(gap)
+        world.env.sagemaker.create_hyper_parameter_tuning_job(**request)
+    world.amt.advance(60)
+    return world.amt.drain_events()
+
+
+def of(events: list[dict[str, Any]], name: str, *, tuning: bool | None = None) -> list[dict[str, Any]]:
+    def job_of(event: dict[str, Any]) -> str:
+        detail = event["detail"]
+        arn = str(detail.get("TuningJobArn") or "")
+        return str(detail.get("HyperParameterTuningJobName") or arn.rsplit("/", 1)[-1])
+
+    return [
+        e for e in events if job_of(e).lower() == name and (tuning is None or (e["detail-type"] == TUNING) == tuning)
+    ]
+
+
+def deliver(world: World, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [deliver_event(event, world.env.services).outcome for event in events]
+
+
+def test_two_jobs_30_s_apart_the_later_created_is_stopped_whatever_is_handled_first(world: World) -> None:
+    # Given 8 ml.p3.2xlarge; A (4) created 30 s before B (6): both cannot run
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    stops = stop_calls(world)
+    events = created(world, team_a(), team_b())
+    # When B's events are handled first, then A's
+    deliver(world, of(events, "team-b-hpo"))
+    deliver(world, of(events, "team-a-hpo"))
+    # Then B, created later, is the breacher: stopped; A, who launched first, runs
+    assert stops == ["team-b-hpo"]
+    store = world.env.services.store
+    assert set(store.read_ledger().reservations) == {"team-a-hpo"}
+    [decision] = store.decisions("team-b-hpo")
+    assert decision["numbers"]["displaced_by"] == "team-a-hpo"
+    assert store.decisions("team-a-hpo") == []
+
+
+def test_in_monitor_mode_the_later_created_job_is_the_would_stop_and_keeps_holding(world: World) -> None:
+    world.amt.set_applied_quota(P3, 8)
+    stops = stop_calls(world)
+    events = created(world, team_a(), team_b())
+    deliver(world, of(events, "team-b-hpo"))
+    deliver(world, of(events, "team-a-hpo"))
+    store = world.env.services.store
+    assert stops == []
+    [decision] = store.decisions("team-b-hpo")
+    assert decision["action"] == "would-stop"
+    assert store.decisions("team-a-hpo") == []
+    ledger = store.read_ledger()
+    assert ledger.reservations["team-b-hpo"].over_limit is True
+    assert ledger.reservations["team-a-hpo"].over_limit is False
+
+
+def test_a_job_the_sweep_listed_before_its_late_event_is_judged_for_admission(world: World) -> None:
+    # Given A (4 of 8) admitted, and B (6) created whose events are still in flight
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    deliver(world, created(world, team_a()))
+    stops = stop_calls(world)
+    late = created(world, team_b())
+    # When the sweep lists B first, then B's late InProgress event arrives
+    report = run_sweep(world.env.services)
+    assert report["unjudged"] == ["team-b-hpo"]
+    deliver(world, late)
+    # Then B was judged like an arrival: over the quota, stopped once
+    assert stops == ["team-b-hpo"]
+    [decision] = world.env.services.store.decisions("team-b-hpo")
+    assert decision["rule"] == "concurrency"
+    assert set(world.env.services.store.read_ledger().reservations) == {"team-a-hpo"}
+
+
+def test_a_lost_arrival_known_only_from_trial_events_is_judged_by_the_sweep(world: World) -> None:
+    # Given A (4) created before B (6) with 8 instances: A's tuning events are all dropped, its trials' delivered
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    stops = stop_calls(world)
+    events = created(world, team_a(), team_b())
+    deliver(world, of(events, "team-a-hpo", tuning=False))
+    deliver(world, of(events, "team-b-hpo"))
+    assert stops == []  # B was judged without A
+    # When the sweep runs
+    run_sweep(world.env.services)
+    # Then A is judged for admission, as created first it is admitted, and B is the breacher
+    assert stops == ["team-b-hpo"]
+    assert set(world.env.services.store.read_ledger().reservations) == {"team-a-hpo"}
+
+
+def test_a_lost_arrival_over_the_quota_is_judged_by_the_sweep(world: World) -> None:
+    world.amt.set_applied_quota(P3, 5)
+    enforce(world)
+    stops = stop_calls(world)
+    created(world, team_b())  # 6 > 5, every event of it dropped
+    run_sweep(world.env.services)
+    assert stops == ["team-b-hpo"]
+    assert world.env.services.store.read_ledger().reservations == {}
+
+
+def test_the_sweep_judges_the_jobs_it_finds_in_creation_order(world: World) -> None:
+    # Given A (4) created 30 s before B (6), 8 instances, every event of both lost
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    stops = stop_calls(world)
+    created(world, team_a(), team_b())
+    # When the sweep finds them
+    report = run_sweep(world.env.services)
+    # Then they are judged in CreationTime order: A admitted, B stopped
+    assert report["unjudged"] == ["team-a-hpo", "team-b-hpo"]
+    assert stops == ["team-b-hpo"]
+    assert set(world.env.services.store.read_ledger().reservations) == {"team-a-hpo"}
+
+
+def test_a_finished_job_whose_end_is_in_flight_causes_no_concurrency_stop(world: World) -> None:
+    # Given A (4 of 8) finished, its terminal event still in flight
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    world.run_holding_terminal(team_a(max_jobs=2))
+    world.amt.advance(300)
+    assert set(world.env.services.store.read_ledger().reservations) == {"team-a-hpo"}
+    stops = stop_calls(world)
+    listed = calls(world, "ListHyperParameterTuningJobs", "DescribeHyperParameterTuningJob")
+    # When B (6) arrives
+    deliver(world, created(world, team_b()))
+    # Then the judgement checked SageMaker (one List per status: InProgress, Stopping): A no longer
+    # runs, its reservation is released, B fits
+    assert listed == ["ListHyperParameterTuningJobs"] * 2
+    assert stops == []
+    assert world.env.services.store.decisions("team-b-hpo") == []
+    assert set(world.env.services.store.read_ledger().reservations) == {"team-b-hpo"}
+
+
+def test_the_sweep_never_counts_more_trials_than_the_job_runs_in_parallel(world: World) -> None:
+    # Given B (3 parallel x 2) whose trials' terminal events are all lost: the table believes them running
+    world.amt.set_applied_quota(P3, 100)
+    enforce(world)
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**team_b(max_jobs=30))
+    for _ in range(15):
+        world.amt.advance(60)
+        for event in world.amt.drain_events():
+            if event["detail"].get("TrainingJobStatus") not in {"Completed", "Stopped", "Failed"}:
+                deliver_event(event, world.env.services)
+    believed = len((world.env.services.store.get_job("team-b-hpo") or {}).get("running") or {})
+    assert believed > 3
+    # When the sweep re-counts the reservation
+    run_sweep(world.env.services)
+    # Then it holds at most MaxParallel x InstanceCount
+    reservation = world.env.services.store.read_ledger().reservations["team-b-hpo"]
+    assert sum(reservation.on_demand.values()) <= 6
+
+
+def test_a_job_admitted_on_thin_facts_is_judged_again_when_its_configuration_arrives(world: World) -> None:
+    # Given A (4 of 8) admitted, and B (3 parallel x 2) whose first event and Describe are thin (a replay)
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    deliver(world, created(world, team_a()))
+    stops = stop_calls(world)
+    events = of(created(world, team_b()), "team-b-hpo", tuning=True)
+    gateway = world.env.services.sagemaker
+    real = gateway.describe_tuning_job
+    gateway.describe_tuning_job = lambda name: real(name).model_copy(update={"config": None})  # type: ignore[method-assign]
+    thin = like_sample("tuning-docs-shape-inprogress")
+    deliver(world, [event | {"detail": thin(event["detail"])} for event in events])
+    gateway.describe_tuning_job = real  # type: ignore[method-assign]
+    reservation = world.env.services.store.read_ledger().reservations["team-b-hpo"]
+    assert reservation.incomplete is True
+    assert stops == []
+    # When its full event arrives
+    deliver(world, [event | {"id": f"{event['id']}-full"} for event in events])
+    # Then it is judged on MaxParallel 3: 4 + 6 > 8, stopped
+    assert stops == ["team-b-hpo"]
+    assert "team-b-hpo" not in world.env.services.store.read_ledger().reservations
+
+
+@pytest.mark.parametrize("seed", [0, 3, 5, 9, 11])
+def test_any_handling_order_stops_what_creation_order_stops(world: World, seed: int) -> None:
+    # Given 12 ml.p3.2xlarge and five jobs created 20 s apart, of random demand
+    rng = random.Random(seed)
+    world.amt.set_applied_quota(P3, 12)
+    enforce(world)
+    stops = stop_calls(world)
+    demand: dict[str, int] = {}
+    requests = []
+    for i in range(5):
+        count, parallel = rng.choice([1, 2]), rng.choice([1, 2, 3])
+        demand[f"job-{i}"] = count * parallel
+        requests.append(
+            seed_tuning_request(
+                f"job-{i}", team="t", instance_type=P3, instance_count=count, max_parallel=parallel, max_jobs=4
+            )
+        )
+    events = created(world, *requests, gap=20)
+    # When their arrivals are handled in a shuffled order
+    order = list(demand)
+    random.Random(seed * 7 + 1).shuffle(order)
+    for name in order:
+        deliver(world, of(events, name, tuning=True))
+    # Then exactly the jobs the greedy pass in creation order refuses are stopped
+    used, refused = 0, []
+    for name, wanted in demand.items():
+        if used + wanted <= 12:
+            used += wanted
+        else:
+            refused.append(name)
+    assert sorted(stops) == refused
