@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -175,3 +176,17 @@ def test_a_recount_never_counts_more_running_trials_than_the_job_runs_in_paralle
     on_demand, spot = recount({"ml.p3.2xlarge": 2}, {}, 3, running)
     # Then at most MaxParallel x InstanceCount
     assert (on_demand, spot) == ({"ml.p3.2xlarge": 6}, {})
+
+
+def test_a_reservation_made_on_incomplete_facts_counts_every_trial_seen_running() -> None:
+    # Given a job judged on a thin event (MaxParallel unknown, taken as 1) whose 4 trials are seen running
+    thin = Reservation.for_plan(
+        "thin-hpo", None, AdmissionPlan(on_demand={"ml.p3.2xlarge": 1}), 1, "2026-11-30T09:00:00Z"
+    )
+    thin = replace(thin, incomplete=True)
+    # Then its re-count holds the 4 instances they use, not 1
+    assert thin.recounted([({"ml.p3.2xlarge": 1}, False)] * 4).on_demand == {"ml.p3.2xlarge": 4}
+    # And a reservation made on its configuration stays bounded by MaxParallel
+    assert replace(thin, incomplete=False).recounted([({"ml.p3.2xlarge": 1}, False)] * 4).on_demand == {
+        "ml.p3.2xlarge": 1
+    }

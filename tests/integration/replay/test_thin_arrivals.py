@@ -199,16 +199,9 @@ def test_a_job_missing_from_the_table_stays_incomplete(month: Capture, deployed_
     assert result.facts.jobs_from_table == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the layer side is engineer adm's (issue 17, governance/admission.py: a reservation made on incomplete"
-        " facts is judged again when fuller facts arrive); remove this mark once it is merged"
-    ),
-)
 def test_a_later_fuller_event_re_judges_a_job_first_judged_without_its_configuration(month: Capture) -> None:
-    """Needs the admission side (engineer ``adm``, governance/admission.py): a reservation made on
-    incomplete facts is judged again when fuller facts arrive. The replay feeds the fuller event normally."""
+    """The admission side (governance/admission.py): a reservation made on incomplete facts is judged
+    again when fuller facts arrive. The replay feeds the fuller event normally."""
     # Given team B's thin arrival (judged as 1 x 2 instances: it fits), then its full event a minute later
     full = first_in_progress(month, "team-b-hpo")
     fuller_at = event_time(full) + timedelta(minutes=1)
@@ -217,7 +210,8 @@ def test_a_later_fuller_event_re_judges_a_job_first_judged_without_its_configura
     later["detail"]["LastModifiedTime"] = int(fuller_at.timestamp() * 1000)
     lines: list[str] = []
     for event in month.events:
-        lines.append(json.dumps(thin(event)))
+        # Only team B's events are thin: team A's full arrival holds its 4 instances.
+        lines.append(json.dumps(thin(event) if event is full else event))
         if event is full:
             lines.append(json.dumps(later))
     lines.sort(key=lambda line: json.loads(line)["time"])  # stable: file order within a second

@@ -186,7 +186,11 @@ class Reservation:
         )
 
     def recounted(self, running: Iterable[tuple[Mapping[str, int], bool]]) -> Reservation:
-        on_demand, spot = recount(self.per_trial_on_demand, self.per_trial_spot, self.slots, running)
+        """Re-counted from its running trials. A reservation made on incomplete facts (its MaxParallel
+        unknown) counts every trial seen running: its configuration cannot bound them."""
+        trials = list(running)
+        slots = max(self.slots, len(trials)) if self.incomplete else self.slots
+        on_demand, spot = recount(self.per_trial_on_demand, self.per_trial_spot, slots, trials)
         return Reservation(**{**self.__dict__, "on_demand": on_demand, "spot": spot})
 
 
