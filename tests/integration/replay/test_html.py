@@ -165,13 +165,17 @@ def test_the_what_if_page_shows_every_plot_and_every_stop_in_a_browser(
     # ... and draws team spend, the savings, and the 2 costliest jobs' plots, one PNG beside it for each
     drawn = _costliest(result, 2)
     assert len(result["jobs"]) == 3
-    assert {alt.rsplit(" ", 1)[0] for alt in page.plots} == {"team-spend", "savings", *drawn}
-    assert len(page.plots) == len(list(folder.glob("*.png")))
-    # self-contained: every image a data URI, no external script, style or link
-    assert re.findall(r"src='([^']*)'", text) and all(
-        src.startswith("data:image/png;base64,") for src in re.findall(r"src=['\"]([^'\"]*)", text)
+    # (team spend and the account's instances against the quota as interactive charts, PNGs beside for chat)
+    assert {alt.rsplit(" ", 1)[0] for alt in page.plots} == {"savings", *drawn}
+    assert 'id="team-spend"' in text and 'id="account-ml-p3-2xlarge"' in text
+    charts = ["team-spend.png", "account-ml.m5.xlarge.png", "account-ml.p3.2xlarge.png"]
+    assert len(page.plots) + len(charts) == len(list(folder.glob("*.png")))
+    assert all((folder / name).exists() for name in charts)
+    # self-contained: every image a data URI, plotly.js inline, no external script, style or link
+    assert re.findall(r'src="([^"]*)"', text) and all(
+        src.startswith("data:image/png;base64,") for src in re.findall(r"<img [^>]*src=['\"]([^'\"]*)", text)
     )
-    assert "<link" not in text and "http://" not in text and "https://" not in text
+    assert "<link" not in text and not re.search(r"<script[^>]* src=", text)
     # And Chromium loads it with no script error and decodes every plot (natural width > 0)
     dom = browse(chromium, page_path, tmp_path / "profile", "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
