@@ -77,6 +77,8 @@ def pyplot() -> Any:
     import matplotlib  # noqa: PLC0415 - client-side extra, imported only to draw
 
     matplotlib.use("Agg")
+    # Labels carry dollar amounts ("$1.11 of $5"): never read them as TeX math.
+    matplotlib.rcParams["text.parse_math"] = False
     from matplotlib import pyplot as plt  # noqa: PLC0415
 
     return plt

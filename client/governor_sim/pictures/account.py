@@ -18,7 +18,7 @@ from typing import Any
 
 from governor_sim.html_page import pyplot
 from governor_sim.job_view import JobView
-from governor_sim.pictures.axes import clock, legend_beside, span, utc_time_axis
+from governor_sim.pictures.axes import clock, legend_below, span, utc_time_axis
 
 NAMED_JOBS = 8
 """Jobs drawn by name in a view; the others are stacked per team as ``<team>: k other jobs``."""
@@ -193,7 +193,7 @@ def account_figure(usage: TypeUsage) -> Any | None:
     utc_time_axis(axes, *span(times + marks))
     axes.set_ylabel("instances")
     axes.set_title(f"{usage.instance_type}: instances counted (reserved by team / job) against the quota")
-    legend_beside(axes)
+    legend_below(axes)
     return figure
 
 

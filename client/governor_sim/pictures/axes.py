@@ -39,3 +39,11 @@ def legend_beside(axes: Any) -> None:
     """The axes' legend to the right of its plot area, so it never covers a line, a limit or a marker."""
     if axes.get_legend_handles_labels()[0]:
         axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize=8, frameon=False)
+
+
+def legend_below(axes: Any, *, columns: int = 2) -> None:
+    """The axes' legend under its plot area and x label, for legends too wide to sit beside it."""
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(
+            loc="upper left", bbox_to_anchor=(0.0, -0.2), borderaxespad=0.0, fontsize=8, frameon=False, ncols=columns
+        )

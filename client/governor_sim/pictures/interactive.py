@@ -30,7 +30,26 @@ def account_chart(usage: TypeUsage) -> str:
     times, levels = usage.series()
     for label, ys in levels.items():
         figure.add_trace(
-            go.Scatter(x=times, y=ys, name=label, mode="lines", stackgroup="usage", line={"shape": "hv", "width": 0.5})
+            go.Scatter(
+                x=times,
+                y=ys,
+                name=label,
+                mode="lines",
+                stackgroup="usage",
+                line={"shape": "hv", "width": 0.5},
+                hovertemplate="%{y} reserved<extra>" + label + "</extra>",
+            )
+        )
+    held_times, held = usage.running_series()
+    if held_times:
+        figure.add_trace(
+            go.Scatter(
+                x=held_times,
+                y=held,
+                name="held by running trials",
+                mode="lines",
+                line={"shape": "hv", "color": "black", "width": 1},
+            )
         )
     if usage.limits:
         xs = [at for at, _, _ in usage.limits] + ([times[-1]] if times else [])
@@ -47,18 +66,20 @@ def account_chart(usage: TypeUsage) -> str:
     for b in usage.breaches:
         figure.add_trace(
             go.Scatter(
-                x=[b.at],
-                y=[b.usage + b.demand],
-                mode="markers",
-                marker={"symbol": "x", "size": 14, "color": "red"},
+                x=[b.at, b.at],
+                y=[b.usage, b.usage + b.demand],
+                mode="lines+markers",
+                line={"color": "red", "width": 4},
+                marker={"symbol": "x", "size": [0, 14], "color": "red"},
                 name=f"{b.job} ({b.team or 'no team'}): {b.usage} + {b.demand} > {b.limit}, {b.action}",
             )
         )
     figure.update_layout(
-        title={"text": f"{usage.instance_type}: instances held, by team / job, against the quota"},
+        title={"text": f"{usage.instance_type}: instances counted (reserved by team / job) against the quota"},
         xaxis=UTC_AXIS,
         yaxis={"title": {"text": "instances"}, "rangemode": "tozero"},
         legend=LEGEND_BESIDE,
+        showlegend=True,
         height=380,
         margin={"r": 20, "t": 50},
         hovermode="x unified",
@@ -97,6 +118,17 @@ def spend_chart(spend: Mapping[str, Sequence[SpendPoint]], rows: Sequence[StopRo
             )
         for row in (r for r in rows if r.team == team):
             figure.add_vline(x=row.at, line_dash="dot", line_color="orange", row=n, col=1)
+            axis = "" if n == 1 else str(n)
+            figure.add_annotation(
+                x=row.at,
+                y=1.0,
+                xref=f"x{axis}",
+                yref=f"y{axis} domain",
+                text=f"#{row.number}",
+                showarrow=False,
+                yanchor="bottom",
+                font={"color": "darkorange", "size": 11},
+            )
         figure.update_yaxes(title_text="USD", rangemode="tozero", row=n, col=1)
     figure.update_xaxes(title_text="time (UTC)", row=len(teams), col=1)
     figure.update_layout(
