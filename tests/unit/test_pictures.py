@@ -58,7 +58,7 @@ def decision(rule: str, action: str, when: datetime, **numbers: Any) -> dict[str
 
 
 def view(trials: list[TrialRecord], decisions: list[dict[str, Any]], **meta: Any) -> JobView:
-    return JobView(
+    job = JobView(
         key="nlp-bert-hpo",
         name="nlp-bert-hpo",
         team="nlp",
@@ -68,8 +68,9 @@ def view(trials: list[TrialRecord], decisions: list[dict[str, Any]], **meta: Any
         trials=trials,
         decisions=decisions,
         summary=None,
-        budget_check_at=meta.get("budget_check_at"),
     )
+    job.budget_check_at = meta.get("budget_check_at")
+    return job
 
 
 def boxes_overlap(a: Any, b: Any) -> bool:
@@ -92,8 +93,6 @@ def assert_legends_off_the_data(figure: Any) -> None:
 
 
 def test_the_cost_plot_marks_the_earliest_stop_not_the_first_in_key_order_and_the_budget_check() -> None:
-    from governor_sim.pictures.job import cost_figure
-
     # Given nlp-bert-hpo: its budget stop (09:49) comes first in key order, the team-budget stop at 09:43:45
     decisions = [
         decision("budget", "stopped", at(49), budget_usd=50, spent_usd=51),
@@ -102,6 +101,8 @@ def test_the_cost_plot_marks_the_earliest_stop_not_the_first_in_key_order_and_th
     job = view([trial(n, end=20 + 3 * n) for n in range(8)], decisions, budget_check_at=at(47).isoformat())
     # Then the job's stop is the earliest one
     assert job.stop == (at(43.75), "team-budget: stopped")
+    from governor_sim.pictures.job import cost_figure
+
     figure = cost_figure(job)
     assert figure is not None
     [axes] = figure.axes
