@@ -22,7 +22,7 @@ from typing import Any
 
 from governor_sim.html_page import png, render_template, safe
 from governor_sim.job_view import JobView
-from governor_sim.pictures.account import TypeUsage, account_figure, account_usage
+from governor_sim.pictures.account import TypeUsage, account_figure, account_usage, window
 from governor_sim.pictures.interactive import account_chart
 from governor_sim.pictures.job import cost_figure, job_note, objective_figure
 from tuning_governor.adapters.dynamodb import GovernorStore
@@ -86,17 +86,28 @@ def draw(view: JobView) -> dict[str, bytes]:
     return plots
 
 
+OLD_PLOT_NAMES = ("instances",)
+"""Per-job PNGs earlier versions wrote; removed from a reused folder with the others."""
+
+
 def draw_all(views: Iterable[JobView], out_dir: Path) -> None:
-    """Fill each view's ``plots`` and write them beside the page as ``<job key>-<plot>.png``."""
+    """Fill each view's ``plots`` and write them beside the page as ``<job key>-<plot>.png``; a PNG of
+    the job left from an earlier run in the same folder (a plot not drawn this time) is removed."""
     for view in views:
         view.plots = draw(view)
+        for name in (*PLOT_NAMES, *OLD_PLOT_NAMES):
+            if name not in view.plots:
+                (out_dir / f"{view.key}-{name}.png").unlink(missing_ok=True)
         for name, data in view.plots.items():
             (out_dir / f"{view.key}-{name}.png").write_bytes(data)
 
 
 def draw_accounts(usages: dict[str, TypeUsage], out_dir: Path) -> list[dict[str, Any]]:
     """Per instance type: the account view as a PNG beside the page (``account-<type>.png``) and as
-    an interactive chart for the page; what the page's ``account_section`` macro takes."""
+    an interactive chart for the page; what the page's ``account_section`` macro takes. Account PNGs
+    left from an earlier run in the same folder are removed first."""
+    for old in out_dir.glob("account-*.png"):
+        old.unlink()
     out = []
     for itype, usage in usages.items():
         figure = account_figure(usage)
@@ -105,6 +116,14 @@ def draw_accounts(usages: dict[str, TypeUsage], out_dir: Path) -> list[dict[str,
             (out_dir / f"account-{itype}.png").write_bytes(data)
         out.append({"usage": usage, "png": data, "chart": safe(account_chart(usage))})
     return out
+
+
+def _account_views(store: Store, views: list[JobView], *, narrowed: bool) -> list[JobView]:
+    if not narrowed:
+        return views
+    months = sorted({view.created.strftime("%Y-%m") for view in views if view.created is not None})
+    everyone = {view.key: view for month in months for view in collect(store, month=month)}
+    return list((everyone | {view.key: view for view in views}).values())
 
 
 # -- the page --------------------------------------------------------------------------------------------
@@ -147,11 +166,16 @@ def write_report(
     team: str | None = None,
     month: str | None = None,
 ) -> Path:
-    """Write ``index.html`` and one PNG per plot into ``out_dir``; the page's path."""
+    """Write ``index.html`` and one PNG per plot into ``out_dir``; the page's path.
+
+    The account pictures are account-wide even for one job or team: every job created in the months of
+    the jobs shown, cut to the time those jobs span (the other teams' instances are what a breach is about)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     views = collect(store, job=job, team=team, month=month)
     draw_all(views, out_dir)
-    accounts = draw_accounts(account_usage(views), out_dir)
+    accounts = draw_accounts(
+        account_usage(_account_views(store, views, narrowed=bool(job or team)), window(views)), out_dir
+    )
     page = out_dir / "index.html"
     page.write_text(render(views, title, accounts), encoding="utf-8")
     return page

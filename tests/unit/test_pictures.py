@@ -176,5 +176,7 @@ def test_team_spend_is_one_panel_per_team_so_a_small_team_is_readable_beside_a_l
     small = next(a for a in figure.axes if "speech" in a.get_title(loc="left"))
     # the small team's line fills its own panel: its budget ($40) is in view, not squashed near $0
     assert small.get_ylim()[1] < 100
+    legend = small.get_legend()
+    assert legend is not None and "monthly budget $40.00" in [t.get_text() for t in legend.get_texts()]
     assert all("UTC" in a.get_xlabel() for a in figure.axes if a.get_xlabel()) and figure.axes[-1].get_xlabel()
     assert_legends_off_the_data(figure)

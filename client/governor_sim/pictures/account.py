@@ -102,9 +102,17 @@ def _labels(holdings: list[Holding]) -> dict[str, str]:
     return out
 
 
-def account_usage(views: Iterable[JobView]) -> dict[str, TypeUsage]:
-    """Per instance type (sorted), the account's reservations, trials, applied limits and breaching arrivals."""
-    views = list(views)
+def window(views: Iterable[JobView]) -> tuple[datetime, datetime] | None:
+    """From the first job's creation to the last trial's end (or creation) of ``views``; None if no time."""
+    times = [v.created for v in views if v.created is not None]
+    times += [t.end_time for v in views for t in v.trials if t.end_time is not None]
+    return (min(times), max(times)) if times else None
+
+
+def account_usage(views: Iterable[JobView], within: tuple[datetime, datetime] | None = None) -> dict[str, TypeUsage]:
+    """Per instance type (sorted), the account's reservations, trials, applied limits and breaching
+    arrivals; with ``within``, only jobs whose time (creation to last trial end) overlaps it."""
+    views = [v for v in views if within is None or _overlaps(v, within)]
     out: dict[str, TypeUsage] = {}
     for view in views:
         for trial in view.trials:
@@ -127,6 +135,11 @@ def account_usage(views: Iterable[JobView]) -> dict[str, TypeUsage]:
         usage.limits = _changes(sorted(usage.limits))
         usage.breaches.sort(key=lambda b: (b.at, b.job))
     return dict(sorted(out.items()))
+
+
+def _overlaps(view: JobView, within: tuple[datetime, datetime]) -> bool:
+    span_of = window([view])
+    return span_of is not None and span_of[0] <= within[1] and within[0] <= span_of[1]
 
 
 def _reserve(view: JobView, out: dict[str, TypeUsage], last: datetime | None) -> None:

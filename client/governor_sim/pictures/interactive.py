@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from governor_sim.pictures.account import TypeUsage
-from governor_sim.pictures.spend import SpendPoint, StopRow
+from governor_sim.pictures.spend import SpendPoint, StopRow, dollars
 from tuning_governor.policy import Policy
 
 UTC_AXIS = {"title": {"text": "time (UTC)"}, "type": "date"}
@@ -27,6 +27,23 @@ def account_chart(usage: TypeUsage) -> str:
     import plotly.graph_objects as go  # noqa: PLC0415 - client-side extra
 
     figure = go.Figure()
+    times = _usage_traces(go, figure, usage)
+    _limit_and_breach_traces(go, figure, usage, times)
+    figure.update_layout(
+        title={"text": f"{usage.instance_type}: instances counted (reserved by team / job) against the quota"},
+        xaxis=UTC_AXIS,
+        yaxis={"title": {"text": "instances"}, "rangemode": "tozero"},
+        legend=LEGEND_BESIDE,
+        showlegend=True,
+        height=380,
+        margin={"r": 20, "t": 50},
+        hovermode="x unified",
+    )
+    return _div(figure, f"account-{usage.instance_type.replace('.', '-')}")
+
+
+def _usage_traces(go: Any, figure: Any, usage: TypeUsage) -> list[Any]:
+    """The reservations stacked by team / job, and the trials' real usage as a line; the change times."""
     times, levels = usage.series()
     for label, ys in levels.items():
         figure.add_trace(
@@ -51,6 +68,10 @@ def account_chart(usage: TypeUsage) -> str:
                 line={"shape": "hv", "color": "black", "width": 1},
             )
         )
+    return list(times)
+
+
+def _limit_and_breach_traces(go: Any, figure: Any, usage: TypeUsage, times: list[Any]) -> None:
     if usage.limits:
         xs = [at for at, _, _ in usage.limits] + ([times[-1]] if times else [])
         ys = [limit for _, limit, _ in usage.limits] + ([usage.limits[-1][1]] if times else [])
@@ -74,17 +95,6 @@ def account_chart(usage: TypeUsage) -> str:
                 name=f"{b.job} ({b.team or 'no team'}): {b.usage} + {b.demand} > {b.limit}, {b.action}",
             )
         )
-    figure.update_layout(
-        title={"text": f"{usage.instance_type}: instances counted (reserved by team / job) against the quota"},
-        xaxis=UTC_AXIS,
-        yaxis={"title": {"text": "instances"}, "rangemode": "tozero"},
-        legend=LEGEND_BESIDE,
-        showlegend=True,
-        height=380,
-        margin={"r": 20, "t": 50},
-        hovermode="x unified",
-    )
-    return _div(figure, f"account-{usage.instance_type.replace('.', '-')}")
 
 
 def spend_chart(spend: Mapping[str, Sequence[SpendPoint]], rows: Sequence[StopRow], policy: Policy) -> str | None:
@@ -97,39 +107,7 @@ def spend_chart(spend: Mapping[str, Sequence[SpendPoint]], rows: Sequence[StopRo
 
     figure = make_subplots(rows=len(teams), cols=1, shared_xaxes=True, subplot_titles=teams, vertical_spacing=0.12)
     for n, team in enumerate(teams, start=1):
-        points = spend[team]
-        figure.add_trace(
-            go.Scatter(
-                x=[p.at for p in points], y=[float(p.spent_usd) for p in points], name=f"{team}: spend", mode="lines"
-            ),
-            row=n,
-            col=1,
-        )
-        budget = policy.team_monthly_budget(team)
-        if budget is not None:
-            figure.add_hline(
-                y=float(budget),
-                line_dash="dash",
-                line_color="red",
-                row=n,
-                col=1,
-                annotation_text=f"budget ${budget:,.0f}",
-                annotation_position="top left",
-            )
-        for row in (r for r in rows if r.team == team):
-            figure.add_vline(x=row.at, line_dash="dot", line_color="orange", row=n, col=1)
-            axis = "" if n == 1 else str(n)
-            figure.add_annotation(
-                x=row.at,
-                y=1.0,
-                xref=f"x{axis}",
-                yref=f"y{axis} domain",
-                text=f"#{row.number}",
-                showarrow=False,
-                yanchor="bottom",
-                font={"color": "darkorange", "size": 11},
-            )
-        figure.update_yaxes(title_text="USD", rangemode="tozero", row=n, col=1)
+        _team_row(go, figure, n, team, spend[team], [r for r in rows if r.team == team], policy)
     figure.update_xaxes(title_text="time (UTC)", row=len(teams), col=1)
     figure.update_layout(
         legend=LEGEND_BESIDE,
@@ -138,3 +116,43 @@ def spend_chart(spend: Mapping[str, Sequence[SpendPoint]], rows: Sequence[StopRo
         title={"text": "Spend by team in the month (finished + accrued)"},
     )
     return _div(figure, "team-spend")
+
+
+def _team_row(
+    go: Any, figure: Any, n: int, team: str, points: Sequence[SpendPoint], rows: list[StopRow], policy: Policy
+) -> None:
+    """Row ``n``: the team's spend, its monthly budget (dashed) and its stops (dotted, numbered)."""
+    figure.add_trace(
+        go.Scatter(
+            x=[p.at for p in points], y=[float(p.spent_usd) for p in points], name=f"{team}: spend", mode="lines"
+        ),
+        row=n,
+        col=1,
+    )
+    budget = policy.team_monthly_budget(team)
+    if budget is not None:  # a legend entry, not a label on the plot: it would cover a stop line
+        figure.add_trace(
+            go.Scatter(
+                x=[points[0].at, points[-1].at],
+                y=[float(budget)] * 2,
+                name=f"{team}: monthly budget {dollars(budget)}",
+                mode="lines",
+                line={"dash": "dash", "color": "red"},
+            ),
+            row=n,
+            col=1,
+        )
+    axis = "" if n == 1 else str(n)
+    for row in rows:
+        figure.add_vline(x=row.at, line_dash="dot", line_color="orange", row=n, col=1)
+        figure.add_annotation(
+            x=row.at,
+            y=1.0,
+            xref=f"x{axis}",
+            yref=f"y{axis} domain",
+            text=f"#{row.number}",
+            showarrow=False,
+            yanchor="bottom",
+            font={"color": "darkorange", "size": 11},
+        )
+    figure.update_yaxes(title_text="USD", rangemode="tozero", row=n, col=1)

@@ -37,6 +37,11 @@ class StopRow(Protocol):
     def at(self) -> datetime: ...
 
 
+def dollars(value: Decimal | float) -> str:
+    """``$0.60``, ``$40.00``, ``$20,000``: cents below $1,000, where they matter."""
+    return f"${value:,.2f}" if value < 1000 else f"${value:,.0f}"
+
+
 def _clusters(times: list[tuple[datetime, int]], width: timedelta) -> list[tuple[datetime, str]]:
     """Stop numbers closer than ``width`` share one label (``3, 4``) so labels never overlap."""
     out: list[tuple[datetime, list[int]]] = []
@@ -77,7 +82,7 @@ def _panel(
     top = max(spent)
     budget = policy.team_monthly_budget(team)
     if budget is not None:
-        axes.axhline(float(budget), color="tab:red", linestyle="--", label=f"monthly budget ${budget:,.0f}")
+        axes.axhline(float(budget), color="tab:red", linestyle="--", label=f"monthly budget {dollars(budget)}")
         top = max(top, float(budget))
     for at, _ in ((r.at, r.number) for r in rows):
         axes.axvline(at, color="tab:orange", linestyle=":", linewidth=1.2)
@@ -88,7 +93,7 @@ def _panel(
         axes.annotate(text, xy=(at, 1.0), xycoords=("data", "axes fraction"), ha="center", va="bottom", fontsize=8)
     utc_time_axis(axes, *limits)
     last = points[-1]
-    of = f" of ${budget:,.0f}" if budget is not None else " (no monthly budget)"
+    of = f" of {dollars(budget)}" if budget is not None else " (no monthly budget)"
     bound = " (at least: unpriced trials)" if last.lower_bound else ""
     axes.set_title(f"{team}: ${last.spent_usd:,.2f}{bound}{of} in {last.month}", loc="left", fontsize=10, pad=12)
     axes.set_ylabel("USD")
