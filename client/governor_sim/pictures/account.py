@@ -193,7 +193,7 @@ def account_figure(usage: TypeUsage) -> Any | None:
     top = max([sum(column) for column in zip(*levels.values(), strict=True)] or [0])
     held_times, held = usage.running_series()
     if held_times:
-        axes.step(held_times, held, where="post", color="black", linewidth=1, label="held by running trials")
+        axes.step(held_times, held, where="post", color="black", linewidth=1, label="held by the recorded trials")
     _limit_line(usage, axes, times + marks)
     for breach in usage.breaches:
         label = f"{breach.job} ({breach.team or 'no team'}) arrives {clock(breach.at)}: "

@@ -63,7 +63,7 @@ def _usage_traces(go: Any, figure: Any, usage: TypeUsage) -> list[Any]:
             go.Scatter(
                 x=held_times,
                 y=held,
-                name="held by running trials",
+                name="held by the recorded trials",
                 mode="lines",
                 line={"shape": "hv", "color": "black", "width": 1},
             )
