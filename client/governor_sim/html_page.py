@@ -2,36 +2,74 @@
 plots embedded as data URIs, and the page shell. Client side only (matplotlib is the ``dev`` extra,
 never in the layer).
 
-A page built with :func:`render_page` is one self-contained file: no network, no external script or
-style. Its ``<body>`` carries ``data-plots-expected`` (the ``img.plot`` elements on the page) and, once
-the browser has loaded it, ``data-plots-loaded`` (those it decoded, natural width > 0), which the
-browser tests read.
+Pages are Jinja2 templates (``governor_sim/templates``, autoescaped). A page is one self-contained
+file: no network, no external script or style (plotly.js is inlined where a page has charts). Its ``<body>`` carries ``data-plots-expected`` (the ``img.plot`` elements on the page) and, once
+the browser has loaded it, ``data-plots-loaded`` (those it decoded, natural width > 0) and
+``data-boxes`` (where each picture, chart, chart legend and plot area landed), which the browser tests read.
 """
 
 from __future__ import annotations
 
 import base64
-import html
+import functools
 import io
-from collections.abc import Iterable
+from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 PLOT_CLASS = "plot"
-STYLE = (
-    "body{font-family:sans-serif;margin:2em} img.plot{max-width:48%;margin:4px}"
-    " img.plot.wide{max-width:98%}"
-    " table{border-collapse:collapse;margin:0.5em 0} td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
-    " td.num{text-align:right} p.note{color:#555}"
-)
-_LOADED_SCRIPT = """<script>
-window.addEventListener("load", function () {
-  var loaded = 0;
-  document.querySelectorAll("img.plot").forEach(function (img) {
-    if (img.complete && img.naturalWidth > 0) { loaded += 1; }
-  });
-  document.body.setAttribute("data-plots-loaded", String(loaded));
-});
-</script>"""
+
+
+@functools.cache
+def environment() -> Any:
+    """The Jinja2 environment of the client's pages: templates from ``governor_sim/templates``,
+    every value escaped unless marked safe (``Markup``), PNG bytes as data URIs (``| png_uri``)."""
+    import jinja2  # noqa: PLC0415 - client-side extra
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("governor_sim", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["png_uri"] = lambda data: "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    env.filters["when"] = when
+    env.filters["usd"] = usd_text
+    return env
+
+
+def safe(markup: str) -> Any:
+    """HTML the client built itself (a Plotly chart's ``<div>``), passed through the template unescaped."""
+    import markupsafe  # noqa: PLC0415 - Jinja2's own dependency
+
+    return markupsafe.Markup(markup)  # noqa: S704 - only HTML this client built (Plotly divs, its own sections)
+
+
+def render_template(name: str, **context: Any) -> str:
+    """Render ``templates/<name>`` with ``context`` (autoescaped). ``interactive=True`` inlines plotly.js."""
+    context.setdefault("interactive", False)
+    context.setdefault("expected", 0)
+    if context["interactive"]:
+        context["plotly_script"] = safe(plotly_script())
+    return str(environment().get_template(name).render(**context))
+
+
+def when(at: datetime) -> str:
+    """``2026-11-30 09:43:45Z``: a time as every page prints it (UTC)."""
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def usd_text(value: Any) -> str:
+    """Dollars to the cent, or ``unknown (unpriced)`` for None: never $0 for an unknown figure."""
+    return "unknown (unpriced)" if value is None else f"${Decimal(str(value)):,.2f}"
+
+
+def plotly_script() -> str:
+    """plotly.js, minified, in one ``<script>`` element (about 4.8 MB; no network needed)."""
+    from plotly.offline import get_plotlyjs  # noqa: PLC0415 - client-side extra, only pages with charts
+
+    return f'<script type="text/javascript">{get_plotlyjs()}</script>'
 
 
 def pyplot() -> Any:
@@ -39,6 +77,8 @@ def pyplot() -> Any:
     import matplotlib  # noqa: PLC0415 - client-side extra, imported only to draw
 
     matplotlib.use("Agg")
+    # Labels carry dollar amounts ("$1.11 of $5"): never read them as TeX math.
+    matplotlib.rcParams["text.parse_math"] = False
     from matplotlib import pyplot as plt  # noqa: PLC0415
 
     return plt
@@ -50,29 +90,3 @@ def png(figure: Any) -> bytes:
     figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
     pyplot().close(figure)
     return buffer.getvalue()
-
-
-def plot_img(data: bytes, alt: str, *, wide: bool = False) -> str:
-    """An ``<img class="plot">`` holding ``data`` (PNG bytes) as a data URI."""
-    encoded = base64.b64encode(data).decode("ascii")
-    classes = f"{PLOT_CLASS} wide" if wide else PLOT_CLASS
-    return f"<img class='{classes}' alt='{html.escape(alt, quote=True)}' src='data:image/png;base64,{encoded}'>"
-
-
-def table(header: Iterable[str], rows: Iterable[Iterable[str]], *, css_class: str = "") -> str:
-    """An HTML table of escaped text cells (header row first)."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-    attribute = f" class='{html.escape(css_class, quote=True)}'" if css_class else ""
-    return f"<table{attribute}><tr>{head}</tr>{body}</table>"
-
-
-def render_page(title: str, body: str) -> str:
-    """The whole page: ``body`` (HTML) under an ``<h1>`` of ``title``, with the plot-counting script."""
-    expected = body.count(f"<img class='{PLOT_CLASS}")
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>{STYLE}</style>
-</head><body data-plots-expected="{expected}" data-plots-loaded="0"><h1>{html.escape(title)}</h1>{body}
-{_LOADED_SCRIPT}</body></html>
-"""

@@ -15,63 +15,23 @@ decoded (``data-plots-loaded`` on ``<body>``), which the browser test reads.
 
 from __future__ import annotations
 
-import html
 from argparse import ArgumentTypeError
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from governor_sim.html_page import plot_img, png, pyplot, render_page
+from governor_sim.html_page import png, render_template, safe
+from governor_sim.job_view import JobView
+from governor_sim.pictures.account import TypeUsage, account_figure, account_usage, window
+from governor_sim.pictures.interactive import account_chart
+from governor_sim.pictures.job import cost_figure, job_note, objective_figure
 from tuning_governor.adapters.dynamodb import GovernorStore
-from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.ports import Store
 
+__all__ = ["JobView", "collect", "write_report"]
+
 TERMINAL_AND_RUNNING = ("InProgress", "Stopping", "Completed", "Stopped", "Failed")
-
-
-@dataclass
-class JobView:
-    """What the table holds about one tuning job, as the plots need it."""
-
-    key: str
-    name: str
-    team: str | None
-    status: str
-    created: datetime | None
-    objective_type: str | None
-    trials: list[TrialRecord]
-    decisions: list[dict[str, Any]]
-    summary: JobSummary | None
-    plots: dict[str, bytes] = field(default_factory=dict)
-
-    @property
-    def budget_usd(self) -> Decimal | None:
-        for decision in self.decisions:
-            value = (decision.get("numbers") or {}).get("budget_usd")
-            if value is not None and decision.get("rule") == "budget":
-                return Decimal(str(value))
-        return None
-
-    @property
-    def stop(self) -> tuple[datetime, str] | None:
-        for decision in self.decisions:
-            if decision.get("action") in {"stopped", "would-stop"} and decision.get("at"):
-                return datetime.fromisoformat(str(decision["at"])), f"{decision.get('rule')}: {decision.get('action')}"
-        return None
-
-    def limits(self) -> dict[str, int]:
-        """The per-type limits of the job's concurrency decision (what the governor compared with)."""
-        out: dict[str, int] = {}
-        for decision in self.decisions:
-            if decision.get("rule") != "concurrency":
-                continue
-            for itype, figures in ((decision.get("numbers") or {}).get("instance_types") or {}).items():
-                if isinstance(figures, dict) and figures.get("limit") is not None:
-                    out[str(itype)] = int(figures["limit"])
-        return out
 
 
 def collect(
@@ -107,109 +67,70 @@ def collect(
                 trials=trials,
                 decisions=store.decisions(key),
                 summary=store.get_summary(key),
+                budget_check_at=str(meta["budget_check_at"]) if meta.get("budget_check_at") else None,
+                reserved={str(k): int(v) for k, v in (meta.get("demand") or {}).items()},
             )
         )
     return views
 
 
 # -- plots ---------------------------------------------------------------------------------------------
-PLOT_NAMES = ("objective", "cost", "instances")
+PLOT_NAMES = ("objective", "cost")
 
 
 def draw(view: JobView) -> dict[str, bytes]:
-    """The job's three plots as PNG bytes, by name (a plot with nothing to draw is left out)."""
-    plt = pyplot()
-    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415 - client-side extra
-
+    """The job's plots as PNG bytes, by name (a plot with nothing to draw is left out)."""
     plots: dict[str, bytes] = {}
-    scored = [t for t in view.trials if t.objective_value is not None]
-    maximize = (view.objective_type or "Maximize") == "Maximize"
-    if scored:
-        plots["objective"] = _objective_plot(view, scored, maximize, plt, MaxNLocator)
-    priced = [t for t in view.trials if t.end_time is not None and t.cost_usd is not None]
-    if priced:
-        plots["cost"] = _cost_plot(view, priced, plt)
-    held = [t for t in view.trials if t.start_time is not None and t.end_time is not None and t.instances]
-    if held:
-        plots["instances"] = _instances_plot(view, held, plt)
+    for name, figure in (("objective", objective_figure(view)), ("cost", cost_figure(view))):
+        if figure is not None:
+            plots[name] = png(figure)
     return plots
 
 
-def _objective_plot(view: JobView, scored: list[TrialRecord], maximize: bool, plt: Any, locator: Any) -> bytes:
-    figure, axes = plt.subplots(figsize=(7, 3.2))
-    values = [float(t.objective_value or 0) for t in scored]
-    best: list[float] = []
-    for value in values:
-        best.append(value if not best else (max if maximize else min)(best[-1], value))
-    axes.plot(range(1, len(values) + 1), values, "o", markersize=4, label="trial")
-    axes.plot(range(1, len(best) + 1), best, "-", label="best so far")
-    axes.set_xlabel("trial, in finishing order")
-    axes.xaxis.set_major_locator(locator(integer=True))
-    axes.set_ylabel(scored[0].objective_name if scored and scored[0].objective_name else "objective")
-    axes.set_title(f"{view.name}: objective ({'higher' if maximize else 'lower'} is better)")
-    axes.legend(loc="best")
-    return png(figure)
+OLD_PLOT_NAMES = ("instances",)
+"""Per-job PNGs earlier versions wrote; removed from a reused folder with the others."""
 
 
-def _cost_plot(view: JobView, priced: list[TrialRecord], plt: Any) -> bytes:
-    figure, axes = plt.subplots(figsize=(7, 3.2))
-    total = Decimal(0)
-    times: list[datetime] = []
-    cumulative: list[float] = []
-    for trial in priced:
-        if trial.end_time is None:
-            continue
-        total += (trial.cost_usd or Decimal(0)) + (trial.warm_pool_cost_usd or Decimal(0))
-        times.append(trial.end_time)
-        cumulative.append(float(total))
-    axes.step(times, cumulative, where="post", label="cost of finished trials")
-    if view.budget_usd is not None:
-        axes.axhline(float(view.budget_usd), color="tab:red", linestyle="--", label=f"budget ${view.budget_usd:,.2f}")
-    if view.stop is not None:
-        at, label = view.stop
-        axes.axvline(at, color="tab:orange", linestyle=":", label=label)
-    axes.set_ylabel("USD")
-    axes.set_title(f"{view.name}: cumulative cost")
-    axes.legend(loc="best")
-    figure.autofmt_xdate()
-    return png(figure)
+def draw_all(views: Iterable[JobView], out_dir: Path) -> None:
+    """Fill each view's ``plots`` and write them beside the page as ``<job key>-<plot>.png``; a PNG of
+    the job left from an earlier run in the same folder (a plot not drawn this time) is removed."""
+    for view in views:
+        view.plots = draw(view)
+        for name in (*PLOT_NAMES, *OLD_PLOT_NAMES):
+            if name not in view.plots:
+                (out_dir / f"{view.key}-{name}.png").unlink(missing_ok=True)
+        for name, data in view.plots.items():
+            (out_dir / f"{view.key}-{name}.png").write_bytes(data)
 
 
-def _instances_plot(view: JobView, held: list[TrialRecord], plt: Any) -> bytes:
-    figure, axes = plt.subplots(figsize=(7, 3.2))
-    limits = view.limits()
-    for itype in sorted({t for trial in held for t in trial.instances}):
-        changes: list[tuple[datetime, int]] = []
-        for trial in held:
-            count = trial.instances.get(itype, 0)
-            if count and trial.start_time is not None and trial.end_time is not None:
-                changes += [(trial.start_time, count), (trial.end_time, -count)]
-        changes.sort()
-        level, xs, ys = 0, [], []
-        for at, delta in changes:
-            level += delta
-            xs.append(at)
-            ys.append(level)
-        if xs:
-            (line,) = axes.step(xs, ys, where="post", label=f"{itype} in use")
-            if itype in limits:
-                axes.axhline(limits[itype], color=line.get_color(), linestyle="--", label=f"{itype} limit")
-    axes.set_ylabel("instances")
-    axes.set_title(f"{view.name}: instances held by its trials")
-    if axes.get_legend_handles_labels()[0]:
-        axes.legend(loc="best")
-    figure.autofmt_xdate()
-    return png(figure)
+def draw_accounts(usages: dict[str, TypeUsage], out_dir: Path) -> list[dict[str, Any]]:
+    """Per instance type: the account view as a PNG beside the page (``account-<type>.png``) and as
+    an interactive chart for the page; what the page's ``account_section`` macro takes. Account PNGs
+    left from an earlier run in the same folder are removed first."""
+    for old in out_dir.glob("account-*.png"):
+        old.unlink()
+    out = []
+    for itype, usage in usages.items():
+        figure = account_figure(usage)
+        data = png(figure) if figure is not None else None
+        if data is not None:
+            (out_dir / f"account-{itype}.png").write_bytes(data)
+        out.append({"usage": usage, "png": data, "chart": safe(account_chart(usage))})
+    return out
+
+
+def _account_views(store: Store, views: list[JobView], *, narrowed: bool) -> list[JobView]:
+    if not narrowed:
+        return views
+    months = sorted({view.created.strftime("%Y-%m") for view in views if view.created is not None})
+    everyone = {view.key: view for month in months for view in collect(store, month=month)}
+    return list((everyone | {view.key: view for view in views}).values())
 
 
 # -- the page --------------------------------------------------------------------------------------------
-def _rows(view: JobView) -> str:
+def _figures(view: JobView) -> list[tuple[str, str]]:
     summary = view.summary
-    figures = [
-        ("status", view.status),
-        ("team", view.team or "-"),
-        ("trials recorded", str(len(view.trials))),
-    ]
+    figures = [("status", view.status), ("team", view.team or "-"), ("trials recorded", str(len(view.trials)))]
     if summary is not None:
         cost = summary.cost.cost_usd
         figures.append(
@@ -217,42 +138,24 @@ def _rows(view: JobView) -> str:
         )
         if summary.objective is not None:
             figures.append(("best objective", f"{summary.objective.name} = {summary.objective.value}"))
-    cells = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in figures)
-    decided = "".join(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>".format(
-            *(html.escape(str(d.get(k, ""))) for k in ("rule", "verdict", "action", "at"))
-        )
-        for d in view.decisions
+    return figures
+
+
+def job_context(view: JobView) -> dict[str, Any]:
+    """What the ``job_section`` macro takes for one job (``draw`` must have filled ``plots``)."""
+    notes = [note for note in (job_note(view),) if note is not None]
+    if "objective" not in view.plots:
+        notes.append("Not drawn: objective (no finished trial reported one).")
+    return {"view": view, "figures": _figures(view), "notes": notes}
+
+
+def render(views: list[JobView], title: str, accounts: list[dict[str, Any]]) -> str:
+    """One HTML page, every PNG embedded and the charts inline (``draw`` must have filled ``plots``)."""
+    jobs = [job_context(view) for view in views]
+    expected = sum(len(view.plots) for view in views)
+    return render_template(
+        "report.html.j2", title=title, jobs=jobs, accounts=accounts, expected=expected, interactive=bool(accounts)
     )
-    decisions = (
-        f"<table class='decisions'><tr><th>rule</th><th>verdict</th><th>action</th><th>at</th></tr>{decided}</table>"
-        if decided
-        else "<p>No governance decision.</p>"
-    )
-    return f"<table class='figures'>{cells}</table>{decisions}"
-
-
-def job_section(view: JobView, heading: str = "h2") -> str:
-    """One job's section: its figures, its decisions and its plots (``draw`` must have filled ``plots``)."""
-    images = "".join(plot_img(data, f"{view.name} {name}") for name, data in view.plots.items())
-    missing = [name for name in PLOT_NAMES if name not in view.plots]
-    note = f"<p class='note'>Not drawn (no finished trial with it): {', '.join(missing)}.</p>" if missing else ""
-    title = html.escape(view.name)
-    return f"<section><{heading}>{title}</{heading}>{_rows(view)}{note}<div>{images}</div></section>"
-
-
-def draw_all(views: Iterable[JobView], out_dir: Path) -> None:
-    """Fill each view's ``plots`` and write them beside the page as ``<job key>-<plot>.png``."""
-    for view in views:
-        view.plots = draw(view)
-        for name, data in view.plots.items():
-            (out_dir / f"{view.key}-{name}.png").write_bytes(data)
-
-
-def render(views: Iterable[JobView], title: str) -> str:
-    """One HTML page, every plot embedded (``draw`` must have filled ``plots``)."""
-    body = "".join(job_section(view) for view in views) or "<p>No tuning job matched.</p>"
-    return render_page(title, body)
 
 
 def write_report(
@@ -264,12 +167,18 @@ def write_report(
     team: str | None = None,
     month: str | None = None,
 ) -> Path:
-    """Write ``index.html`` and one PNG per plot into ``out_dir``; the page's path."""
+    """Write ``index.html`` and one PNG per plot into ``out_dir``; the page's path.
+
+    The account pictures are account-wide even for one job or team: every job created in the months of
+    the jobs shown, cut to the time those jobs span (the other teams' instances are what a breach is about)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     views = collect(store, job=job, team=team, month=month)
     draw_all(views, out_dir)
+    accounts = draw_accounts(
+        account_usage(_account_views(store, views, narrowed=bool(job or team)), window(views)), out_dir
+    )
     page = out_dir / "index.html"
-    page.write_text(render(views, title), encoding="utf-8")
+    page.write_text(render(views, title, accounts), encoding="utf-8")
     return page
 
 

@@ -9,8 +9,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
 
+from governor_sim.html_page import usd_text
 from governor_sim.replay.model import ReplayResult
 from governor_sim.replay.timeline import STOP_ACTIONS
+
+__all__ = ["JobSavings", "StopRow", "decided_by", "job_savings", "stop_rows", "usd_text"]
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,6 @@ class JobSavings:
 
 def _money(value: float | None) -> Decimal | None:
     return None if value is None else Decimal(str(value))
-
-
-def usd_text(value: Any) -> str:
-    """Dollars to the cent, or ``unknown (unpriced)`` for None: never $0 for an unknown figure."""
-    return "unknown (unpriced)" if value is None else f"${Decimal(str(value)):,.2f}"
 
 
 def decided_by(rule: str, numbers: Mapping[str, Any], message: str) -> str:

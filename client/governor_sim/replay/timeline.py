@@ -78,6 +78,8 @@ class Timeline:
     """Job name -> its team as the governor recorded it (None: no team tag)."""
     views: list[JobView] = field(default_factory=list)
     """``tuning-governor report``'s views of the ``jobs_drawn`` costliest jobs, costliest first."""
+    account_views: list[JobView] = field(default_factory=list)
+    """Every job's view (trials and decisions), for the account's instances-against-quota pictures."""
     if_enforced: dict[str, Decimal | None] = field(default_factory=dict)
     """Job -> the replay's savings formula at its first would-stop decision (monitor mode): what a stop
     then would have avoided. None when a counted trial is unpriced."""
@@ -113,8 +115,9 @@ class Timeline:
             if would_stop and name in keys:
                 records = services.store.trial_records(keys[name])
                 self.if_enforced[name] = stopped_job_savings(records, min(would_stop))
+        self.account_views = collect(services.store)
         drawn = top_jobs(result, self.jobs_drawn)
-        views = {view.name: view for name in drawn if name in keys for view in collect(services.store, job=name)}
+        views = {view.name: view for view in self.account_views if view.name in drawn}
         self.views = [views[name] for name in drawn if name in views]
 
     # -- sampling ----------------------------------------------------------------------------------------

@@ -19,7 +19,17 @@ from governor_sim.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 from tests.integration.replay.conftest import capture, savings_by_hand, write_jsonl
 from tests.integration.replay.test_policies import price
-from tests.integration.test_html_report import browse, chromium_path
+from tests.integration.test_html_report import (
+    assert_looks_like_reference,
+    browse,
+    chromium_path,
+    drawn,
+    inked,
+    overlaps,
+    page_boxes,
+    region,
+    screenshot,
+)
 
 P3_2X, M5_X = "ml.p3.2xlarge", "ml.m5.xlarge"
 STOP_ACTIONS = {"stopped", "would-stop"}
@@ -165,13 +175,17 @@ def test_the_what_if_page_shows_every_plot_and_every_stop_in_a_browser(
     # ... and draws team spend, the savings, and the 2 costliest jobs' plots, one PNG beside it for each
     drawn = _costliest(result, 2)
     assert len(result["jobs"]) == 3
-    assert {alt.rsplit(" ", 1)[0] for alt in page.plots} == {"team-spend", "savings", *drawn}
-    assert len(page.plots) == len(list(folder.glob("*.png")))
-    # self-contained: every image a data URI, no external script, style or link
-    assert re.findall(r"src='([^']*)'", text) and all(
-        src.startswith("data:image/png;base64,") for src in re.findall(r"src=['\"]([^'\"]*)", text)
+    # (team spend and the account's instances against the quota as interactive charts, PNGs beside for chat)
+    assert {alt.rsplit(" ", 1)[0] for alt in page.plots} == {"savings", *drawn}
+    assert 'id="team-spend"' in text and 'id="account-ml-p3-2xlarge"' in text
+    charts = ["team-spend.png", "account-ml.m5.xlarge.png", "account-ml.p3.2xlarge.png"]
+    assert len(page.plots) + len(charts) == len(list(folder.glob("*.png")))
+    assert all((folder / name).exists() for name in charts)
+    # self-contained: every image a data URI, plotly.js inline, no external script, style or link
+    assert re.findall(r'src="([^"]*)"', text) and all(
+        src.startswith("data:image/png;base64,") for src in re.findall(r"<img [^>]*src=['\"]([^'\"]*)", text)
     )
-    assert "<link" not in text and "http://" not in text and "https://" not in text
+    assert "<link" not in text and not re.search(r"<script[^>]* src=", text)
     # And Chromium loads it with no script error and decodes every plot (natural width > 0)
     dom = browse(chromium, page_path, tmp_path / "profile", "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
@@ -241,3 +255,33 @@ def test_team_spend_ends_at_the_teams_cost_in_the_history(history: Path, policy:
     assert first_over.at <= at
     assert all(p.spent_usd < VISION_BUDGET for p in timeline.spend["vision"] if p.at < first_over.at)
     print(f"line crossed at {first_over.at}, decided at {at}")
+
+
+def test_the_what_if_page_in_a_browser_shows_each_team_on_its_own_scale_and_the_breach_against_the_quota(
+    history: Path, policy: Path, chromium: str, tmp_path: Path
+) -> None:
+    # Given a history where speech's arrival does not fit beside vision's 4 ml.p3.2xlarge, and vision
+    # spends past its $0.60 month while speech stays under its $5, replayed with --html
+    folder = tmp_path / "what-if"
+    assert main(["replay", str(history), "--policy", str(policy), "--html", str(folder), "--html-jobs", "2"]) == 0
+    page = folder / "index.html"
+    # When Chromium lays the page out and draws it
+    boxes = page_boxes(chromium, page, tmp_path / "profile")
+    shot = screenshot(chromium, page, tmp_path / "what-if-page.png", 3200)
+    charts = {b["name"]: b for b in boxes if b["kind"] == "chart"}
+    # Then team spend is one panel per team (each on its own dollar scale), legends off every plot area
+    assert len([b for b in boxes if b["kind"] == "plotarea" and b["name"] == "team-spend"]) == 2
+    assert "account-ml-p3-2xlarge" in charts
+    for name in charts:
+        legends = [b for b in boxes if b["kind"] == "legend" and b["name"] == name]
+        areas = [b for b in boxes if b["kind"] == "plotarea" and b["name"] == name]
+        assert not any(overlaps(legend, area) for legend in legends for area in areas), f"{name}: legend over the data"
+    # ... nothing on the page is blank ...
+    for box in (b for b in boxes if b["kind"] in {"img", "plotarea"} and b["y"] + b["h"] <= shot.height):
+        if box["kind"] == "img":
+            assert inked(region(shot, box)) > 0.03, f"{box['name']} is blank"
+        else:
+            assert drawn(region(shot, box)) > 0.004, f"a plot area of {box['name']} is blank"
+    # ... and both views look like their references
+    assert_looks_like_reference(region(shot, charts["team-spend"]), "replay-team-spend")
+    assert_looks_like_reference(region(shot, charts["account-ml-p3-2xlarge"]), "replay-account-ml-p3-2xlarge")

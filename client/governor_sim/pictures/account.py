@@ -1,0 +1,222 @@
+"""Instances against the quota: per instance type, what the account's jobs held over time, stacked by
+team and job, against the limit the governor applied, with each arrival that breached it marked.
+
+Built from the governor's table (the report's :class:`~governor_sim.report.JobView` s). The stacked
+areas are what the governor's capacity ledger counts as used: each admitted job's reservation (its
+``demand``: instances per trial x parallel trials) from its creation until its last trial ends. The
+line beside them is what its finished trials really held (start to end). Concurrency decisions give
+the limit the governor applied (the applied Service Quota or the policy's quota, with its source) and
+the arrivals it judged over it; a job stopped on arrival reserved nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from governor_sim.html_page import pyplot
+from governor_sim.job_view import JobView
+from governor_sim.pictures.axes import clock, legend_below, span, utc_time_axis
+
+NAMED_JOBS = 8
+"""Jobs drawn by name in a view; the others are stacked per team as ``<team>: k other jobs``."""
+
+
+@dataclass(frozen=True)
+class Holding:
+    """Instances of the type held by a job (its reservation, or one trial) from ``start`` to ``end``."""
+
+    job: str
+    team: str | None
+    start: datetime
+    end: datetime
+    instances: int
+
+
+@dataclass(frozen=True)
+class Breach:
+    """An arrival the governor judged over the limit: usage + demand > limit."""
+
+    job: str
+    team: str | None
+    at: datetime
+    usage: int
+    demand: int
+    limit: int
+    action: str
+
+
+@dataclass
+class TypeUsage:
+    """What the account held of one instance type, and the limit applied to it."""
+
+    instance_type: str
+    holdings: list[Holding] = field(default_factory=list)
+    """The admitted jobs' reservations: what the capacity ledger counts as used."""
+    running: list[Holding] = field(default_factory=list)
+    """What the finished trials held, start to end."""
+    limits: list[tuple[datetime, int, str]] = field(default_factory=list)
+    """(time of the decision, limit, its source), in time order; one per change."""
+    breaches: list[Breach] = field(default_factory=list)
+
+    def level_at(self, at: datetime) -> int:
+        """Instances reserved at ``at`` (a job holds its reservation from its creation until it ends)."""
+        return sum(h.instances for h in self.holdings if h.start <= at < h.end)
+
+    def running_series(self) -> tuple[list[datetime], list[int]]:
+        """The instances the trials held, as a step series over the times it changed."""
+        times = sorted({h.start for h in self.running} | {h.end for h in self.running})
+        return times, [sum(h.instances for h in self.running if h.start <= at < h.end) for at in times]
+
+    def series(self) -> tuple[list[datetime], dict[str, list[int]]]:
+        """The change times and, per stack label (``team / job``), the instances held from each time on."""
+        labels = _labels(self.holdings)
+        times = sorted({h.start for h in self.holdings} | {h.end for h in self.holdings})
+        levels: dict[str, list[int]] = {label: [0] * len(times) for label in dict.fromkeys(labels.values())}
+        index = {at: n for n, at in enumerate(times)}
+        for holding in self.holdings:
+            row = levels[labels[holding.job]]
+            for n in range(index[holding.start], index[holding.end]):
+                row[n] += holding.instances
+        return times, levels
+
+
+def _labels(holdings: list[Holding]) -> dict[str, str]:
+    """Job -> its stack label: the ``NAMED_JOBS`` biggest holders by name, the rest grouped per team."""
+    weight: dict[str, float] = {}
+    team_of: dict[str, str | None] = {}
+    for h in holdings:
+        weight[h.job] = weight.get(h.job, 0.0) + h.instances * (h.end - h.start).total_seconds()
+        team_of[h.job] = h.team
+    ranked = sorted(weight, key=lambda job: (-weight[job], job))
+    named = set(ranked[:NAMED_JOBS])
+    others: dict[str | None, int] = {}
+    for job in ranked[NAMED_JOBS:]:
+        others[team_of[job]] = others.get(team_of[job], 0) + 1
+    out = {}
+    for job in sorted(ranked, key=lambda j: (team_of[j] or "~", j)):
+        team = team_of[job] or "no team"
+        out[job] = f"{team} / {job}" if job in named else f"{team}: {others[team_of[job]]} other job(s)"
+    return out
+
+
+def window(views: Iterable[JobView]) -> tuple[datetime, datetime] | None:
+    """From the first job's creation to the last trial's end (or creation) of ``views``; None if no time."""
+    times = [v.created for v in views if v.created is not None]
+    times += [t.end_time for v in views for t in v.trials if t.end_time is not None]
+    return (min(times), max(times)) if times else None
+
+
+def account_usage(views: Iterable[JobView], within: tuple[datetime, datetime] | None = None) -> dict[str, TypeUsage]:
+    """Per instance type (sorted), the account's reservations, trials, applied limits and breaching
+    arrivals; with ``within``, only jobs whose time (creation to last trial end) overlaps it."""
+    views = [v for v in views if within is None or _overlaps(v, within)]
+    out: dict[str, TypeUsage] = {}
+    for view in views:
+        for trial in view.trials:
+            if trial.start_time is None or trial.end_time is None:
+                continue
+            for itype, count in trial.instances.items():
+                if count:
+                    holding = Holding(view.name, view.team, trial.start_time, trial.end_time, count)
+                    out.setdefault(itype, TypeUsage(itype)).running.append(holding)
+        for decision in view.decisions:
+            if decision.get("rule") == "concurrency" and decision.get("at"):
+                _read_concurrency(view, decision, out)
+    last = max(
+        [h.end for u in out.values() for h in u.running] + [b.at for u in out.values() for b in u.breaches],
+        default=None,
+    )
+    for view in views:
+        _reserve(view, out, last)
+    for usage in out.values():
+        usage.limits = _changes(sorted(usage.limits))
+        usage.breaches.sort(key=lambda b: (b.at, b.job))
+    return dict(sorted(out.items()))
+
+
+def _overlaps(view: JobView, within: tuple[datetime, datetime]) -> bool:
+    span_of = window([view])
+    return span_of is not None and span_of[0] <= within[1] and within[0] <= span_of[1]
+
+
+def _reserve(view: JobView, out: dict[str, TypeUsage], last: datetime | None) -> None:
+    """The job's reservation from its creation to its last trial's end (or its stop, or the picture's end)."""
+    turned_away = any(d.get("rule") == "concurrency" and d.get("action") == "stopped" for d in view.decisions)
+    if view.created is None or turned_away:
+        return
+    ends = [t.end_time for t in view.trials if t.end_time is not None]
+    end = max(ends) if ends and view.status not in {"InProgress", "Stopping"} else last
+    if end is None or end <= view.created:
+        return
+    for itype, count in view.reserved.items():
+        if count:
+            out.setdefault(itype, TypeUsage(itype)).holdings.append(
+                Holding(view.name, view.team, view.created, end, count)
+            )
+
+
+def _read_concurrency(view: JobView, decision: dict[str, Any], out: dict[str, TypeUsage]) -> None:
+    at = datetime.fromisoformat(str(decision["at"]))
+    for itype, row in ((decision.get("numbers") or {}).get("instance_types") or {}).items():
+        if not isinstance(row, dict) or row.get("limit") is None:
+            continue
+        usage = out.setdefault(str(itype), TypeUsage(str(itype)))
+        limit = int(row["limit"])
+        usage.limits.append((at, limit, str(row.get("limit_source") or row.get("source") or "")))
+        used, demand = int(row.get("usage") or 0), int(row.get("demand") or 0)
+        if decision.get("verdict") == "breach" or used + demand > limit:
+            usage.breaches.append(
+                Breach(view.name, view.team, at, used, demand, limit, str(decision.get("action") or ""))
+            )
+
+
+def _changes(limits: list[tuple[datetime, int, str]]) -> list[tuple[datetime, int, str]]:
+    out: list[tuple[datetime, int, str]] = []
+    for item in limits:
+        if not out or out[-1][1] != item[1]:
+            out.append(item)
+    return out
+
+
+def account_figure(usage: TypeUsage) -> Any | None:
+    """The stacked usage, the applied limit and the breaching arrivals of one type (None: nothing to draw)."""
+    times, levels = usage.series()
+    marks = [b.at for b in usage.breaches] + [at for at, _, _ in usage.limits]
+    if not times and not marks:
+        return None
+    figure, axes = pyplot().subplots(figsize=(10, 3.6))
+    if times:
+        axes.stackplot(times, *levels.values(), labels=list(levels), step="post", alpha=0.8)
+    top = max([sum(column) for column in zip(*levels.values(), strict=True)] or [0])
+    held_times, held = usage.running_series()
+    if held_times:
+        axes.step(held_times, held, where="post", color="black", linewidth=1, label="held by the recorded trials")
+    _limit_line(usage, axes, times + marks)
+    for breach in usage.breaches:
+        label = f"{breach.job} ({breach.team or 'no team'}) arrives {clock(breach.at)}: "
+        label += f"{breach.usage} + {breach.demand} > {breach.limit}, {breach.action}"
+        axes.plot([breach.at, breach.at], [breach.usage, breach.usage + breach.demand], color="tab:red", linewidth=3)
+        axes.plot([breach.at], [breach.usage + breach.demand], "X", color="tab:red", markersize=10, label=label)
+        top = max(top, breach.usage + breach.demand)
+    top = max([top] + [limit for _, limit, _ in usage.limits])
+    axes.set_ylim(0, top * 1.15 + 0.5)
+    utc_time_axis(axes, *span(times + marks))
+    axes.set_ylabel("instances")
+    axes.set_title(f"{usage.instance_type}: instances counted (reserved by team / job) against the quota")
+    legend_below(axes)
+    return figure
+
+
+def _limit_line(usage: TypeUsage, axes: Any, times: list[datetime]) -> None:
+    if not usage.limits:
+        return
+    start, end = span(times)
+    xs = [start] + [at for at, _, _ in usage.limits[1:]] + [end]
+    ys = [limit for _, limit, _ in usage.limits] + [usage.limits[-1][1]]
+    source = usage.limits[-1][2]
+    label = f"applied limit {usage.limits[-1][1]}" + (f" ({source})" if source else "")
+    label += f", read at {clock(usage.limits[0][0])}"
+    axes.step(xs, ys, where="post", color="black", linestyle="--", linewidth=1.5, label=label)
