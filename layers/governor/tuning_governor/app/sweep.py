@@ -39,6 +39,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
 from tuning_governor.app.finalise import finalise_and_report
+from tuning_governor.app.running_trials import reconcile_running_trials
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.capacity import total
 from tuning_governor.domain.job import JobState
@@ -176,6 +177,7 @@ def run_sweep(services: Services) -> dict[str, Any]:
     sweep.finalise_lost()
     sweep.fill_gaps()
     sweep.discover()
+    sweep.report["trials"] = reconcile_running_trials(services, policy, live, known, sweep.attempt)
     sweep.attempt("capacity-ledger", "reconcile", sweep.reconcile)
     sweep.judge_running()
     # Decisions whose steps (stop, a report on some channel) a failed, never-retried attempt left

@@ -87,7 +87,9 @@ def _replayed(
     if state.improved_at is None:
         return state
     catalog = catalog or services.price_catalog(services.policy())
-    return state.model_copy(update={"spent_at_improvement": spend_at(state.improved_at, records.values(), job, catalog)})
+    return state.model_copy(
+        update={"spent_at_improvement": spend_at(state.improved_at, records.values(), job, catalog)}
+    )
 
 
 def _advanced(
