@@ -10,9 +10,16 @@ Each run (rate set in template.yaml, default 5 minutes):
 3. records jobs SageMaker lists that the table does not know (their InProgress event was lost):
    one Describe + one ListTags each; their arrival is not judged for concurrency, since jobs that
    arrived after them were judged without them and stopping a running job late would be unfair;
+3b. reconciles the trials of running jobs whose rules read them (job budget, team month, stagnation,
+   failed trials) or whose running entries the ledger re-counts (``app.running_trials``): one
+   DescribeHyperParameterTuningJob each; only where its TrainingJobStatusCounters disagree with the job
+   item, ceil(trials / 100) ListTrainingJobsForHyperParameterTuningJob calls and one DescribeTrainingJob
+   per trial whose terminal event was lost (recorded, its running entry cleared); before the ledger's
+   re-count and the rules, so both read SageMaker's truth;
 4. evaluates the sweep rules (runtime, stagnation, the job and team budgets on finished + accrued
    spend) on every running job, from the table only: a running trial's accrued cost comes from its
-   entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call;
+   entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call; a job about to
+   be stopped on a rule that reads trials is reconciled first (one Describe more: governance.trial_truth);
 4b. the delivery step: finishes the decisions left pending (a stop a failed invocation did not make,
    or a report a channel could not take: a failing channel never fails the event, issue 18) for
    longer than a sweep interval: one Query on gsi1 (``STEP#pending``) and no SageMaker call beyond a
@@ -21,8 +28,11 @@ Each run (rate set in template.yaml, default 5 minutes):
 5. refreshes warm pools (ceil(training jobs modified in the last 7 hours / 100) list calls: a pool is
    Available for at most the longest keep-alive after its job last changed; plus one Describe per new
    pool) and writes the capacity snapshot (usage per instance type, and the limits that apply).
-SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, never with trials nor with the
-account's training-job history.
+SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, plus one Describe per running job
+(3b), never with trials nor with the account's training-job history except for a job whose trials'
+terminal events were lost: bounded per sweep by J + sum over the jobs that disagree of
+(ceil(T_j / 100) + L_j) for J running jobs, T_j trials and L_j lost terminal events of job j
+(benchmarks/sweep_calls.py measures it).
 
 Between sweeps, ``app.budget_check.run_budget_check`` judges one job at the moment its running trials were projected
 to bring it to its budget (a one-time schedule asked for by an earlier judgement; adapters.checks).
