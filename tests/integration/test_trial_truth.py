@@ -44,6 +44,7 @@ def run_with_sweeps(
     *,
     after_sweep: Callable[[], None] | None = None,
     limit_s: int = 12 * 3600,
+    sweeps: bool = True,
 ) -> list[str]:
     """Run until SageMaker is idle, delivering every event in order except those ``lose`` picks (lost for
     good), with the sweep every 5 virtual minutes as the stack's schedule runs it. Returns the trials whose
@@ -58,7 +59,7 @@ def run_with_sweeps(
                 lost.append(_trial_end(event) or event["id"])
             else:
                 deliver_event(event, world.env.services)
-        if elapsed % SWEEP_EVERY_S == 0:
+        if sweeps and elapsed % SWEEP_EVERY_S == 0:
             run_sweep(world)
             if after_sweep is not None:
                 after_sweep()
@@ -124,6 +125,26 @@ def test_a_trial_whose_end_event_was_lost_makes_no_early_budget_stop_and_the_swe
     records = {r.training_job_name: r for r in store.trial_records("phantom")}
     assert len(records) == 8
     assert records[lost].event_id == f"sweep:{lost}"
+
+
+def test_a_judgement_about_to_stop_on_a_phantom_reconciles_first_and_does_not_stop(world: World) -> None:
+    # Given the same job, its first trial's terminal event lost, and no sweep at all: only the judgements
+    # of its other trials' events see the phantom's accrual cross the budget
+    world.amt.set_applied_quota(P3_8X, 1000)
+    world.amt.engine.behaviour = LongTrials(hours=1 / 3)
+    use_policy(world, "mode: enforce\n")
+    stops = record_stop_calls(world)
+    world.env.sagemaker.create_hyper_parameter_tuning_job(
+        **one_instance_request("no-sweep", max_jobs=8, max_parallel=1, tags={"governance:budget-usd": "60"})
+    )
+    # When the job runs
+    [lost] = run_with_sweeps(world, lose_nth_trial_end(1), sweeps=False)
+    # Then the judgement about to stop it reconciled its trials first (the lost one recorded, by name) and
+    # found the truth under budget: no stop
+    assert [(d["rule"], d["verdict"]) for d in decisions(world, "no-sweep") if d["verdict"] == "breach"] == []
+    assert stops == []
+    records = {r.training_job_name: r for r in world.env.services.store.trial_records("no-sweep")}
+    assert records[lost].event_id == f"judgement:{lost}"
 
 
 # -- mechanism 5, the trial side: a re-count after lost terminal events --------------------------------------
