@@ -4,25 +4,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.adapters.dynamodb.keys import job_partition
-from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.app.wiring import Services
 from tuning_governor.breakdowns import team_spent
-from tuning_governor.domain.job import JobState, job_state, trial_objective
+from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.domain.reports import corrected_report, summary_report
 from tuning_governor.domain.summary import summarise
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.engine import judge_ended
 from tuning_governor.governance.reporting import all_delivered, deliver
-from tuning_governor.governance.trials import record_trial
+from tuning_governor.governance.trials import record_listed_trials
 from tuning_governor.models.records import JobSummary, TrialRecord
-from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
+from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.observability import metrics
 
@@ -39,20 +38,6 @@ CORRECTION_THRESHOLD = Decimal("0.01")
 GAPS_GIVE_UP = timedelta(days=1)
 
 
-def missing_trials(trials: list[TrialSummary], records: list[TrialRecord]) -> list[TrialSummary]:
-    """The trials SageMaker lists as finished that have no trial record, in order of their end."""
-    recorded = {r.training_job_name.lower() for r in records}
-    latest = datetime.max.replace(tzinfo=UTC)
-    return sorted(
-        (
-            t
-            for t in trials
-            if t.training_job_status in TRAINING_TERMINAL and t.training_job_name.lower() not in recorded
-        ),
-        key=lambda t: (t.training_end_time or latest, t.training_job_name),
-    )
-
-
 def record_missing_trials(
     job: TuningJob,
     trials: list[TrialSummary],
@@ -63,39 +48,8 @@ def record_missing_trials(
     services: Services,
 ) -> list[str]:
     """Record the trials SageMaker lists as finished that have no trial record (their event was lost or
-    is still on its way): one DescribeTrainingJob each, through the same conditional write as a trial
-    event, so a late real event of the same trial is a duplicate. In order of their end, as events would
-    have come. ``state`` is the job as read (None: no item yet); each trial recorded carries it forward
-    as written, so no trial reads it again. Returns the trials recorded; a trial Describe does not show
-    finished yet is left out."""
-    missing = missing_trials(trials, records)
-    if not missing:
-        return []
-    policy = services.policy()
-    catalog = services.price_catalog(policy)
-    added: list[str] = []
-    for trial in missing:
-        described = services.sagemaker.describe_training_job(trial.training_job_name)
-        if described.status not in TRAINING_TERMINAL or described.tuning_job_key != job.key:
-            continue
-        team = (state.team if state is not None else None) or policy.team_of(job.tags, job.role_arns())
-        services.store.set_warm_pool(described, team=team)
-        objective = trial_objective(state, described)
-        record = build_trial_record(
-            described,
-            job_key=job.key,
-            region=region,
-            objective_name=objective.metric if objective else (state.objective_name if state is not None else None),
-            catalog=catalog,
-            event_id=f"finaliser:{described.name}",
-            event_time=described.training_end_time or services.clock(),
-        )
-        written = record_trial(record, described, state, team=team, services=services, catalog=catalog)
-        if written is not None:
-            state = written
-            added.append(described.name)
-            metrics.add_metric(name="TrialsRecoveredAtFinalise", unit=MetricUnit.Count, value=1)
-    return added
+    is still on its way): see :func:`tuning_governor.governance.trials.record_listed_trials`."""
+    return record_listed_trials(job, trials, records, state, region=region, services=services)
 
 
 @dataclass(frozen=True)

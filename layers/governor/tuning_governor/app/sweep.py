@@ -12,11 +12,18 @@ Each run (rate set in template.yaml, default 5 minutes):
    reservation and no admission decision like an arrival (``govern("arrival")``), in CreationTime
    order, so a job created before others is admitted before them (docs/policy.md, "Order of
    admission"): one GetItem per unreserved job listed;
-3b. re-reads the tags of running jobs under a grace notice or with a one-time check pending (one
+3b. reconciles the trials of running jobs whose rules read them (job budget, team month, stagnation,
+   failed trials) or whose running entries the ledger re-counts (``app.running_trials``): one
+   DescribeHyperParameterTuningJob each; only where its TrainingJobStatusCounters disagree with the job
+   item, ceil(trials / 100) ListTrainingJobsForHyperParameterTuningJob calls and one DescribeTrainingJob
+   per trial whose terminal event was lost (recorded, its running entry cleared); before the ledger's
+   re-count and the rules, so both read SageMaker's truth;
+3c. re-reads the tags of running jobs under a grace notice or with a one-time check pending (one
    ListTags each; app.tag_events: a tag event may be lost), so an exemption or raised budget counts;
 4. evaluates the sweep rules (runtime, stagnation, the job and team budgets on finished + accrued
    spend) on every running job, from the table only: a running trial's accrued cost comes from its
-   entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call;
+   entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call; a job about to
+   be stopped on a rule that reads trials is reconciled first (one Describe more: governance.trial_truth);
 4b. the delivery step: finishes the decisions left pending (a stop a failed invocation did not make,
    or a report a channel could not take: a failing channel never fails the event, issue 18) for
    longer than a sweep interval: one Query on gsi1 (``STEP#pending``) and no SageMaker call beyond a
@@ -25,8 +32,11 @@ Each run (rate set in template.yaml, default 5 minutes):
 5. refreshes warm pools (ceil(training jobs modified in the last 7 hours / 100) list calls: a pool is
    Available for at most the longest keep-alive after its job last changed; plus one Describe per new
    pool) and writes the capacity snapshot (usage per instance type, and the limits that apply).
-SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, never with trials nor with the
-account's training-job history.
+SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, plus one Describe per running job
+(3b), never with trials nor with the account's training-job history except for a job whose trials'
+terminal events were lost: bounded per sweep by J + sum over the jobs that disagree of
+(ceil(T_j / 100) + L_j) for J running jobs, T_j trials and L_j lost terminal events of job j
+(benchmarks/sweep_calls.py measures it).
 
 Between sweeps, ``app.budget_check.run_budget_check`` judges one job at the moment its running trials were projected
 to bring it to its budget (a one-time schedule asked for by an earlier judgement; adapters.checks).
@@ -43,6 +53,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
 from tuning_governor.app.finalise import finalise_and_report
+from tuning_governor.app.running_trials import reconcile_running_trials
 from tuning_governor.app.tag_events import reread_tags
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.capacity import total
@@ -197,6 +208,7 @@ def run_sweep(services: Services) -> dict[str, Any]:
     sweep.finalise_lost()
     sweep.fill_gaps()
     sweep.discover()
+    sweep.report["trials"] = reconcile_running_trials(services, policy, live, known, sweep.attempt)
     sweep.attempt("capacity-ledger", "reconcile", sweep.reconcile)
     sweep.report["tags_reread"] = reread_tags(services, now, sweep.running_known(), sweep.attempt)
     sweep.judge_running()

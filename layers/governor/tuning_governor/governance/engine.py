@@ -32,6 +32,7 @@ from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.reporting import all_delivered, deliver
 from tuning_governor.governance.rules import Decision, Rule, registry
 from tuning_governor.governance.team_months import act_on_team, team_month_facts
+from tuning_governor.governance.trial_truth import before_stop
 from tuning_governor.governance.trials import with_stagnation_spend
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.observability import metrics
@@ -214,6 +215,15 @@ def govern(
         return []
     now = max(now, job.state_time() or now)
     facts = load_facts(job, now, policy, services, catalog=catalog, team_month=True)
+    # About to stop on a rule that reads trials: reconcile them with SageMaker first, judge on the truth.
+    job, facts = before_stop(
+        trigger,
+        job,
+        facts,
+        policy,
+        services,
+        lambda fresh: load_facts(fresh, now, policy, services, catalog=catalog, team_month=True),
+    )
     outcomes: Outcomes = []
     for rule in registry.for_trigger(trigger):
         if rule.admission_judged:

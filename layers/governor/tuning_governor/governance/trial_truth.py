@@ -1,0 +1,144 @@
+"""Running trials reconciled with SageMaker's truth, not the table's belief (issue 17, mechanisms 4-6).
+
+A trial's terminal event that never arrives leaves a phantom on the job item: a running entry that
+accrues cost until the trial's runtime limit and holds capacity in the ledger's re-count, and an outcome
+(a best objective, a failure) missing from the stagnation state and the failed-trial count. Only the
+trial's own event or the job's finalisation cleared it. :func:`reconcile_trials` compares the table with
+SageMaker and repairs it:
+
+1. DescribeHyperParameterTuningJob (1 call): its ``TrainingJobStatusCounters`` (Completed, InProgress,
+   RetryableError, NonRetryableError, Stopped) against the job item: the finished trials SageMaker counts
+   (all but InProgress) against ``trials_recorded``, its InProgress count against the running entries;
+2. only where they differ, ListTrainingJobsForHyperParameterTuningJob (ceil(trials / 100) calls, 100 per
+   page, the API's maximum) and one Query of the job's trial records, then one DescribeTrainingJob per
+   trial listed as finished without a record (``governance.trials.record_listed_trials``: the same
+   conditional write as its event, so the event arriving later is a duplicate; recording it removes its
+   running entry), and running entries of trials listed as ended that are recorded are forgotten.
+
+Who calls it: the sweep, for every running job whose rules read its trials (:func:`trial_rules`: the job
+budget and the team month, which accrue running trials; stagnation; the failed-trial cap) or whose
+running entries the capacity ledger re-counts; and a judgement about to stop a job on one of those rules
+(:func:`before_stop`), which judges again on the truth before it stops. Pure governance: SageMaker and
+the store through the engine's ports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tuning_governor.domain.job import JobState, job_state
+from tuning_governor.governance.facts import JobFacts, Trigger
+from tuning_governor.governance.ports import EngineServices
+from tuning_governor.governance.rules import registry
+from tuning_governor.governance.trials import record_listed_trials
+from tuning_governor.models.sagemaker import TRAINING_TERMINAL
+from tuning_governor.models.tuning_job import TuningJob
+from tuning_governor.policy import Policy
+
+PAGE = 100
+"""ListTrainingJobsForHyperParameterTuningJob's MaxResults ceiling (1-100, default 10)."""
+
+TRIAL_RULES = ("budget", "team-budget", "stagnation", "failed-trials")
+"""Rules that read a job's trials: its running trials' accrual, its best objective, its failures."""
+
+FINISHED = ("Completed", "RetryableError", "NonRetryableError", "Stopped")
+"""TrainingJobStatusCounters of trials that have ended (the fifth, InProgress, counts those running)."""
+
+
+@dataclass
+class Reconciled:
+    """What one job's reconciliation did, and the SageMaker calls it made."""
+
+    job_key: str
+    listed: bool = False
+    recorded: list[str] = field(default_factory=list)
+    cleared: list[str] = field(default_factory=list)
+    calls: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.recorded or self.cleared)
+
+    def as_report(self) -> dict[str, object]:
+        return {
+            "job": self.job_key,
+            "listed": self.listed,
+            "recorded": self.recorded,
+            "cleared": self.cleared,
+            "calls": self.calls,
+        }
+
+
+def trial_rules(policy: Policy, job: JobState) -> list[str]:
+    """The rules judging ``job`` that read its trials (in :data:`TRIAL_RULES`' order); [] when none do."""
+    defaults = policy.defaults
+    team = job.team or policy.team_of(job.tags, job.roles)
+    on = {
+        "budget": policy.budget_for(job.tags, job.roles).usd is not None,
+        "team-budget": policy.team_monthly_budget(team) is not None,
+        "stagnation": bool(defaults.stagnation_trials or defaults.stagnation_minutes or defaults.stagnation_usd),
+        "failed-trials": bool(defaults.max_failed_trials),
+    }
+    return [name for name in TRIAL_RULES if on[name]]
+
+
+def counts_differ(job: JobState, described: TuningJob) -> bool:
+    """Whether the job item disagrees with SageMaker's counters: trials ended that are not recorded (or
+    recorded that SageMaker does not count yet), or more trials running than SageMaker runs."""
+    counters = described.training_job_status_counters
+    finished = sum(int(counters.get(name, 0)) for name in FINISHED)
+    return finished != job.trials_recorded or len(job.running) > int(counters.get("InProgress", 0))
+
+
+def reconcile_trials(job: JobState, services: EngineServices, *, source: str) -> Reconciled:
+    """Make the job item agree with SageMaker on its trials (see the module docstring): 1 Describe, and
+    where the counts differ ceil(trials / 100) List calls and one DescribeTrainingJob per lost trial."""
+    done = Reconciled(job.key, calls=1)
+    described = services.sagemaker.describe_tuning_job(job.name)
+    if not counts_differ(job, described):
+        return done
+    trials = services.sagemaker.list_trials(job.name)
+    done.listed = True
+    done.calls += max(1, -(-len(trials) // PAGE))
+    records = services.store.trial_records(job.key)
+    known = described.model_copy(update={"tags": dict(job.tags)})
+    region = job.region or services.settings.region
+    before = {r.training_job_name.lower() for r in records}
+    done.recorded = record_listed_trials(known, trials, records, job, region=region, services=services, source=source)
+    done.calls += len(
+        [t for t in trials if t.training_job_status in TRAINING_TERMINAL and t.training_job_name.lower() not in before]
+    )
+    ended = {t.training_job_name.lower() for t in trials if t.training_job_status in TRAINING_TERMINAL}
+    recorded = before | {name.lower() for name in done.recorded}
+    fresh = job_state(services.store.get_job(job.key)) if done.recorded else job
+    stale = sorted(n for n in (fresh.running_names if fresh is not None else ()) if n in ended and n in recorded)
+    if stale and fresh is not None:
+        services.store.forget_running(job.key, stale, team=fresh.team)
+        done.cleared = stale
+    return done
+
+
+def before_stop(
+    trigger: Trigger,
+    job: JobState,
+    facts: JobFacts,
+    policy: Policy,
+    services: EngineServices,
+    reload: Callable[[JobState], JobFacts],
+) -> tuple[JobState, JobFacts]:
+    """A judgement about to stop ``job`` on a rule that reads its trials first reconciles them with
+    SageMaker (:func:`reconcile_trials`) and judges on the truth: the job and facts to judge, re-read
+    (``reload``) only when the reconciliation changed the item. Nothing is asked when no such rule would
+    stop the job (monitor mode, exempt, a stop already requested, or no breach)."""
+    if not policy.enforcing or policy.is_exempt(job.tags) or job.stop_requested_at is not None:
+        return job, facts
+    rules = [rule for rule in registry.for_trigger(trigger) if rule.name in TRIAL_RULES and not rule.admission_judged]
+    if not any((d := rule.evaluate(policy, facts, None)) is not None and d.wants_stop for rule in rules):
+        return job, facts
+    if not reconcile_trials(job, services, source="judgement").changed:
+        return job, facts
+    fresh = job_state(services.store.get_job(job.key))
+    if fresh is None or fresh.ended:
+        return job, facts
+    return fresh, reload(fresh)
