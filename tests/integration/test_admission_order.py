@@ -145,9 +145,9 @@ def test_a_finished_job_whose_end_is_in_flight_causes_no_concurrency_stop(world:
     listed = calls(world, "ListHyperParameterTuningJobs", "DescribeHyperParameterTuningJob")
     # When B (6) arrives
     deliver(world, created(world, team_b()))
-    # Then the judgement checked SageMaker (one List per status: InProgress, Stopping): A no longer
-    # runs, its reservation is released, B fits
-    assert listed == ["ListHyperParameterTuningJobs"] * 2
+    # Then the judgement checked SageMaker (one List per status: InProgress, Stopping; one Describe for
+    # A, not listed: its end time): A ended before B was created, its reservation is released, B fits
+    assert listed == ["ListHyperParameterTuningJobs"] * 2 + ["DescribeHyperParameterTuningJob"]
     assert stops == []
     assert world.env.services.store.decisions("team-b-hpo") == []
     assert set(world.env.services.store.read_ledger().reservations) == {"team-b-hpo"}
@@ -226,3 +226,54 @@ def test_any_handling_order_stops_what_creation_order_stops(world: World, seed: 
         else:
             refused.append(name)
     assert sorted(stops) == refused
+
+
+def _holder_ends_after_the_newcomer_is_created(world: World) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A (4 of 8) admitted and running for ten minutes; B (6) created; A stopped 19 s later: it ends
+    19 s after B's CreationTime. Returns A's end events and B's events, all still undelivered."""
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    deliver(world, created(world, team_a(max_jobs=40)))
+    world.pump(600)
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**team_b())
+    world.amt.advance(19)
+    world.env.sagemaker.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName="team-a-hpo")
+    world.amt.advance(300)
+    events = world.amt.drain_events()
+    a = world.env.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="team-a-hpo")
+    b = world.env.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="team-b-hpo")
+    assert a["HyperParameterTuningJobStatus"] == "Stopped"
+    assert a["HyperParameterTuningEndTime"] > b["CreationTime"]
+    return of(events, "team-a-hpo", tuning=True), of(events, "team-b-hpo")
+
+
+@pytest.mark.parametrize("end_event", ["handled first", "in flight"])
+def test_a_holder_that_ended_after_the_newcomer_was_created_still_counts(world: World, end_event: str) -> None:
+    # Given A (4 of 8) running when B (6) is created, A ending after B's CreationTime
+    a_end, b_events = _holder_ends_after_the_newcomer_is_created(world)
+    stops = stop_calls(world)
+    # When A's end event is handled before B's arrival, or is still in flight when B arrives
+    if end_event == "handled first":
+        deliver(world, a_end)
+        assert world.env.services.store.read_ledger().reservations == {}
+    deliver(world, b_events)
+    # Then B is judged as of its CreationTime, when A still ran: 4 + 6 > 8, B is stopped (as perfect
+    # delivery stops it), whatever the delivery delay
+    assert stops == ["team-b-hpo"]
+    [decision] = world.env.services.store.decisions("team-b-hpo")
+    assert decision["rule"] == "concurrency"
+    assert "team-b-hpo" not in world.env.services.store.read_ledger().reservations
+
+
+def test_a_holder_the_sweep_finds_ended_after_the_newcomer_was_created_still_counts(world: World) -> None:
+    # Given A (4 of 8) running when B (6) is created, A ending after B's CreationTime, and every event
+    # of A's end and of B's arrival lost
+    _holder_ends_after_the_newcomer_is_created(world)
+    stops = stop_calls(world)
+    # When the sweep finalises A (its release marked at the end Describe gives) and then judges B
+    report = run_sweep(world.env.services)
+    assert report["ledger"]["released"] == ["team-a-hpo"]
+    assert report["unjudged"] == ["team-b-hpo"]
+    # Then B is judged as of its CreationTime, when A still ran: stopped
+    assert stops == ["team-b-hpo"]
+    assert world.env.services.store.read_ledger().reservations == {}

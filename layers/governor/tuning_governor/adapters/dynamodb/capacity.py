@@ -105,6 +105,7 @@ class CapacityTable(Table):
         reservation: Reservation | None,
         claim: tuple[Decision, str, datetime] | None = None,
         breaches: Sequence[tuple[str, Reservation | None, tuple[Decision, str, datetime]]] = (),
+        prune: Sequence[str] = (),
     ) -> str:
         """Commit one arrival's judgement against ledger ``version``, atomically with its decision claim
         and those of the later-created jobs it displaces (``breaches``).
@@ -120,7 +121,7 @@ class CapacityTable(Table):
         """
         put = {job_key: reservation} if reservation else {}
         put |= {key: replacement for key, replacement, _ in breaches if replacement is not None}
-        remove = [key for key, replacement, _ in breaches if replacement is None]
+        remove = [key for key, replacement, _ in breaches if replacement is None] + list(prune)
         items: list[Any] = [self._ledger_write(version, put, remove), self._still_running(job_key)]
         claims = ([claim] if claim is not None else []) + [c for _, _, c in breaches]
         items.extend(self._claim_put(*c) for c in claims)
@@ -178,8 +179,9 @@ class CapacityTable(Table):
             raise self._translate(exc) from exc
         return True
 
-    def release_reservation(self, job_key: str) -> bool:
-        """Give a finished job's instances back. False when it held none (never admitted, or released).
+    def release_reservation(self, job_key: str, ended: str) -> bool:
+        """Give a finished job's instances back: its reservation is marked ended at ``ended`` (SageMaker's
+        time) and kept until pruned. False when it held none (never admitted, or released).
 
         The version moves on, so a judgement made before the release is made again after it.
         """
@@ -187,10 +189,10 @@ class CapacityTable(Table):
             self._client.update_item,
             TableName=self._table,
             Key=marshal(self._LEDGER_KEY),
-            UpdateExpression="REMOVE reservations.#job SET version = version + :one",
-            ConditionExpression="attribute_exists(reservations.#job)",
+            UpdateExpression="SET reservations.#job.ended = :ended, version = version + :one",
+            ConditionExpression="attribute_exists(reservations.#job) AND attribute_not_exists(reservations.#job.ended)",
             ExpressionAttributeNames={"#job": job_key},
-            ExpressionAttributeValues=marshal({":one": 1}),
+            ExpressionAttributeValues=marshal({":one": 1, ":ended": ended}),
         )
 
     def _ledger_write(self, version: int, put: dict[str, Reservation], remove: list[str]) -> dict[str, Any]:
