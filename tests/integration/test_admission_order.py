@@ -277,3 +277,49 @@ def test_a_holder_the_sweep_finds_ended_after_the_newcomer_was_created_still_cou
     # Then B is judged as of its CreationTime, when A still ran: stopped
     assert stops == ["team-b-hpo"]
     assert world.env.services.store.read_ledger().reservations == {}
+
+
+def test_a_later_created_job_is_displaced_as_of_its_creation_when_a_holder_ended_since(world: World) -> None:
+    # Given 8 ml.p3.2xlarge: H (4) running; E (2) created, its events delayed; L (4) created 30 s later
+    # and admitted next to H; then H stopped, ending after both were created, its end handled
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    holder = seed_tuning_request("h-hpo", team="t", instance_type=P3, instance_count=1, max_parallel=4, max_jobs=40)
+    deliver(world, created(world, holder))
+    world.pump(600)
+    early = seed_tuning_request("e-hpo", team="t", instance_type=P3, instance_count=1, max_parallel=2, max_jobs=4)
+    later = seed_tuning_request("l-hpo", team="t", instance_type=P3, instance_count=2, max_parallel=2, max_jobs=4)
+    events = created(world, early, later)
+    stops = stop_calls(world)
+    deliver(world, of(events, "l-hpo"))
+    world.env.sagemaker.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName="h-hpo")
+    world.amt.advance(300)
+    deliver(world, of(world.amt.drain_events(), "h-hpo", tuning=True))
+    assert stops == ["h-hpo"]  # the user's stop
+    # When E's late arrival is handled
+    deliver(world, of(events, "e-hpo"))
+    # Then E is judged as of its creation (H + E = 6 fits) and L as of its own, when H still ran:
+    # H + E + L = 10 > 8, L is the breacher, as perfect delivery would have stopped it
+    assert stops == ["h-hpo", "l-hpo"]
+    [decision] = world.env.services.store.decisions("l-hpo")
+    assert decision["numbers"]["displaced_by"] == "e-hpo"
+    assert set(world.env.services.store.read_ledger().reservations) == {"e-hpo"}
+
+
+def test_an_ended_reservation_is_kept_for_the_retention_then_pruned_by_the_sweep(world: World) -> None:
+    # Given A admitted and finished, its end event handled
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**team_a(max_jobs=4))
+    world.run_until_idle()
+    ledger = world.env.services.store.read_ledger()
+    assert (dict(ledger.reservations), sorted(ledger.ended)) == ({}, ["team-a-hpo"])
+    # When sweeps run within the retention, and after it (3600 s + two sweep intervals)
+    world.amt.advance(3600)
+    run_sweep(world.env.services)
+    kept = sorted(world.env.services.store.read_ledger().ended)
+    world.amt.advance(600)
+    run_sweep(world.env.services)
+    # Then the ended reservation is kept, then pruned: the ledger item does not grow with ended jobs
+    assert kept == ["team-a-hpo"]
+    assert world.env.services.store.read_ledger().ended == {}
