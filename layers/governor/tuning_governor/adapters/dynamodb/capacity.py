@@ -90,7 +90,9 @@ class CapacityTable(Table):
     # One item (pk CAPACITY, sk LEDGER) holds every admitted tuning job's reservation and a version.
     # Admission reads it, judges, and writes back on the condition that the version is still the one
     # it read (optimistic concurrency): simultaneous arrivals are serialized in ledger commit order.
-    # A reservation is ~300 bytes: the 400 KB item holds over a thousand running tuning jobs.
+    # A released reservation stays in the map, marked ``ended`` (its end in SageMaker's time), for
+    # ENDED_RETENTION (70 minutes), then a later write prunes it. A reservation is at most ~400 bytes:
+    # the 400 KB item holds about 1,000 running tuning jobs plus those ended in the last 70 minutes.
     _LEDGER_KEY: ClassVar[dict[str, str]] = LEDGER_KEY
 
     def read_ledger(self) -> Ledger:
