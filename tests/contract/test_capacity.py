@@ -99,16 +99,39 @@ def test_the_ledger_commits_in_version_order(adapter: Adapter) -> None:
     ledger = store.read_ledger()
     assert (ledger.version, sorted(ledger.reservations)) == (4, ["job-b", "job-d"])
     assert ledger.reservations["job-d"].on_demand == {"ml.p3.2xlarge": 3}
-    # Releasing moves the version on, once
-    assert store.release_reservation("job-b") is True
-    assert store.release_reservation("job-b") is False
-    assert store.release_reservation("never") is False
+    # Releasing moves the version on, once; the reservation is kept as ended, at its end time
+    ended = "2026-11-30T09:20:00.000+00:00"
+    assert store.release_reservation("job-b", ended) is True
+    assert store.release_reservation("job-b", "2026-11-30T09:30:00.000+00:00") is False
+    assert store.release_reservation("never", ended) is False
     ledger = store.read_ledger()
     assert (ledger.version, sorted(ledger.reservations)) == (5, ["job-d"])
+    assert dict(ledger.ended) == {"job-b": replace(reservation("job-b"), ended=ended)}
+
+
+def test_ended_reservations_count_as_of_a_creation_before_their_end_and_are_pruned(store: Store) -> None:
+    # Given job-a (2) created at 09:00, ended at 09:20 (released by its end event); job-d (3) ended by the sweep
+    early = replace(reservation("job-a"), job_created="2026-11-30T09:00:00.000+00:00")
+    assert store.commit_admission(0, "job-a", early) == "committed"
+    assert store.release_reservation("job-a", "2026-11-30T09:20:00.000+00:00") is True
+    gone = replace(
+        reservation("job-d", 3), job_created="2026-11-30T09:01:00.000+00:00", ended="2026-11-30T09:05:00.000+00:00"
+    )
+    assert store.update_reservations(2, {"job-d": gone}, []) is True
+    ledger = store.read_ledger()
+    assert ledger.holders() == []  # nothing held now
+    # Then a job created at 09:10 is judged against job-a (ended after it was created), not job-d
+    assert sorted(ledger.before(("2026-11-30T09:10:00.000+00:00", "job-x")).reservations) == ["job-a"]
+    assert ledger.before(("2026-11-30T09:25:00.000+00:00", "job-x")).reservations == {}
+    # And a later commit prunes the ended reservations past their retention
+    assert ledger.expired("2026-11-30T09:10:00.000+00:00") == ["job-d"]
+    assert store.commit_admission(3, "job-x", reservation("job-x"), prune=["job-d"]) == "committed"
+    ledger = store.read_ledger()
+    assert (sorted(ledger.reservations), sorted(ledger.ended)) == (["job-x"], ["job-a"])
 
 
 def test_reconciling_before_any_admission_creates_the_ledger(store: Store) -> None:
-    assert store.release_reservation("job-a") is False
+    assert store.release_reservation("job-a", "2026-11-30T09:20:00.000+00:00") is False
     assert store.update_reservations(0, {"job-a": reservation("job-a")}, ["job-z"]) is True
     assert store.update_reservations(0, {"job-b": reservation("job-b")}, []) is False
     ledger = store.read_ledger()

@@ -183,8 +183,8 @@ def _endings(store: Any, run: Callable[[Any], None], key: str) -> None:
     run(store.mark_gaps(key, job_name=job.name, region="us-east-1", ended_at=later, missing=["b", "a"]))
     run(store.jobs_with_gaps())
     run(store.clear_gaps(key))
-    run(store.release_reservation(key))
-    run(store.release_reservation(key))
+    run(store.release_reservation(key, "2026-11-30T09:20:00.000+00:00"))
+    run(store.release_reservation(key, "2026-11-30T09:21:00.000+00:00"))
     run(store.read_ledger())
     run(store.record_trial(trial(1, job_key="ghost"), job=None, team="cv"))  # a team whose trial never ran
     run(_attempt(lambda: store.forget_running("nobody", ["t1"], team="cv")))

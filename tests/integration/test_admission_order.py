@@ -145,9 +145,9 @@ def test_a_finished_job_whose_end_is_in_flight_causes_no_concurrency_stop(world:
     listed = calls(world, "ListHyperParameterTuningJobs", "DescribeHyperParameterTuningJob")
     # When B (6) arrives
     deliver(world, created(world, team_b()))
-    # Then the judgement checked SageMaker (one List per status: InProgress, Stopping): A no longer
-    # runs, its reservation is released, B fits
-    assert listed == ["ListHyperParameterTuningJobs"] * 2
+    # Then the judgement checked SageMaker (one List per status: InProgress, Stopping; one Describe for
+    # A, not listed: its end time): A ended before B was created, its reservation is released, B fits
+    assert listed == ["ListHyperParameterTuningJobs"] * 2 + ["DescribeHyperParameterTuningJob"]
     assert stops == []
     assert world.env.services.store.decisions("team-b-hpo") == []
     assert set(world.env.services.store.read_ledger().reservations) == {"team-b-hpo"}
@@ -226,3 +226,100 @@ def test_any_handling_order_stops_what_creation_order_stops(world: World, seed: 
         else:
             refused.append(name)
     assert sorted(stops) == refused
+
+
+def _holder_ends_after_the_newcomer_is_created(world: World) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A (4 of 8) admitted and running for ten minutes; B (6) created; A stopped 19 s later: it ends
+    19 s after B's CreationTime. Returns A's end events and B's events, all still undelivered."""
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    deliver(world, created(world, team_a(max_jobs=40)))
+    world.pump(600)
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**team_b())
+    world.amt.advance(19)
+    world.env.sagemaker.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName="team-a-hpo")
+    world.amt.advance(300)
+    events = world.amt.drain_events()
+    a = world.env.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="team-a-hpo")
+    b = world.env.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="team-b-hpo")
+    assert a["HyperParameterTuningJobStatus"] == "Stopped"
+    assert a["HyperParameterTuningEndTime"] > b["CreationTime"]
+    return of(events, "team-a-hpo", tuning=True), of(events, "team-b-hpo")
+
+
+@pytest.mark.parametrize("end_event", ["handled first", "in flight"])
+def test_a_holder_that_ended_after_the_newcomer_was_created_still_counts(world: World, end_event: str) -> None:
+    # Given A (4 of 8) running when B (6) is created, A ending after B's CreationTime
+    a_end, b_events = _holder_ends_after_the_newcomer_is_created(world)
+    stops = stop_calls(world)
+    # When A's end event is handled before B's arrival, or is still in flight when B arrives
+    if end_event == "handled first":
+        deliver(world, a_end)
+        assert world.env.services.store.read_ledger().reservations == {}
+    deliver(world, b_events)
+    # Then B is judged as of its CreationTime, when A still ran: 4 + 6 > 8, B is stopped (as perfect
+    # delivery stops it), whatever the delivery delay
+    assert stops == ["team-b-hpo"]
+    [decision] = world.env.services.store.decisions("team-b-hpo")
+    assert decision["rule"] == "concurrency"
+    assert "team-b-hpo" not in world.env.services.store.read_ledger().reservations
+
+
+def test_a_holder_the_sweep_finds_ended_after_the_newcomer_was_created_still_counts(world: World) -> None:
+    # Given A (4 of 8) running when B (6) is created, A ending after B's CreationTime, and every event
+    # of A's end and of B's arrival lost
+    _holder_ends_after_the_newcomer_is_created(world)
+    stops = stop_calls(world)
+    # When the sweep finalises A (its release marked at the end Describe gives) and then judges B
+    report = run_sweep(world.env.services)
+    assert report["ledger"]["released"] == ["team-a-hpo"]
+    assert report["unjudged"] == ["team-b-hpo"]
+    # Then B is judged as of its CreationTime, when A still ran: stopped
+    assert stops == ["team-b-hpo"]
+    assert world.env.services.store.read_ledger().reservations == {}
+
+
+def test_a_later_created_job_is_displaced_as_of_its_creation_when_a_holder_ended_since(world: World) -> None:
+    # Given 8 ml.p3.2xlarge: H (4) running; E (2) created, its events delayed; L (4) created 30 s later
+    # and admitted next to H; then H stopped, ending after both were created, its end handled
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    holder = seed_tuning_request("h-hpo", team="t", instance_type=P3, instance_count=1, max_parallel=4, max_jobs=40)
+    deliver(world, created(world, holder))
+    world.pump(600)
+    early = seed_tuning_request("e-hpo", team="t", instance_type=P3, instance_count=1, max_parallel=2, max_jobs=4)
+    later = seed_tuning_request("l-hpo", team="t", instance_type=P3, instance_count=2, max_parallel=2, max_jobs=4)
+    events = created(world, early, later)
+    stops = stop_calls(world)
+    deliver(world, of(events, "l-hpo"))
+    world.env.sagemaker.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName="h-hpo")
+    world.amt.advance(300)
+    deliver(world, of(world.amt.drain_events(), "h-hpo", tuning=True))
+    assert stops == ["h-hpo"]  # the user's stop
+    # When E's late arrival is handled
+    deliver(world, of(events, "e-hpo"))
+    # Then E is judged as of its creation (H + E = 6 fits) and L as of its own, when H still ran:
+    # H + E + L = 10 > 8, L is the breacher, as perfect delivery would have stopped it
+    assert stops == ["h-hpo", "l-hpo"]
+    [decision] = world.env.services.store.decisions("l-hpo")
+    assert decision["numbers"]["displaced_by"] == "e-hpo"
+    assert set(world.env.services.store.read_ledger().reservations) == {"e-hpo"}
+
+
+def test_an_ended_reservation_is_kept_for_the_retention_then_pruned_by_the_sweep(world: World) -> None:
+    # Given A admitted and finished, its end event handled
+    world.amt.set_applied_quota(P3, 8)
+    enforce(world)
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**team_a(max_jobs=4))
+    world.run_until_idle()
+    ledger = world.env.services.store.read_ledger()
+    assert (dict(ledger.reservations), sorted(ledger.ended)) == ({}, ["team-a-hpo"])
+    # When sweeps run within the retention, and after it (3600 s + two sweep intervals)
+    world.amt.advance(3600)
+    run_sweep(world.env.services)
+    kept = sorted(world.env.services.store.read_ledger().ended)
+    world.amt.advance(600)
+    run_sweep(world.env.services)
+    # Then the ended reservation is kept, then pruned: the ledger item does not grow with ended jobs
+    assert kept == ["team-a-hpo"]
+    assert world.env.services.store.read_ledger().ended == {}

@@ -85,6 +85,7 @@ class CapacityItems(MemoryTable):
         reservation: Reservation | None,
         claim: tuple[Decision, str, datetime] | None = None,
         breaches: Sequence[tuple[str, Reservation | None, tuple[Decision, str, datetime]]] = (),
+        prune: Sequence[str] = (),
     ) -> str:
         with self._lock:
             # As the DynamoDB adapter: the job's status is checked in the same write as the ledger.
@@ -100,7 +101,8 @@ class CapacityItems(MemoryTable):
                 return "conflict"
             put = {job_key: reservation} if reservation else {}
             put |= {key: replacement for key, replacement, _ in breaches if replacement is not None}
-            self._write_ledger(version, put, [key for key, replacement, _ in breaches if replacement is None])
+            remove = [key for key, replacement, _ in breaches if replacement is None] + list(prune)
+            self._write_ledger(version, put, remove)
             for written in [item, *claims]:
                 if written is not None:
                     self._put(written)
@@ -115,15 +117,17 @@ class CapacityItems(MemoryTable):
             self._write_ledger(version, dict(put), list(remove))
             return True
 
-    def release_reservation(self, job_key: str) -> bool:
+    def release_reservation(self, job_key: str, ended: str) -> bool:
         with self._lock:
             ledger = self._get(LEDGER_KEY["pk"], LEDGER_KEY["sk"])
             reservations = (ledger or {}).get("reservations")
             if ledger is None or not isinstance(reservations, dict) or job_key not in reservations:
                 return False
+            if "ended" in reservations[job_key]:
+                return False
 
             def change(item: Item) -> None:
-                del item["reservations"][job_key]
+                item["reservations"][job_key]["ended"] = stored(ended)
                 item["version"] = item["version"] + 1
 
             self._update(LEDGER_KEY["pk"], LEDGER_KEY["sk"], change)

@@ -196,6 +196,14 @@ def finalise_and_report(
 ) -> tuple[JobSummary, dict[str, str]]:
     """Finalise, then report the summary once per channel (the tuning handler and the sweep share this);
     see :func:`report_summary` for when it is held back or corrected."""
+    done, channels = finalise_reported(job_name, region=region, tags=tags, services=services)
+    return done.summary, channels
+
+
+def finalise_reported(
+    job_name: str, *, region: str, tags: dict[str, str], services: Services
+) -> tuple[Finalised, dict[str, str]]:
+    """:func:`finalise_and_report`, returning the finalisation itself (the job as described: its end)."""
     done = finalise_job(job_name, region=region, event_tags=tags, services=services)
     metrics.add_metric(name="JobsFinalised", unit=MetricUnit.Count, value=1)
-    return done.summary, report_summary(done, services)
+    return done, report_summary(done, services)

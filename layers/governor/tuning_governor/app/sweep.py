@@ -52,7 +52,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
-from tuning_governor.app.finalise import finalise_and_report
+from tuning_governor.app.finalise import finalise_and_report, finalise_reported
 from tuning_governor.app.running_trials import reconcile_running_trials
 from tuning_governor.app.tag_events import reread_tags
 from tuning_governor.app.wiring import Services
@@ -81,6 +81,8 @@ class Sweep:
     report: dict[str, Any] = field(
         default_factory=lambda: {"finalised": [], "discovered": [], "decisions": [], "errors": []}
     )
+    ended_at: dict[str, datetime] = field(default_factory=dict)
+    """When each job finalised by this sweep ended, as Describe says (its reservation is marked so)."""
 
     def attempt(self, key: str, step: str, fn: Callable[[], Any]) -> None:
         """One job's step failing, whatever the failure (a throttled read surfaces as botocore's own
@@ -106,10 +108,11 @@ class Sweep:
                 continue
 
             def finish(name: str = job.name, tags: dict[str, str] = job.tags) -> None:
-                summary, _ = finalise_and_report(
+                done, _ = finalise_reported(
                     name, region=self.services.settings.region, tags=tags, services=self.services
                 )
-                self.report["finalised"].append(summary.job_name)
+                self.report["finalised"].append(done.summary.job_name)
+                self.ended_at[done.job.key] = done.job.end_time or done.job.last_modified_time or self.now
 
             self.attempt(key, "finalise", finish)
 
@@ -160,7 +163,7 @@ class Sweep:
         names = (str(name).lower() for name in self.report["discovered"])
         adopt = {k for k in names if self.live.get(k, {}).get("HyperParameterTuningJobStatus") == "Stopping"}
         self.report["ledger"] = reconcile_ledger(
-            self.services, live=set(self.live), listed_at=self.now, jobs=self.known, adopt=adopt
+            self.services, live=set(self.live), listed_at=self.now, jobs=self.known, adopt=adopt, ended_at=self.ended_at
         )
         self.report["unjudged"] = unjudged(self.services, self.live, self.services.store.read_ledger())
         for key in self.report["unjudged"]:

@@ -9,6 +9,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
 from tuning_governor.app.finalise import finalise_and_report
 from tuning_governor.app.wiring import Services
+from tuning_governor.domain.job import iso_time
 from tuning_governor.governance.engine import govern
 from tuning_governor.models.events import TuningJobStateChange
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
@@ -55,8 +56,10 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
         logger.append_keys(tuning_job=job.name)
         if job.status in TUNING_TERMINAL:
             summary, channels = finalise_and_report(job.name, region=parsed.region, tags=job.tags, services=services)
-            # The job holds no instances any more: its reservation goes back to the capacity ledger.
-            services.store.release_reservation(job.key)
+            # The job holds no instances any more: its reservation goes back to the capacity ledger,
+            # marked ended at its end in SageMaker's time (a job created before that still counts it).
+            ended = job.end_time or job.last_modified_time or parsed.time
+            services.store.release_reservation(job.key, iso_time(ended))
             return {"outcome": "finalised", "job": job.key, "status": summary.status, "reports": channels}
         if job.status in {"Deleting", "DeleteFailed"}:
             return {"outcome": "ignored", "reason": f"status {job.status}"}

@@ -149,6 +149,9 @@ class Reservation:
     incomplete: bool = False
     """Made on facts lacking the job's configuration (MaxParallel, instance shapes): judged again
     when an event brings them."""
+    ended: str = ""
+    """When the job ended in SageMaker's time (ISO; empty while it runs): an ended reservation holds
+    nothing now, but counts for a job created before that end (``Ledger.before``)."""
 
     @property
     def order(self) -> tuple[str, str]:
@@ -196,14 +199,27 @@ class Reservation:
 
 @dataclass(frozen=True)
 class Ledger:
-    """Every admitted tuning job's reservation, at one version of the ledger item."""
+    """Every admitted tuning job's reservation, at one version of the ledger item: those running
+    (``reservations``) and those that ended recently (``ended``, kept for judgements as of a
+    CreationTime before their end; see docs/policy.md, "Order of admission")."""
 
     version: int
     reservations: Mapping[str, Reservation]
+    ended: Mapping[str, Reservation] = field(default_factory=dict)
 
     def holders(self) -> list[Holder]:
+        """What the running reservations hold now (ended ones hold nothing)."""
         return [r.holder() for _, r in sorted(self.reservations.items())]
 
     def before(self, order: tuple[str, str]) -> Ledger:
-        """The reservations of the jobs created before ``order`` (what a job is judged against)."""
-        return Ledger(self.version, {k: r for k, r in self.reservations.items() if r.order < order})
+        """What a job at ``order`` (CreationTime, key) is judged against: the reservations of the jobs
+        created before it that had not ended by its CreationTime, whether they run now or ended since."""
+        created = order[0]
+        held = {k: r for k, r in self.reservations.items() if r.order < order}
+        held |= {k: r for k, r in self.ended.items() if r.order < order and r.ended > created}
+        return Ledger(self.version, held)
+
+    def expired(self, cutoff: str) -> list[str]:
+        """The ended reservations whose end is before ``cutoff`` (ISO): no judgement still to come can
+        be of a job created before their end, so they are pruned."""
+        return sorted(k for k, r in self.ended.items() if r.ended < cutoff)

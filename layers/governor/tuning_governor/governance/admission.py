@@ -16,7 +16,14 @@ from tuning_governor.domain.capacity import Ledger, Quota, Reservation
 from tuning_governor.domain.job import JobState, iso_time, job_state
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.actions import act
-from tuning_governor.governance.admission_order import RELEASE_GRACE, Judgement, displaced, order_of, release_ended
+from tuning_governor.governance.admission_order import (
+    RELEASE_GRACE,
+    Judgement,
+    displaced,
+    expired,
+    order_of,
+    release_ended,
+)
 from tuning_governor.governance.capacity import capacity_facts, first_fit
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
 from tuning_governor.governance.job import job_facts
@@ -104,7 +111,7 @@ def _judge(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices
         decision = decision.model_copy(update={"numbers": decision.numbers | {"ledger_version": ledger.version + 1}})
     judgement = Judgement(decision, reservation)
     if reservation is not None and (reservation.on_demand or reservation.spot):
-        with_it = Ledger(ledger.version, {**ledger.reservations, facts.job_key: reservation})
+        with_it = Ledger(ledger.version, {**ledger.reservations, facts.job_key: reservation}, ledger.ended)
         judgement.breachers = displaced(rule, facts, with_it, policy, services, capacity)
     return judgement
 
@@ -117,7 +124,10 @@ def _commit(services: EngineServices, ledger: Ledger, facts: JobFacts, policy: P
         # Judged again on fuller facts and refused: its reservation goes with the claim.
         breaches.insert(0, (facts.job_key, None, claim))
         claim = None
-    return services.store.commit_admission(ledger.version, facts.job_key, judgement.reservation, claim, breaches)
+    prune = expired(ledger, now)
+    return services.store.commit_admission(
+        ledger.version, facts.job_key, judgement.reservation, claim, breaches, prune=prune
+    )
 
 
 def _act_on(judgement: Judgement, facts: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
@@ -149,6 +159,8 @@ def admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices)
         held = ledger.reservations.get(facts.job_key)
         if held is not None and not (held.incomplete and not facts.arrival_facts_incomplete):
             return []
+        if facts.job_key in ledger.ended:
+            return []  # admitted, and ended since: a late retry of its arrival has nothing to judge
         claimed = services.store.get_decision(facts.job_key, rule.name, "breach")
         if claimed is not None:
             return [act(Decision.model_validate(claimed | {"job_key": facts.job_key}), facts, policy, services)]
@@ -177,6 +189,21 @@ def running_shapes(job: JobState) -> list[tuple[dict[str, int], bool]]:
     return [(dict(trial.instances), trial.spot) for trial in job.running if trial.instances]
 
 
+def _adopted(services: EngineServices, adopt: set[str], jobs: Mapping[str, JobState]) -> dict[str, Reservation]:
+    """Reservations for discovered Stopping jobs: their first plan, counted as they run."""
+    put: dict[str, Reservation] = {}
+    for key in sorted(adopt):
+        job = jobs.get(key) or job_state(services.store.get_job(key))
+        if job is None:
+            continue
+        facts = job_facts(job, now=services.clock(), policy=services.policy())
+        plans = [p for p in facts.admission_plans() if p.on_demand or p.spot]
+        if plans:
+            reservation = Reservation.for_plan(key, facts.team, plans[0], facts.max_parallel, iso_time(facts.now))
+            put[key] = replace(reservation, job_created=order_of(facts)[0])
+    return put
+
+
 def reconcile_ledger(
     services: EngineServices,
     *,
@@ -184,11 +211,14 @@ def reconcile_ledger(
     listed_at: datetime,
     jobs: Mapping[str, JobState],
     adopt: set[str],
+    ended_at: Mapping[str, datetime] | None = None,
     attempts: int = 5,
 ) -> dict[str, list[str]]:
     """The sweep's pass over the capacity ledger, against what SageMaker lists as running (``live``).
 
-    Releases reservations of jobs no longer running (their terminal event was lost); adopts jobs the
+    Releases reservations of jobs no longer running (their terminal event was lost), marked ended at
+    their end in SageMaker's time (``ended_at``: what the sweep's finalisation described; else the
+    listing time) and prunes ended ones past ``ENDED_RETENTION``; adopts jobs the
     sweep discovered running without an arrival (their reservation is their first plan, counted as
     it runs); re-counts every reservation whose job item records running trials from the types those
     trials actually use. One conditional write, retried on conflict. A reservation made less than
@@ -199,28 +229,22 @@ def reconcile_ledger(
         ledger = services.store.read_ledger()
         # SageMaker's list may lag a job that has just started: only older reservations are released.
         listed = iso_time(listed_at - RELEASE_GRACE)
-        remove = sorted(k for k, r in ledger.reservations.items() if k not in live and r.created < listed)
-        put: dict[str, Reservation] = {}
-        for key in sorted(adopt - set(ledger.reservations)):
-            job = jobs.get(key) or job_state(services.store.get_job(key))
-            if job is None:
-                continue
-            facts = job_facts(job, now=services.clock(), policy=services.policy())
-            plans = [p for p in facts.admission_plans() if p.on_demand or p.spot]
-            if plans:
-                reservation = Reservation.for_plan(key, facts.team, plans[0], facts.max_parallel, iso_time(facts.now))
-                put[key] = replace(reservation, job_created=order_of(facts)[0])
+        gone = sorted(k for k, r in ledger.reservations.items() if k not in live and r.created < listed)
+        when = {k: iso_time((ended_at or {}).get(k) or listed_at) for k in gone}
+        put = {k: replace(ledger.reservations[k], ended=when[k]) for k in gone}
+        remove = expired(ledger, listed_at)
+        put |= _adopted(services, adopt - set(ledger.reservations), jobs)
         for key, reservation in sorted(ledger.reservations.items()):
             known = jobs.get(key)
-            if key in remove or known is None or not known.tracks_running:
+            if key in gone or known is None or not known.tracks_running:
                 continue
             recounted = reservation.recounted(running_shapes(known))
             if recounted.on_demand != reservation.on_demand or recounted.spot != reservation.spot:
                 put[key] = recounted
         if services.store.update_reservations(ledger.version, put, remove):
-            changes["released"] = remove
+            changes["released"] = gone
             changes["adopted"] = sorted(k for k in put if k not in ledger.reservations)
-            changes["recounted"] = sorted(k for k in put if k in ledger.reservations)
+            changes["recounted"] = sorted(k for k in put if k in ledger.reservations and k not in gone)
             return changes
         time.sleep(random.uniform(0, 0.01 * 2**attempt))  # noqa: S311 - jitter, not crypto
     raise TransientError("capacity ledger contended during the sweep")

@@ -1,8 +1,10 @@
 """The order of admission (docs/policy.md): jobs are admitted in CreationTime order, whatever order
 their events are handled in, and a judgement about to stop checks its holders against SageMaker.
 
-A job is judged against the reservations of the jobs created before it (plus standalone training
-jobs and warm pools). When it is admitted and holds instances, each job created after it that was
+A job is judged as of its CreationTime: against the reservations of the jobs created before it that
+had not ended by then, whether they still run or ended since (the ledger keeps an ended reservation,
+with its end in SageMaker's time, for ``ENDED_RETENTION``), plus standalone training jobs and warm
+pools. When it is admitted and holds instances, each job created after it that was
 admitted is judged again, in creation order, against the jobs created before that one: one that no
 longer fits is the breacher (removed from the ledger, or kept over the limit when it keeps running),
 so the admitted set is the greedy pass in creation order.
@@ -18,8 +20,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.domain.capacity import Ledger, Reservation
 from tuning_governor.domain.job import iso_time, job_state
+from tuning_governor.errors import JobNotFound
 from tuning_governor.governance.job import job_facts
 from tuning_governor.governance.rules import registry
+from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.observability import metrics
 
 if TYPE_CHECKING:
@@ -32,9 +36,20 @@ if TYPE_CHECKING:
 
     Capacity = Callable[[JobFacts, Ledger], CapacityFacts]
 
-#: SageMaker's list may lag a job that has just started: only reservations older than this are
-#: released for not being listed.
+#: SageMaker's list may lag a job that has just started: the sweep releases only reservations older
+#: than this for not being listed.
 RELEASE_GRACE = timedelta(minutes=5)
+
+#: How long an ended reservation stays in the ledger. A job created before a holder ended is judged at
+#: the latest when its own event is handled (EventBridge drops an event older than the rules'
+#: MaximumEventAgeInSeconds, 3600 s in template.yaml) or when a sweep lists it unjudged (every 5
+#: minutes by default): 3600 s and two sweep intervals. Later commits prune what is older.
+ENDED_RETENTION = timedelta(seconds=3600 + 2 * 300)
+
+
+def expired(ledger: Ledger, now: datetime) -> list[str]:
+    """The ended reservations past ``ENDED_RETENTION`` at ``now``: pruned by the next ledger write."""
+    return ledger.expired(iso_time(now - ENDED_RETENTION))
 
 
 def order_of(facts: JobFacts) -> tuple[str, str]:
@@ -79,13 +94,14 @@ def displaced(
     after ``judged`` that holds a reservation."""
     own = ledger.reservations[judged.job_key]
     held = dict(ledger.reservations)
+    ended = ledger.ended
     breachers: list[Breacher] = []
     for later in sorted((r for r in held.values() if r.order > own.order), key=lambda r: r.order):
         job = job_state(services.store.get_job(later.job_key))
         if later.over_limit or job is None:
             continue
         facts = job_facts(job, now=judged.now, policy=policy)
-        before = Ledger(ledger.version, {k: r for k, r in held.items() if r.order < later.order})
+        before = Ledger(ledger.version, held, ended).before(later.order)
         room = capacity(facts, before)
         decision = rule.evaluate(policy, facts, room)
         if decision is None:
@@ -115,23 +131,48 @@ def displaced(
 
 
 def release_ended(services: EngineServices, ledger: Ledger, job_key: str, now: datetime) -> list[str]:
-    """Before a concurrency stop: release the reservations of jobs SageMaker no longer runs (their end
-    event still in flight, or lost), so no job is stopped for instances nobody holds.
+    """Before a concurrency stop: mark ended the reservations of jobs SageMaker no longer runs (their
+    end event still in flight, or lost), each at its end in SageMaker's time, so a job is judged as of
+    its CreationTime: a holder that ended before it was created causes no stop, one that ended after
+    still counts (``Ledger.before``).
 
     SageMaker calls: ListHyperParameterTuningJobs with StatusEquals InProgress and StatusEquals
-    Stopping, 100 jobs per call: 2 x ceil(running jobs / 100) calls, made only when a judgement
-    breaches. Returns the released job keys (empty: nothing to release, or the ledger moved on)."""
+    Stopping, 100 jobs per call (2 x ceil(running jobs / 100) calls), then one
+    DescribeHyperParameterTuningJob per reservation whose job is not listed (its end time:
+    HyperParameterTuningEndTime, else LastModifiedTime); made only when a judgement breaches. A job
+    Describe still shows running (the list lags a new job) keeps its reservation. Returns the
+    released job keys (empty: nothing to release, or the ledger moved on)."""
     live = {
         str(summary["HyperParameterTuningJobName"]).lower()
         for status in ("InProgress", "Stopping")
         for summary in services.sagemaker.list_tuning_jobs(status)
     }
-    listed = iso_time(now - RELEASE_GRACE)
-    stale = sorted(k for k, r in ledger.reservations.items() if k not in live and k != job_key and r.created < listed)
-    if not stale or not services.store.update_reservations(ledger.version, {}, stale):
+    put: dict[str, Reservation] = {}
+    remove = expired(ledger, now)
+    for key, reservation in sorted(ledger.reservations.items()):
+        if key in live or key == job_key:
+            continue
+        try:
+            end = _end_time(services, key, now)
+        except JobNotFound:
+            remove.append(key)  # deleted: its end unknown, it holds nothing
+            continue
+        if end is not None:
+            put[key] = replace(reservation, ended=end)
+    released = sorted([*put, *(k for k in remove if k in ledger.reservations)])
+    if not released or not services.store.update_reservations(ledger.version, put, remove):
         return []
-    metrics.add_metric(name="ReservationsReleasedBeforeStop", unit=MetricUnit.Count, value=len(stale))
-    return stale
+    metrics.add_metric(name="ReservationsReleasedBeforeStop", unit=MetricUnit.Count, value=len(released))
+    return released
+
+
+def _end_time(services: EngineServices, key: str, now: datetime) -> str | None:
+    """When SageMaker says the job ended (ISO), or None while it still runs: one Describe."""
+    job = services.store.get_job(key) or {}
+    described = services.sagemaker.describe_tuning_job(str(job.get("job_name") or key))
+    if described.status not in TUNING_TERMINAL:
+        return None
+    return iso_time(described.end_time or described.last_modified_time or now)
 
 
 def unjudged(services: EngineServices, listed: Mapping[str, Mapping[str, Any]], ledger: Ledger) -> list[str]:

@@ -40,6 +40,7 @@ class CapacityStore(Protocol):
         reservation: Reservation | None,
         claim: tuple[Decision, str, datetime] | None = None,
         breaches: Sequence[tuple[str, Reservation | None, tuple[Decision, str, datetime]]] = (),
+        prune: Sequence[str] = (),
     ) -> str:
         """``"committed"``, ``"conflict"`` (the ledger moved on, or a breacher's decision was claimed
         already: judge again), ``"decided"`` (the decision was claimed already) or ``"ended"`` (the job's
@@ -48,9 +49,17 @@ class CapacityStore(Protocol):
 
         ``breaches``: jobs created after this one that no longer fit next to it, each with what
         replaces its reservation (None: removed; over the limit when it keeps running) and the claim
-        of its breach decision, written in the same commit."""
+        of its breach decision, written in the same commit. ``prune``: ended reservations past their
+        retention (``Ledger.expired``), removed in the same write."""
         ...
 
-    def update_reservations(self, version: int, put: dict[str, Reservation], remove: list[str]) -> bool: ...
+    def update_reservations(self, version: int, put: dict[str, Reservation], remove: list[str]) -> bool:
+        """Set (an ended reservation is put with its ``ended`` time) and remove reservations in one
+        write, if the ledger is still at ``version``."""
+        ...
 
-    def release_reservation(self, job_key: str) -> bool: ...
+    def release_reservation(self, job_key: str, ended: str) -> bool:
+        """A finished job's reservation marked ended at ``ended`` (ISO, SageMaker's time): it holds
+        nothing now and is kept for judgements of jobs created before that end. False when it held
+        none (never admitted, or already released)."""
+        ...

@@ -90,7 +90,9 @@ class CapacityTable(Table):
     # One item (pk CAPACITY, sk LEDGER) holds every admitted tuning job's reservation and a version.
     # Admission reads it, judges, and writes back on the condition that the version is still the one
     # it read (optimistic concurrency): simultaneous arrivals are serialized in ledger commit order.
-    # A reservation is ~300 bytes: the 400 KB item holds over a thousand running tuning jobs.
+    # A released reservation stays in the map, marked ``ended`` (its end in SageMaker's time), for
+    # ENDED_RETENTION (70 minutes), then a later write prunes it. A reservation is at most ~400 bytes:
+    # the 400 KB item holds about 1,000 running tuning jobs plus those ended in the last 70 minutes.
     _LEDGER_KEY: ClassVar[dict[str, str]] = LEDGER_KEY
 
     def read_ledger(self) -> Ledger:
@@ -105,6 +107,7 @@ class CapacityTable(Table):
         reservation: Reservation | None,
         claim: tuple[Decision, str, datetime] | None = None,
         breaches: Sequence[tuple[str, Reservation | None, tuple[Decision, str, datetime]]] = (),
+        prune: Sequence[str] = (),
     ) -> str:
         """Commit one arrival's judgement against ledger ``version``, atomically with its decision claim
         and those of the later-created jobs it displaces (``breaches``).
@@ -120,7 +123,7 @@ class CapacityTable(Table):
         """
         put = {job_key: reservation} if reservation else {}
         put |= {key: replacement for key, replacement, _ in breaches if replacement is not None}
-        remove = [key for key, replacement, _ in breaches if replacement is None]
+        remove = [key for key, replacement, _ in breaches if replacement is None] + list(prune)
         items: list[Any] = [self._ledger_write(version, put, remove), self._still_running(job_key)]
         claims = ([claim] if claim is not None else []) + [c for _, _, c in breaches]
         items.extend(self._claim_put(*c) for c in claims)
@@ -178,8 +181,9 @@ class CapacityTable(Table):
             raise self._translate(exc) from exc
         return True
 
-    def release_reservation(self, job_key: str) -> bool:
-        """Give a finished job's instances back. False when it held none (never admitted, or released).
+    def release_reservation(self, job_key: str, ended: str) -> bool:
+        """Give a finished job's instances back: its reservation is marked ended at ``ended`` (SageMaker's
+        time) and kept until pruned. False when it held none (never admitted, or released).
 
         The version moves on, so a judgement made before the release is made again after it.
         """
@@ -187,10 +191,10 @@ class CapacityTable(Table):
             self._client.update_item,
             TableName=self._table,
             Key=marshal(self._LEDGER_KEY),
-            UpdateExpression="REMOVE reservations.#job SET version = version + :one",
-            ConditionExpression="attribute_exists(reservations.#job)",
+            UpdateExpression="SET reservations.#job.ended = :ended, version = version + :one",
+            ConditionExpression="attribute_exists(reservations.#job) AND attribute_not_exists(reservations.#job.ended)",
             ExpressionAttributeNames={"#job": job_key},
-            ExpressionAttributeValues=marshal({":one": 1}),
+            ExpressionAttributeValues=marshal({":one": 1, ":ended": ended}),
         )
 
     def _ledger_write(self, version: int, put: dict[str, Reservation], remove: list[str]) -> dict[str, Any]:

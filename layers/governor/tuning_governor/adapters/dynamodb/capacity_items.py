@@ -113,7 +113,9 @@ def catalogs_from(items: list[dict[str, Any]]) -> list[RegionCatalog]:
 
 # -- capacity ledger ---------------------------------------------------------------------------------------------------
 def reservation_item(reservation: Reservation) -> dict[str, Any]:
-    return {
+    """A reservation as the ledger item holds it; an ended one carries ``ended`` (its end in
+    SageMaker's time) and stays in the same map until pruned."""
+    item: dict[str, Any] = {
         "team": reservation.team,
         "on_demand": dict(reservation.on_demand),
         "spot": dict(reservation.spot),
@@ -127,6 +129,7 @@ def reservation_item(reservation: Reservation) -> dict[str, Any]:
         "job_created": reservation.job_created,
         "incomplete": reservation.incomplete,
     }
+    return item | ({"ended": reservation.ended} if reservation.ended else {})
 
 
 def new_ledger_item(put: dict[str, Reservation]) -> dict[str, Any]:
@@ -139,12 +142,15 @@ def new_ledger_item(put: dict[str, Reservation]) -> dict[str, Any]:
 
 
 def ledger_from_item(item: dict[str, Any] | None) -> Ledger:
-    """The ledger an item holds (version 0 and no reservations when there is none yet)."""
+    """The ledger an item holds (version 0 and no reservations when there is none yet), its running
+    reservations apart from the ended ones."""
     item = item or {}
-    reservations = {
-        str(key): reservation_from_item(str(key), value) for key, value in (item.get("reservations") or {}).items()
-    }
-    return Ledger(version=int(item.get("version") or 0), reservations=reservations)
+    every = [reservation_from_item(str(key), value) for key, value in (item.get("reservations") or {}).items()]
+    return Ledger(
+        version=int(item.get("version") or 0),
+        reservations={r.job_key: r for r in every if not r.ended},
+        ended={r.job_key: r for r in every if r.ended},
+    )
 
 
 def reservation_from_item(job_key: str, value: dict[str, Any]) -> Reservation:
@@ -165,4 +171,5 @@ def reservation_from_item(job_key: str, value: dict[str, Any]) -> Reservation:
         version=int(value.get("version") or 0),
         job_created=str(value.get("job_created") or ""),
         incomplete=bool(value.get("incomplete")),
+        ended=str(value.get("ended") or ""),
     )
