@@ -25,9 +25,10 @@ on stderr; ``--debug`` adds the traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NoReturn
 
 from governor_sim import demo_cli, prices_export, replay, report, simulate, validate
@@ -127,11 +128,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _quiet_layer_logs() -> None:
-    """The governor's Powertools logger writes JSON lines for Lambda; at a terminal only errors matter."""
+@contextlib.contextmanager
+def _layer_logs(debug: bool) -> Iterator[None]:
+    """The governor's Powertools logger writes JSON lines for Lambda; at a terminal only errors matter
+    (unless ``debug``). Its level is put back afterwards: ``main`` may run inside a longer process."""
     from tuning_governor.observability import logger  # noqa: PLC0415 - only once a command runs
 
-    logger.setLevel("ERROR")
+    previous = logger.log_level
+    if not debug:
+        logger.setLevel("ERROR")
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,10 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a usage error already printed in one line
         return int(exc.code or 0) if not isinstance(exc.code, str) else int(ExitCode.USAGE)
     debug = bool(args.debug) or os.environ.get("TUNING_GOVERNOR_DEBUG", "") not in ("", "0")
-    if not debug:
-        _quiet_layer_logs()
     command: Command = args.command
-    return run_guarded(args.name, lambda: command(args), debug=debug)
+    with _layer_logs(debug):
+        return run_guarded(args.name, lambda: command(args), debug=debug)
 
 
 if __name__ == "__main__":

@@ -234,7 +234,9 @@ def test_faults_on_a_service_lose_nothing(fresh: None, service: str, phase: Phas
     # report SNS fails to take, or a Slack post whose webhook secret cannot be read, fails no event
     # since issue 18: the sweep's delivery step re-sends it)
     if service not in {"service-quotas", *REPORT_CHANNELS}:
-        assert observed.retried > 0
+        # an event whose call failed is retried; a sweep step whose call failed (the sweep now
+        # describes and lists running jobs, issue 17) is logged and left to the next sweep
+        assert observed.retried + observed.result.sweep_step_errors > 0
     if service in REPORT_CHANNELS:
         assert observed.retried == 0
     _assert_nothing_lost(observed, baseline, exactly_once=phase == "before")

@@ -73,6 +73,7 @@ def _replay_services(
         yield services, sagemaker, clock
 
 
+# Long: the library call's contract, a sentence per option, is its docstring; the body is 20 lines.
 def replay_lines(  # noqa: PLR0913 - keyword-only options of the library call, one per CLI flag
     lines: Iterable[bytes | str],
     policy: Policy,
@@ -110,15 +111,8 @@ def replay_lines(  # noqa: PLR0913 - keyword-only options of the library call, o
     ``catalog``: the prices (default: the bundled catalogue; see ``governor_sim.prices_export``).
     """
     kind = store_kind(store)
-    with (
-        quiet_handlers(),
-        mock_aws(),
-        _replay_services(policy, kind, region, facts, catalog) as (
-            services,
-            sagemaker,
-            clock,
-        ),
-    ):
+    replayed = _replay_services(policy, kind, region, facts, catalog)
+    with quiet_handlers(), mock_aws(), replayed as (services, sagemaker, clock):
         if probe is not None:
             probe.attach(services, sagemaker)
         ends = last_lines(reread()) if reread is not None and probe is None and kind == "memory" else None

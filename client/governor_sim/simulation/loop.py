@@ -281,14 +281,17 @@ class Simulation:
         except Exception as exc:  # as a failed scheduled invocation: recorded, and the run goes on
             result.failed_schedules.append(f"{now.isoformat()} {function} {job or ''}: {type(exc).__name__}: {exc}")
             return
+        result.sweep_step_errors += len(payload.get("errors") or []) if function == "sweep" else 0
         decisions = list(payload.get("decisions") or [])
         if decisions and self.keep_outcomes:
             named = [d | {"job": job} for d in decisions] if job else self._named(decisions)
             result.scheduled.append(ScheduledRun(now, function, named))
 
     def _named(self, decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """A sweep's decisions with the job each is about (the sweep's report lists them without it),
+        """A sweep's decisions with the job each is about: as the sweep names it, else
         matched to the decision rows of the scenario's tuning jobs by rule, verdict and time."""
+        if all(d.get("job") for d in decisions):
+            return decisions  # the sweep names the job of each decision it made
         store = self.env.services.store
         rows = {
             (row.get("rule"), row.get("verdict"), row.get("at")): name

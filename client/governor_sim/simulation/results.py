@@ -62,7 +62,8 @@ class SimulationResult:
 
     ``trial_events_delivered`` counts deliveries of training-job state-change events (retries and
     duplicates included); ``truncated`` is True when the run stopped at ``max_virtual_s``. ``sweeps`` and
-    ``budget_checks`` count the scheduled invocations; ``failed_schedules`` says which of them raised.
+    ``budget_checks`` count the scheduled invocations; ``failed_schedules`` says which of them raised;
+    ``sweep_step_errors`` counts the steps sweeps logged as failed and left to the next sweep.
     """
 
     started_at: datetime
@@ -81,6 +82,7 @@ class SimulationResult:
     sweeps: int = 0
     budget_checks: int = 0
     failed_schedules: list[str] = field(default_factory=list)
+    sweep_step_errors: int = 0
     scheduled: list[ScheduledRun] = field(default_factory=list)
     """The sweeps and checks that made a decision (kept with ``keep_outcomes``), in time order."""
 

@@ -169,7 +169,9 @@ class Sweep:
         for key in self.report["unjudged"]:
 
             def judge(key: str = key) -> None:
-                self.report["decisions"].extend(govern("arrival", key, self.now, self.services))
+                self.report["decisions"].extend(
+                    d | {"job": key} for d in govern("arrival", key, self.now, self.services)
+                )
 
             self.attempt(key, "admission", judge)
 
@@ -184,7 +186,7 @@ class Sweep:
                 continue
 
             def judge(key: str = key) -> None:
-                self.report["decisions"].extend(govern("sweep", key, self.now, self.services))
+                self.report["decisions"].extend(d | {"job": key} for d in govern("sweep", key, self.now, self.services))
 
             self.attempt(key, "govern", judge)
 

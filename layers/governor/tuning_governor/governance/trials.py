@@ -72,6 +72,13 @@ def spend_at(at: datetime, records: Iterable[TrialRecord], job: JobState, catalo
     return finished + accrued.usd if accrued.usd is not None else None
 
 
+def _stagnation_watched(services: EngineServices) -> bool:
+    """The policy sets a stagnation limit: only then is the order of trials worth a Query of the job's
+    records (the best objective, all that is read without the rule, does not depend on the order)."""
+    defaults = services.policy().defaults
+    return bool(defaults.stagnation_trials or defaults.stagnation_minutes or defaults.stagnation_usd)
+
+
 def _replayed(
     job: JobState, record: TrialRecord, services: EngineServices, catalog: PriceCatalog | None
 ) -> StagnationState | None:
@@ -105,7 +112,7 @@ def _advanced(
     value = trial.metric(objective.metric) if objective is not None else None
     if objective is None or value is None:
         return None  # no objective value, or no direction to judge it by: not counted either way
-    if job is not None and _out_of_order(job, record):
+    if job is not None and _out_of_order(job, record) and _stagnation_watched(services):
         return _replayed(job, record, services, catalog)
     current = (job.stagnation if job is not None else None) or StagnationState()
     state = current.advance(value, objective, _ended(record))
