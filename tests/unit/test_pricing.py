@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from decimal import Decimal
 from importlib import resources
 
 import pytest
 from pydantic import ValidationError
 
-from tuning_governor.domain.pricing import PriceCatalog, PriceEntry, bundled_catalog
+from tuning_governor.domain.pricing import PriceCatalog, PriceEntry, billing_codes, bundled_catalog
 
 
 def test_every_entry_has_a_price_a_source_and_a_quality() -> None:
@@ -21,6 +22,10 @@ def test_every_entry_has_a_price_a_source_and_a_quality() -> None:
         assert entry["source"].strip(), (region, itype)
         assert entry["quality"] in {"price-list", "secondary", "hosting-proxy"}
         assert entry["usage_type"].endswith(f"-Train:{itype}")
+        # the prefix is the region's own billing code (ap-south-1 is APS3, never a prefix built from its name)
+        assert entry["usage_type"].split("-Train:")[0] in billing_codes(region), (region, itype)
+        # a real calendar date, never in the future
+        assert date.fromisoformat(entry["as_of"]) <= date.today(), (region, itype)
 
 
 def test_seed_instance_price_matches_the_price_list_figure() -> None:
