@@ -88,6 +88,23 @@ def _replay(events: str) -> Callable[[Path], list[str]]:
     return lambda d: ["replay", events.format(d=d), "--policy", str(d / "policy.yaml"), "--out", str(d / "r.json")]
 
 
+def _prices(table: str = "tuning-governor") -> Callable[[Path], list[str]]:
+    return lambda d: ["prices", "export", "--table", table, "--region", "us-east-1", "--out", str(d / "prices.json")]
+
+
+def _replay_with(flag: str, table: str = "tuning-governor") -> Callable[[Path], list[str]]:
+    return lambda d: [
+        "replay",
+        str(d / "events.jsonl"),
+        "--policy",
+        str(d / "policy.yaml"),
+        flag,
+        table,
+        "--table-region",
+        "us-east-1",
+    ]
+
+
 def _report(table: str = "tuning-governor") -> Callable[[Path], list[str]]:
     return lambda d: ["report", "--table", table, "--region", "us-east-1", "--out", str(d / "report")]
 
@@ -141,6 +158,30 @@ CASES: tuple[Case, ...] = (
     Case("replay s3://", NO_CREDENTIALS, _replay("s3://capture-bucket/events/"), 3, "no AWS credentials"),
     Case("replay s3://", MISSING, _replay("s3://no-such-bucket/events/"), 3, "not found"),
     Case("replay s3://", UNREACHABLE, _replay("s3://capture-bucket/events/"), 3, "cannot reach"),
+    Case("replay --facts-from-table", NO_CREDENTIALS, _replay_with("--facts-from-table"), 3, "no AWS credentials"),
+    Case("replay --facts-from-table", MISSING, _replay_with("--facts-from-table", "no-such-table"), 3, "not found"),
+    Case("replay --facts-from-table", UNREACHABLE, _replay_with("--facts-from-table"), 3, "cannot reach"),
+    Case("replay --prices-from-table", NO_CREDENTIALS, _replay_with("--prices-from-table"), 3, "no AWS credentials"),
+    Case("replay --prices-from-table", MISSING, _replay_with("--prices-from-table", "no-such-table"), 3, "not found"),
+    Case("replay --prices-from-table", UNREACHABLE, _replay_with("--prices-from-table"), 3, "cannot reach"),
+    Case(
+        "replay --prices FILE",
+        BAD_INPUT,
+        lambda d: [
+            "replay",
+            str(d / "events.jsonl"),
+            "--policy",
+            str(d / "policy.yaml"),
+            "--prices",
+            str(d / "policy.yaml"),
+        ],
+        2,
+        "not a price catalogue",
+    ),
+    Case("prices export --table", NO_CREDENTIALS, _prices(), 3, "no AWS credentials"),
+    Case("prices export --table", MISSING, _prices("no-such-table"), 3, "not found"),
+    Case("prices export --table", UNREACHABLE, _prices(), 3, "cannot reach"),
+    Case("prices export --table", BAD_INPUT + " (usage)", lambda d: ["prices", "export"], 2, "--table"),
     Case(
         "simulate",
         NO_CREDENTIALS + " (offline: none needed)",

@@ -67,7 +67,13 @@ def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TABLE",
         help="price the replay with the catalogs the deployed governor refreshed into TABLE (read before it starts)",
     )
-    parser.add_argument("--prices-region", help="with --prices-from-table: the table's region")
+    parser.add_argument(
+        "--table-region",
+        "--prices-region",
+        dest="prices_region",
+        metavar="REGION",
+        help="the region of the table --prices-from-table and --facts-from-table read (default: your AWS configuration's)",
+    )
 
 
 def stored_catalogs(table: str, region: str | None = None, client: Any = None) -> list[RegionCatalog]:

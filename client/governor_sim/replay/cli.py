@@ -180,7 +180,11 @@ def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
                 store=store,
                 s3=s3,
                 facts_table=getattr(args, "facts_from_table", None),
-                dynamodb=cli_client("dynamodb") if getattr(args, "facts_from_table", None) else None,
+                dynamodb=(
+                    cli_client("dynamodb", getattr(args, "prices_region", None))
+                    if getattr(args, "facts_from_table", None)
+                    else None
+                ),
                 catalog=catalog,
                 on_line=lambda number: bar.update(completed=number),
             )
