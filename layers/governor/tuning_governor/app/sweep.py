@@ -32,11 +32,12 @@ Each run (rate set in template.yaml, default 5 minutes):
 5. refreshes warm pools (ceil(training jobs modified in the last 7 hours / 100) list calls: a pool is
    Available for at most the longest keep-alive after its job last changed; plus one Describe per new
    pool) and writes the capacity snapshot (usage per instance type, and the limits that apply).
-SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, plus one Describe per running job
-(3b), never with trials nor with the account's training-job history except for a job whose trials'
-terminal events were lost: bounded per sweep by J + sum over the jobs that disagree of
-(ceil(T_j / 100) + L_j) for J running jobs, T_j trials and L_j lost terminal events of job j
-(benchmarks/sweep_calls.py measures it).
+SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, plus the trial step (3b), bounded
+per sweep by J + sum over the jobs that disagree of (ceil(T_j / 100) + L_j) for J running jobs, T_j
+trials and L_j lost terminal events of job j, plus the warm-pool listing (5), which grows with the
+training jobs (trials included) modified in the last 7 hours, never with the account's older history
+(benchmarks/sweep_calls.py measures both: at 50 running jobs x 200 trials, 50 trial-step calls per sweep
+with no event lost, 95 median with 5 % lost, and 111 warm-pool list calls).
 
 Between sweeps, ``app.budget_check.run_budget_check`` judges one job at the moment its running trials were projected
 to bring it to its budget (a one-time schedule asked for by an earlier judgement; adapters.checks).
