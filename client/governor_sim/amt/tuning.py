@@ -25,6 +25,7 @@ from .training_job import SimTrainingJob
 from .trials import trial_request
 from .tuning_job import SimTuningJob
 from .warm_pools import WarmPool
+from .warm_start import warm_start_parents
 
 # [aws-facts §4] quota defaults used when ResourceLimits.MaxNumberOfTrainingJobs is omitted.
 DEFAULT_MAX_JOBS = {"Random": 500}
@@ -92,7 +93,8 @@ class Tuner:
             region_name=store.region_name,
             **moto_kwargs,
         )
-        _link_parents(job, store)
+        strategy = str(config.get("Strategy", "Bayesian"))
+        job.parents = warm_start_parents(job, store, DEFAULT_MAX_JOBS.get(strategy, DEFAULT_MAX_JOBS_OTHER))
         run = self._new_run(job, store, config)
         store.hyper_parameter_tuning_jobs[name] = job
         self.runs[job.arn] = run
@@ -303,16 +305,6 @@ def _validate(name: str, moto_kwargs: dict[str, Any]) -> None:
             message=f"1 validation error detected: Value '{name}' at 'hyperParameterTuningJobName' "
             "failed to satisfy constraint: Member must have length less than or equal to 32"
         )
-
-
-def _link_parents(job: SimTuningJob, store: SageMakerStore) -> None:
-    """The warm start's parent jobs that the stand-in simulated (their trials count for the overall best)."""
-    parents = ((job.warm_start_config or {}).get("ParentHyperParameterTuningJobs")) or []
-    job.parents = [
-        store.hyper_parameter_tuning_jobs[p["HyperParameterTuningJobName"]]
-        for p in parents
-        if isinstance(store.hyper_parameter_tuning_jobs.get(p["HyperParameterTuningJobName"]), SimTuningJob)
-    ]
 
 
 def _early_stopped(run: TuningRun, index: int, plan: TrialPlan) -> TrialPlan:
