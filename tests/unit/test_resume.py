@@ -214,3 +214,14 @@ def test_every_resume_name_is_a_valid_tuning_job_name_distinct_from_its_root(roo
     assert NAME_PATTERN.match(name)
     assert name != root
     assert name != resume_name(root, n + 1)
+
+
+def test_the_policy_says_whether_a_job_over_capacity_is_stopped_or_requeued() -> None:
+    from pydantic import ValidationError
+
+    from tuning_governor.policy import parse_policy
+
+    assert parse_policy("mode: enforce\n", "test").defaults.on_over_capacity == "stop"
+    assert parse_policy("defaults: {on_over_capacity: requeue}\n", "test").defaults.on_over_capacity == "requeue"
+    with pytest.raises((ValidationError, ValueError), match="on_over_capacity"):
+        parse_policy("defaults: {on_over_capacity: queue}\n", "test")

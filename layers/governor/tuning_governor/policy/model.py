@@ -37,6 +37,7 @@ from tuning_governor.policy.tags import TagWarning, bad_budget, near_misses, par
 
 Mode = Literal["enforce", "monitor"]
 BudgetSource = Literal["tag", "team", "default", "none"]
+OverCapacity = Literal["stop", "requeue"]
 
 DEFAULT_BUDGET_TAG = "governance:budget-usd"
 DEPRECATED_KEYS = frozenset({"budget_usd"})  # under defaults and teams.<team>: now job_budget_usd
@@ -76,6 +77,10 @@ class Defaults(_PolicyModel):
     stop. The first breach reports "will stop at T unless ..."; the job is stopped at the first judgement
     at or after T (the one-time check asked for T, an event, or a sweep) at which the breach still holds.
     Absent or 0 = stop at the breach. Exempt jobs get no notice (they are never stopped)."""
+    on_over_capacity: OverCapacity = "stop"
+    """A tuning job stopped for capacity (on arrival over a quota or share, or preempted): ``stop`` ends
+    it there; ``requeue`` queues it again as a new job that warm-starts from it with the trials it had
+    left (``domain.resume``; docs/queue.md, "Resume by warm start")."""
 
     @model_validator(mode="after")
     def _one_name_per_budget(self) -> Defaults:
