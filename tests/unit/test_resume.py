@@ -225,3 +225,38 @@ def test_the_policy_says_whether_a_job_over_capacity_is_stopped_or_requeued() ->
     assert parse_policy("defaults: {on_over_capacity: requeue}\n", "test").defaults.on_over_capacity == "requeue"
     with pytest.raises((ValidationError, ValueError), match="on_over_capacity"):
         parse_policy("defaults: {on_over_capacity: queue}\n", "test")
+
+
+@given(
+    budget=st.integers(min_value=1, max_value=500),
+    stops=st.lists(st.tuples(st.integers(min_value=0, max_value=60), st.booleans()), min_size=1, max_size=12),
+)
+def test_a_chain_of_resumes_never_launches_more_than_the_first_budget(
+    budget: int, stops: list[tuple[int, bool]]
+) -> None:
+    # Given a job of `budget` trials stopped again and again, each time after `n` more trials
+    # (`any_completed`: whether one of them reported an objective)
+    describe, tags = described("root", max_jobs=budget, completed=0), {"team": "t"}
+    launched_by: dict[str, int] = {}
+    names = {"root"}
+    for n, any_completed in stops:
+        limit = describe["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"]
+        ran = min(n, limit)
+        completed = 1 if any_completed and ran else 0
+        describe["TrainingJobStatusCounters"] = {"Completed": completed, "Stopped": ran - completed}
+        describe["ObjectiveStatusCounters"] = {"Succeeded": completed}
+        launched_by[describe["HyperParameterTuningJobName"]] = ran
+        plan = plan_resume(StoppedJob(describe=describe, tags=tags))
+        if isinstance(plan, ResumeRefused):
+            # Then a refusal comes only when the budget is spent
+            assert sum(launched_by.values()) == budget
+            return
+        # Then every resumed job stays within the first budget, AWS's limits and the name rules
+        parents = plan.parents
+        assert len(parents) <= MAX_PARENTS and parents == list(dict.fromkeys(parents))
+        assert sum(launched_by.values()) + plan.remaining_trials == budget
+        assert plan.remaining_trials + sum(launched_by[p] for p in parents) <= budget
+        assert plan.name not in names and len(plan.name) <= 32
+        names.add(plan.name)
+        describe = {**plan.request, "HyperParameterTuningJobStatus": "Stopped"}
+        tags = tags_of(plan)
