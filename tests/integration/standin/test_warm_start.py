@@ -120,3 +120,29 @@ def test_a_stopped_job_resumed_by_warm_start_runs_only_its_remaining_budget(amt:
     assert "OverallBestTrainingJob" in child
     child_tags = {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=child["HyperParameterTuningJobArn"])["Tags"]}
     assert child_tags[RESUMED_FROM_TAG] == "churn-hpo" and child_tags["team"] == "churn"
+
+
+def test_a_job_stopped_seven_times_finishes_its_budget_across_its_resumes(amt: AmtStandIn, sm: Any) -> None:
+    # Given a 24-trial job (2 at a time) that is stopped a little after each start, seven times over
+    sm.create_hyper_parameter_tuning_job(**job("chain", max_jobs=24, parallel=2))
+    current, chain = "chain", ["chain"]
+    for _ in range(7):
+        amt.advance(700)
+        sm.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName=current)
+        amt.advance(1)
+        stopped = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=current)
+        tags = {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=stopped["HyperParameterTuningJobArn"])["Tags"]}
+        plan = plan_resume(StoppedJob(describe=stopped, tags=tags))
+        assert isinstance(plan, ResumePlan)
+        # When each resume is created (the stand-in refuses what AWS would)
+        sm.create_hyper_parameter_tuning_job(**plan.request)
+        current = plan.name
+        chain.append(current)
+    amt.run_until_idle()
+
+    # Then the last job lists the 5 most recent jobs of the chain, and the chain ran exactly 24 trials
+    last = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=current)
+    parents = [p["HyperParameterTuningJobName"] for p in last["WarmStartConfig"]["ParentHyperParameterTuningJobs"]]
+    assert parents == list(reversed(chain[-6:-1]))
+    assert last["HyperParameterTuningJobStatus"] == "Completed"
+    assert sum(launched(sm, name) for name in chain) == 24
