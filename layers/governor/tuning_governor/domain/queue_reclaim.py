@@ -53,22 +53,21 @@ def _victims_for(
     return chosen
 
 
-def reclaim(blocked: Sequence[Blocked], holdings: Sequence[Holding], ledger: Ledger) -> list[tuple[Holding, str]]:
-    """The holdings to stop, each with the reason for its owner, for the lenders' ``blocked`` requests
+def reclaim(blocked: Sequence[Blocked], holdings: Sequence[Holding], ledger: Ledger) -> list[tuple[Holding, str, str]]:
+    """The holdings to stop, each with the reason for its owner and the request it makes room for, for the lenders' ``blocked`` requests
     (each fits its team's idle share but not the free capacity), served in the order given."""
-    stops: list[tuple[Holding, str]] = []
+    stops: list[tuple[Holding, str, str]] = []
     freed: dict[str, int] = {}
     taken: set[str] = set()
     for request in blocked:
         victims = _victims_for(request, holdings, ledger, freed, taken)
-        if not victims:
-            continue
+        if victims is None:
+            continue  # stopping every candidate would not be enough: stop none, wait for borrowers to end
         for holding in victims:
             taken.add(holding.key)
             borrowed = ", ".join(f"{n} {t}" for t, n in sorted(holding.borrowed.items()) if n)
-            stops.append(
-                (holding, f"preempted: it borrows {borrowed} that team {request.team} needs for {request.key}")
-            )
+            why = f"preempted: it borrows {borrowed} that team {request.team} needs for {request.key}"
+            stops.append((holding, why, request.key))
             for itype, n in holding.demand.items():
                 freed[itype] = freed.get(itype, 0) + n
         for itype, n in request.demand().items():

@@ -66,9 +66,10 @@ class QueuedRequest:
 class Decision:
     """What to do with one queued request (admit, wait, expire, refuse) or one holding (preempt).
 
-    admit: create the job with ``max_parallel`` (below the request's when ``fitted``) and record
-    ``borrowed`` on its holding. wait: ``position`` (1 = next) in its team's queue, ``behind`` the keys
-    ahead of it. ``reason`` says why, with the numbers, for the owner's report.
+        admit: create the job with ``max_parallel`` (below the request's when ``fitted``) and record
+        ``borrowed`` on its holding. wait: ``position`` (1 = next) in its team's queue, ``behind`` the keys
+        ahead of it. preempt: stop the running job ``key`` (its capacity goes to ``for_key``, which is
+    admitted by the pass after the job ends). ``reason`` says why, with the numbers, for the owner's report.
     """
 
     action: Action
@@ -80,6 +81,8 @@ class Decision:
     borrowed: Mapping[str, int] | None = None
     position: int | None = None
     behind: tuple[str, ...] = ()
+    for_key: str | None = None
+    """preempt: the queued request (a lender's) the stop makes room for."""
 
 
 def _team_order(request: QueuedRequest) -> tuple[int, datetime, str]:
@@ -228,8 +231,8 @@ def schedule(
     borrowed, queues = _admit_round(queues, ledger, frozen, borrowing=True)
     blocked = [team_queue[0] for _, team_queue in sorted(queues.items())]
     preempted = [
-        Decision("preempt", holding.key, holding.team, reason=why)
-        for holding, why in reclaim([h for h in blocked if _lender_blocked(h, ledger)], running, ledger)
+        Decision("preempt", holding.key, holding.team, reason=why, for_key=room_for)
+        for holding, why, room_for in reclaim([h for h in blocked if _lender_blocked(h, ledger)], running, ledger)
     ]
     waiting = [decision for _, team_queue in sorted(queues.items()) for decision in _waits(team_queue, ledger)]
     return closed + own + borrowed + preempted + waiting
