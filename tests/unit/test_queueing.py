@@ -213,7 +213,7 @@ def test_every_pass_keeps_quota_shares_borrow_limits_and_consent(
                 assert asked[d.key].fit_to_share or not d.fitted, "fitted without consent"
         run.apply(decisions)
         check_invariants(run)
-        reclaimed = {d.for_key for d in decisions if d.action == "preempt"}
+        reclaimed = {key for d in decisions if (key := d.for_key) is not None}
         if reclaimed:
             again = by_key(schedule(run.queued, run.held, run.shares, run.quota, run.clock))
             assert all(again[key].action == "admit" for key in reclaimed), "lender not admitted after reclaim"
