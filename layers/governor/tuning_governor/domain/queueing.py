@@ -229,7 +229,8 @@ def schedule(
     own, queues = _admit_round(queues, ledger, set(), borrowing=False)
     frozen = _frozen_types(queues, ledger)
     borrowed, queues = _admit_round(queues, ledger, frozen, borrowing=True)
-    blocked = [team_queue[0] for _, team_queue in sorted(queues.items())]
+    # Lenders are served in the fair-share order too.
+    blocked = [queues[team][0] for team in sorted(queues, key=lambda t: (ledger.load(t, queues[t][0].per_trial), t))]
     preempted = [
         Decision("preempt", holding.key, holding.team, reason=why, for_key=room_for)
         for holding, why, room_for in reclaim([h for h in blocked if _lender_blocked(h, ledger)], running, ledger)
