@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tuning_governor.domain.queueing import Decision, Holding, QueuedRequest, ShareTerms, schedule
-from tuning_governor.domain.shares import UNBOUNDED, Ledger
+from tuning_governor.domain.shares import UNBOUNDED, Ledger, Strategy
 
 G5 = "ml.g5.xlarge"
 P3 = "ml.p3.2xlarge"
@@ -125,25 +125,25 @@ STRATEGIES = ("RESERVE", "LEND", "LEND_AND_BORROW")
 def worlds(draw: st.DrawFn) -> tuple[dict[str, ShareTerms], dict[str, int]]:
     shares: dict[str, ShareTerms] = {}
     for team in ("a", "b", "c")[: draw(st.integers(1, 3))]:
-        capacity = {t: draw(st.integers(0, 6)) for t in draw(st.sets(st.sampled_from((G5, P3)), min_size=1))}
+        capacity = {t: draw(st.integers(1, 8)) for t in draw(st.sets(st.sampled_from((G5, P3)), min_size=1))}
         shares[team] = ShareTerms(
             capacity=capacity,
-            strategy=draw(st.sampled_from(STRATEGIES)),
+            strategy=draw(st.sampled_from((*STRATEGIES, "LEND_AND_BORROW"))),
             borrow_limit=draw(st.sampled_from((-1, 0, 50, 100, 200))),
             preemptible=draw(st.booleans()),
         )
-    quota = {t: sum(s.share(t) for s in shares.values()) + draw(st.integers(0, 3)) for t in (G5, P3)}
+    quota = {t: sum(s.share(t) for s in shares.values()) + draw(st.sampled_from((0, 0, 1, 3))) for t in (G5, P3)}
     return shares, quota
 
 
 arrival = st.tuples(
-    st.sampled_from(("a", "b", "c", "nobody")),
-    st.integers(1, 6),  # MaxParallel
-    st.sampled_from(({G5: 1}, {G5: 2}, {P3: 1}, {G5: 1, P3: 1})),
+    st.sampled_from(("a", "b", "c", "a", "b", "nobody")),
+    st.integers(1, 5),  # MaxParallel
+    st.sampled_from(({G5: 1}, {G5: 1}, {G5: 2}, {P3: 1}, {G5: 1, P3: 1})),
     st.integers(0, 2),  # priority
     st.booleans(),  # fit-to-share consent
 )
-steps = st.lists(st.one_of(arrival, st.integers(0, 9), st.just("tick")), min_size=1, max_size=25)
+steps = st.lists(st.one_of(arrival, arrival, st.integers(0, 9), st.just("tick")), min_size=1, max_size=40)
 
 
 @dataclass
@@ -232,3 +232,42 @@ def test_deterministic_whatever_the_input_order(
         random.Random(seed + 1).shuffle(held)
         assert schedule(queued, held, run.shares, run.quota, run.clock) == decisions
         run.apply(decisions)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lender_share=st.integers(1, 6),
+    borrower_share=st.integers(1, 6),
+    keeper_share=st.integers(0, 3),
+    borrow_limit=st.sampled_from((-1, 50, 100, 200)),
+    borrower_jobs=st.lists(st.integers(1, 4), min_size=1, max_size=6),
+    lender_parallel=st.integers(1, 6),
+    lender_strategy=st.sampled_from(("LEND", "LEND_AND_BORROW")),
+)
+def test_a_lender_is_admitted_once_its_preemptible_borrowers_are_stopped(
+    lender_share: int,
+    borrower_share: int,
+    keeper_share: int,
+    borrow_limit: int,
+    borrower_jobs: list[int],
+    lender_parallel: int,
+    lender_strategy: Strategy,
+) -> None:
+    # Given a borrower that has filled what it may of the lender's idle share
+    shares = {
+        "lender": ShareTerms({G5: lender_share}, lender_strategy, -1 if lender_strategy == "LEND" else 100),
+        "borrower": ShareTerms({G5: borrower_share}, "LEND_AND_BORROW", borrow_limit, preemptible=True),
+        "keeper": ShareTerms({G5: keeper_share}, "RESERVE"),
+    }
+    run = Run(shares, {G5: lender_share + borrower_share + keeper_share})
+    for parallel in borrower_jobs:
+        run.apply(run.step(("borrower", parallel, {G5: 1}, 0, False)))
+    # When the lender asks for what fits its share
+    decisions = run.step(("lender", min(lender_parallel, lender_share), {G5: 1}, 0, False))
+    run.apply(decisions)
+    lender_key = f"r{run.n}"
+    if by_key(decisions)[lender_key].action == "admit":
+        return
+    # Then borrowers are stopped for it, and the next pass admits it
+    assert {d.for_key for d in decisions if d.action == "preempt"} == {lender_key}
+    assert by_key(schedule(run.queued, run.held, run.shares, run.quota, run.clock))[lender_key].action == "admit"
