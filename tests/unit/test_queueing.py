@@ -100,6 +100,7 @@ def test_lender_reclaims_by_preempting_the_borrower_with_fewest_completed_trials
     out = schedule(queued, held, shares, {G5: 9}, NOW)
     assert [(d.key, d.for_key) for d in out if d.action == "preempt"] == [("b-few", "a1")]
     assert by_key(out)["b-more"].action == "wait"  # no new borrower while the lender reclaims
+    assert by_key(out)["a1"].behind == ("b-few",) and "stopping b-few to make room" in by_key(out)["a1"].reason
     after = schedule(queued, [h for h in held if h.key != "b-few"], shares, {G5: 9}, NOW)
     assert by_key(after)["a1"].action == "admit"
 

@@ -68,7 +68,7 @@ class Decision:
 
         admit: create the job with ``max_parallel`` (below the request's when ``fitted``) and record
         ``borrowed`` on its holding. wait: ``position`` (1 = next) in its team's queue, ``behind`` the keys
-        ahead of it. preempt: stop the running job ``key`` (its capacity goes to ``for_key``, which is
+        ahead of it (for the head, the jobs being stopped to make room for it). preempt: stop the running job ``key`` (its capacity goes to ``for_key``, which is
     admitted by the pass after the job ends). ``reason`` says why, with the numbers, for the owner's report.
     """
 
@@ -162,9 +162,10 @@ def _wait_reason(request: QueuedRequest, ledger: Ledger) -> str:
     return "; ".join(parts)
 
 
-def _waits(team_queue: Sequence[QueuedRequest], ledger: Ledger) -> list[Decision]:
+def _waits(team_queue: Sequence[QueuedRequest], ledger: Ledger, stopping: Sequence[str] = ()) -> list[Decision]:
     head = team_queue[0]
-    out = [Decision("wait", head.key, head.team, reason=_wait_reason(head, ledger), position=1)]
+    reason = _wait_reason(head, ledger) + (f"; stopping {', '.join(stopping)} to make room" if stopping else "")
+    out = [Decision("wait", head.key, head.team, reason=reason, position=1, behind=tuple(stopping))]
     for index, request in enumerate(team_queue[1:], start=2):
         ahead = tuple(r.key for r in team_queue[: index - 1])
         out.append(
@@ -235,5 +236,12 @@ def schedule(
         Decision("preempt", holding.key, holding.team, reason=why, for_key=room_for)
         for holding, why, room_for in reclaim([h for h in blocked if _lender_blocked(h, ledger)], running, ledger)
     ]
-    waiting = [decision for _, team_queue in sorted(queues.items()) for decision in _waits(team_queue, ledger)]
+    stopping: dict[str, list[str]] = {}
+    for decision in preempted:
+        stopping.setdefault(decision.for_key or "", []).append(decision.key)
+    waiting = [
+        decision
+        for _, team_queue in sorted(queues.items())
+        for decision in _waits(team_queue, ledger, stopping.get(team_queue[0].key, ()))
+    ]
     return closed + own + borrowed + preempted + waiting
