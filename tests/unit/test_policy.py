@@ -205,7 +205,7 @@ def test_every_type_of_the_bundled_price_catalog_is_a_valid_policy_key() -> None
             "teams: {vision: {budgets: 1}}",
             # the deprecated budget_usd is still read, but never suggested
             'teams.vision.budgets: unknown key; did you mean "job_budget_usd"? expected one of: execution_roles, instances, '
-            "job_budget_usd, monthly_budget_usd, slack_secret, sns_topic_arn",
+            "job_budget_usd, monthly_budget_usd, share, slack_secret, sns_topic_arn",
         ),
         ('teams: {"ml team": {budget_usd: -1}}', 'teams["ml team"].budget_usd: expected a number >= 0, got -1'),
         ("teams: {ml.vision: {budget_usd: -1}}", 'teams["ml.vision"].budget_usd: expected a number >= 0, got -1'),

@@ -18,6 +18,7 @@ an update). The semantic checks, all warnings, find what is valid but will not d
   (the policy's ``prices`` fill gaps, as in the governor);
 - ``monthly-below-job-budget``: a team's monthly budget below its per-job budget;
 - ``team-limit-above-quota``: a team limit above the policy's account quota for the type (never reached);
+- ``shares-above-quota``: the teams' quota shares (``teams.<team>.share``) of a type add up above the policy's quota;
 - ``unpriced-instance-type``: a type the bundled catalog and the policy's ``prices`` price nowhere
   (often a typo: the governor cannot cost its trials);
 - ``quota-above-account`` (``--account`` only): a policy quota or team limit above the account's

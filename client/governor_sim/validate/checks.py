@@ -187,6 +187,30 @@ def _team_limits(policy: Policy) -> list[Finding]:
     return found
 
 
+def _shares(policy: Policy) -> list[Finding]:
+    found: list[Finding] = []
+    totals: dict[str, dict[str, int]] = {}
+    for name, team in sorted(policy.teams.items()):
+        for itype, count in sorted((team.share.capacity_limits if team.share else {}).items()):
+            totals.setdefault(itype, {})[name] = count
+    for itype, by_team in sorted(totals.items()):
+        quota, total = policy.quotas.get(itype), sum(by_team.values())
+        if quota is not None and total > quota:
+            each = ", ".join(f"{name} {count}" for name, count in by_team.items())
+            found.append(
+                Finding(
+                    severity="warning",
+                    code="shares-above-quota",
+                    path=render_path(("quotas", itype)),
+                    message=(
+                        f"teams' shares of {total} {itype} ({each}) are above the account quota of {quota}:"
+                        " a team's request that fits its share may still wait for the quota"
+                    ),
+                )
+            )
+    return found
+
+
 def _known_types(catalog: PriceCatalog) -> set[str]:
     return {itype for region in catalog.regions() for itype in catalog.types(region)}
 
@@ -229,5 +253,6 @@ def policy_findings(policy: Policy, catalog: PriceCatalog, region: str) -> list[
         *_grace(policy),
         *_budgets(policy, catalog, region),
         *_team_limits(policy),
+        *_shares(policy),
         *_unpriced(policy, catalog, region),
     ]

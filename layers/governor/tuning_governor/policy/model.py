@@ -15,6 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WrapValidato
 from pydantic_core import PydanticCustomError
 
 from tuning_governor.domain.reports import SLACK_MEMBER_ID
+from tuning_governor.domain.shares import ShareTerms
 from tuning_governor.policy.errors import render_path
 from tuning_governor.policy.fields import (
     Count,
@@ -33,6 +34,7 @@ from tuning_governor.policy.fields import (
     validate_prices,
 )
 from tuning_governor.policy.identity import RoleArn, TeamIdentity, resolve_team, role_key
+from tuning_governor.policy.shares import Share
 from tuning_governor.policy.tags import TagWarning, bad_budget, near_misses, parse_budget_tag, tag_lookup
 
 Mode = Literal["enforce", "monitor"]
@@ -117,6 +119,9 @@ class TeamPolicy(_PolicyModel):
     execution_roles: Annotated[list[RoleArn], BeforeValidator(none_to_empty), Field(max_length=100)] = []
     """The SageMaker execution roles (ARNs) the team's jobs run as. When set, a job is the team's if and
     only if it runs as one of them, whatever its team tag says (see ``policy.identity``)."""
+    share: Share | None = None
+    """The team's quota share for queued requests (``policy.shares``); None = no share: the team's
+    queued requests use only quota allocated to no share."""
 
     @model_validator(mode="after")
     def _one_name_per_budget(self) -> TeamPolicy:
@@ -315,6 +320,10 @@ class Policy(_PolicyModel):
         """
         policy = self.teams.get(team) if team is not None else None
         return policy.instances.get(instance_type) if policy is not None else None
+
+    def shares(self) -> dict[str, ShareTerms]:
+        """Each team's quota share as ``domain.queueing.schedule`` takes it (teams with no share absent)."""
+        return {name: team.share.terms() for name, team in sorted(self.teams.items()) if team.share is not None}
 
     def account_limit(self, instance_type: str) -> int | None:
         """The policy's account limit (``quotas``) of concurrent ``instance_type`` instances; None if unset.
