@@ -69,7 +69,7 @@ def test_a_request_over_the_quota_even_on_an_empty_account_can_never_run() -> No
     assert result.status == "refused"
     assert result.exit_code == 2
     never = [f for f in result.findings if f.code == "never-fits"]
-    assert never and "12 > 8" in never[0].message
+    assert never and "demand 12 > limit 8" in never[0].message
     assert result.admission.outcome == "stopped on arrival"
     assert result.admission.rule == "concurrency"
 
@@ -100,7 +100,8 @@ def test_spot_worst_case_wall_clock_is_bounded_by_max_wait() -> None:
 
 def test_no_max_runtime_uses_sagemakers_one_day_default_and_says_so() -> None:
     request = seed_tuning_request()
-    del request["TrainingJobDefinition"]["StoppingCondition"]
+    # StoppingCondition itself is required by SageMaker's model; its MaxRuntimeInSeconds is not
+    request["TrainingJobDefinition"]["StoppingCondition"] = {}
     result = check_request(request, ROOMY)
     assert "no-max-runtime" in {f.code for f in result.findings}
     assert result.cost.worst_case_usd == (30 * 24 * 3 * m5_price()).quantize(Decimal("0.01"))
@@ -112,18 +113,27 @@ def test_early_stopping_off_with_a_strategy_that_supports_it_is_flagged() -> Non
     assert "early-stopping-off" not in codes(tuning_request("grid", strategy="Grid"))
 
 
+def test_an_instance_type_sagemaker_does_not_know_is_invalid() -> None:
+    result = check_request(seed_tuning_request(instance_type="ml.zz9.huge"), ROOMY)
+    assert result.status == "invalid"
+    assert any(
+        f.code == "invalid-enum" and f.path == "TrainingJobDefinition.ResourceConfig.InstanceType"
+        for f in result.findings
+    )
+
+
 def test_an_unpriced_type_makes_the_cost_unknown_never_zero() -> None:
-    request = seed_tuning_request(instance_type="ml.zz9.huge")
+    request = seed_tuning_request(instance_type="ml.m4.xlarge")
     result = check_request(request, parse_policy("mode: enforce\n", "test"))
     assert result.cost.worst_case_usd is None
-    assert result.cost.unpriced_types == ["ml.zz9.huge"]
+    assert result.cost.unpriced_types == ["ml.m4.xlarge"]
     assert "unpriced-instance-type" in {f.code for f in result.findings}
     assert result.exit_code == 1
 
 
 def test_the_policys_prices_fill_the_catalogues_gaps() -> None:
-    policy = parse_policy("mode: enforce\nprices: {ml.zz9.huge: 2.0}\n", "test")
-    result = check_request(seed_tuning_request(instance_type="ml.zz9.huge"), policy)
+    policy = parse_policy("mode: enforce\nprices: {ml.m4.xlarge: 2.0}\n", "test")
+    result = check_request(seed_tuning_request(instance_type="ml.m4.xlarge"), policy)
     assert result.cost.worst_case_usd == Decimal("180.00")  # 30 trials x 1 h x 3 x $2
 
 
