@@ -173,3 +173,15 @@ def test_every_status_has_its_exit_code(status: str) -> None:
     from governor_sim.check.result import EXIT_CODES
 
     assert EXIT_CODES[status] == {"ok": 0, "warnings": 1, "refused": 2, "invalid": 2}[status]
+
+
+def test_the_published_schema_is_the_results_own() -> None:
+    import json
+
+    from governor_sim.check import json_schema
+    from tests.conftest import ROOT
+
+    published = json.loads((ROOT / "docs" / "check-result.schema.json").read_text(encoding="utf-8"))
+    assert published == json.loads(json.dumps(json_schema(), sort_keys=True)), (
+        "docs/check-result.schema.json is stale: run `python -m governor_sim.check > docs/check-result.schema.json`"
+    )

@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="the deployed governor's table: judge against its capacity ledger and holders (read-only; AWS credentials)",
     )
-    parser.add_argument("--table-region", default=None, help="the table's region (default: the AWS SDK's)")
+    parser.add_argument("--table-region", default=None, help="the table's region (default: --region's)")
     parser.add_argument(
         "--trial-minutes",
         type=float,
@@ -67,7 +67,7 @@ def _policy(source: str | None) -> Policy:
         raise CommandError(f"{source} is not a valid policy: {str(exc).splitlines()[0]}; run validate on it") from exc
 
 
-def _table_holders(table: str, region: str | None) -> list[Holder]:
+def _table_holders(table: str, region: str) -> list[Holder]:
     """What holds training instances per the deployed governor: its ledger's reservations plus standalone
     training jobs and warm pools (as admission reads them), or every holder when the ledger is empty."""
     from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415 - only with --table
@@ -89,7 +89,7 @@ def run_command(args: argparse.Namespace) -> int:
     """Run ``check``: print the verdict, cost and findings; 0 ok, 1 warnings, 2 refused or invalid."""
     request = _request(args.request)
     policy = _policy(args.policy)
-    holders = _table_holders(args.table, args.table_region) if args.table else []
+    holders = _table_holders(args.table, args.table_region or args.region) if args.table else []
     result = check_request(
         request,
         policy,
