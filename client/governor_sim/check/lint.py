@@ -93,7 +93,10 @@ def cost_findings(cost: CostEstimate, policy: Policy, tags: Mapping[str, str], r
         return found
     budget = policy.budget_for(tags, roles)
     if budget.usd is not None and worst > budget.usd:
-        found.append(_over("worst-case-over-budget", worst, budget.usd, f"the job budget ({budget.source})"))
+        source = {"tag": f"the job's {policy.budget_tag} tag", "team": "its team's job budget"}.get(
+            str(budget.source), "the policy's default job budget"
+        )
+        found.append(_over("worst-case-over-budget", worst, budget.usd, source))
     monthly = policy.team_monthly_budget(policy.team_of(tags, roles))
     if monthly is not None and worst > monthly:
         found.append(_over("worst-case-over-team-month", worst, monthly, "the team's monthly budget"))

@@ -4,6 +4,7 @@ not check. Nothing here is a copy of the model: the shapes are read from the ins
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
@@ -15,6 +16,7 @@ from botocore.validate import ParamValidator
 from governor_sim.validate.findings import Finding
 
 OPERATION = "CreateHyperParameterTuningJob"
+MAX_LISTED = 12
 
 
 @cache
@@ -58,12 +60,15 @@ def _enum_errors(value: Any, shape: Shape, path: str) -> Iterator[Finding]:
         for key, item in value.items():
             yield from _enum_errors(item, shape.value, f"{path}.{key}")
     elif isinstance(shape, StringShape) and shape.enum and isinstance(value, str) and value not in shape.enum:
-        yield Finding(
-            severity="error",
-            code="invalid-enum",
-            path=path,
-            message=f"{value!r} is not one of {', '.join(shape.enum)} (SageMaker's API model)",
-        )
+        yield Finding(severity="error", code="invalid-enum", path=path, message=_enum_message(value, shape.enum))
+
+
+def _enum_message(value: str, allowed: list[str]) -> str:
+    """Short enums are listed whole; a long one (instance types) by its nearest values."""
+    if len(allowed) <= MAX_LISTED:
+        return f"{value!r} is not one of {', '.join(allowed)} (SageMaker's API model)"
+    near = difflib.get_close_matches(value, allowed, n=3) or allowed[:3]
+    return f"{value!r} is not one of the {len(allowed)} values of SageMaker's API model; nearest: {', '.join(near)}"
 
 
 def model_findings(request: Mapping[str, Any]) -> list[Finding]:
