@@ -93,3 +93,25 @@ def test_against_the_deployed_table_a_job_that_fits_alone_is_stopped_behind_what
     assert result["admission"]["rule"] == "concurrency"
     assert "usage 12 + demand 12 > limit 16" in result["admission"]["message"]
     assert result["capacity_from"] == f"table {TABLE_NAME}"
+
+
+def test_a_guarded_sagemaker_client_never_sends_a_request_the_governor_would_refuse(world: World) -> None:
+    from governor_sim.check import RequestRefused, guard_tuning_requests
+
+    # Given the client an SDK (boto3, or SDK v3's session) creates tuning jobs with, guarded by a tight policy
+    tight = parse_policy("mode: enforce\nquotas: {ml.m5.xlarge: 8}\n", "test")
+    sagemaker = world.env.sagemaker
+    guard_tuning_requests(sagemaker.meta.events, tight)
+    # When the seed job (12 x ml.m5.xlarge at once) is launched through it
+    with pytest.raises(RequestRefused) as refused:
+        sagemaker.create_hyper_parameter_tuning_job(**seed_tuning_request("too-wide"))
+    # Then the call never reached SageMaker, and the error carries the check's reason
+    assert refused.value.result.status == "refused"
+    assert "demand 12 > limit 8" in str(refused.value)
+    assert sagemaker.list_hyper_parameter_tuning_jobs()["HyperParameterTuningJobSummaries"] == []
+    # And a request that fits goes through
+    sagemaker.create_hyper_parameter_tuning_job(**seed_tuning_request("fits", max_parallel=2))
+    assert [
+        s["HyperParameterTuningJobName"]
+        for s in sagemaker.list_hyper_parameter_tuning_jobs()["HyperParameterTuningJobSummaries"]
+    ] == ["fits"]

@@ -185,3 +185,17 @@ def test_the_published_schema_is_the_results_own() -> None:
     assert published == json.loads(json.dumps(json_schema(), sort_keys=True)), (
         "docs/check-result.schema.json is stale: run `python -m governor_sim.check > docs/check-result.schema.json`"
     )
+
+
+def test_with_a_queue_a_job_that_does_not_fit_now_is_queued_behind_what_it_waits_for() -> None:
+    from governor_sim.check import QueueView
+
+    class Ahead:
+        def place(self, job_name: str, team: str | None, refusal: Any) -> list[str] | None:
+            return ["job-a", "job-b"] if refusal.rule == "concurrency" else None
+
+    queue: QueueView = Ahead()
+    tight = parse_policy("mode: enforce\nquotas: {ml.m5.xlarge: 8}\n", "test")
+    result = check_request(seed_tuning_request(), tight, queue=queue)
+    assert result.admission.outcome == "queued"
+    assert result.admission.behind == ["job-a", "job-b"]
