@@ -11,6 +11,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from governor_sim.check import check_request
 from governor_sim.requests import tuning_request
@@ -199,3 +201,48 @@ def test_with_a_queue_a_job_that_does_not_fit_now_is_queued_behind_what_it_waits
     result = check_request(seed_tuning_request(), tight, queue=queue)
     assert result.admission.outcome == "queued"
     assert result.admission.behind == ["job-a", "job-b"]
+
+
+def test_a_spot_max_wait_below_the_max_runtime_is_refused_as_sagemaker_would() -> None:
+    # AWS (StoppingCondition): MaxWaitTimeInSeconds must be equal to or greater than MaxRuntimeInSeconds
+    request = tuning_request("spotty", spot=True, max_runtime_s=3600)
+    request["TrainingJobDefinition"]["StoppingCondition"]["MaxWaitTimeInSeconds"] = 1800
+    request["TrainingJobDefinition"]["CheckpointConfig"] = {"S3Uri": "s3://example-bucket/ckpt/"}
+    result = check_request(request, ROOMY)
+    assert [f.code for f in result.findings if f.severity == "error"] == ["max-wait-below-runtime"]
+    assert result.exit_code == 2
+
+
+def test_an_approximately_priced_type_is_noted_with_the_price_used() -> None:
+    # ml.g5.xlarge has no price in the bundled catalogue for ap-south-2: its highest price elsewhere is used
+    from tuning_governor.domain.pricing import bundled_catalog
+
+    quote = bundled_catalog().quote("ap-south-2", "ml.g5.xlarge")
+    assert quote is not None and quote.basis != "exact"
+    result = check_request(seed_tuning_request(instance_type="ml.g5.xlarge"), None, region="ap-south-2")
+    assert "approximate-price" in {f.code for f in result.findings if f.severity == "note"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    trials=st.integers(min_value=1, max_value=500),
+    parallel=st.integers(min_value=1, max_value=20),
+    count=st.integers(min_value=1, max_value=8),
+    runtime=st.integers(min_value=60, max_value=7 * 86_400),
+    minutes=st.integers(min_value=1, max_value=10_000),
+)
+def test_the_worst_case_bounds_the_typical_cost_and_never_shrinks_with_more_trials(
+    trials: int, parallel: int, count: int, runtime: int, minutes: int
+) -> None:
+    request = tuning_request(
+        "prop", max_jobs=trials, max_parallel=parallel, instance_count=count, max_runtime_s=runtime
+    )
+    cost = check_request(request, None, trial_minutes=minutes).cost
+    assert cost is not None and cost.worst_case_usd is not None and cost.typical_usd is not None
+    assert cost.typical_usd <= cost.worst_case_usd
+    more = tuning_request(
+        "prop", max_jobs=trials + 1, max_parallel=parallel, instance_count=count, max_runtime_s=runtime
+    )
+    bigger = check_request(more, None).cost
+    assert bigger is not None and bigger.worst_case_usd is not None
+    assert bigger.worst_case_usd >= cost.worst_case_usd  # rounded to cents: never less

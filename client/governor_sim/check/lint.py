@@ -1,6 +1,7 @@
 """Config lint: what is valid against SageMaker's model but will cost or fail silently, with reasons.
 
-Each finding names the request path it is about. Codes (stable, for CI filters): spot-without-max-wait,
+Each finding names the request path it is about. Codes (stable, for CI filters): max-wait-below-runtime
+(an error: SageMaker rejects it), spot-without-max-wait,
 spot-without-checkpoints, no-max-runtime, early-stopping-off, unpriced-instance-type,
 worst-case-over-budget, worst-case-over-team-month. ``never-fits`` comes from the verdict (verdict.py).
 """
@@ -31,6 +32,15 @@ def _definitions(request: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str,
 
 def _definition_findings(path: str, definition: Mapping[str, Any]) -> Iterator[Finding]:
     stopping = definition.get("StoppingCondition") or {}
+    wait, runtime = stopping.get("MaxWaitTimeInSeconds"), stopping.get("MaxRuntimeInSeconds")
+    if definition.get("EnableManagedSpotTraining") and wait and runtime and wait < runtime:
+        yield Finding(
+            severity="error",
+            code="max-wait-below-runtime",
+            path=f"{path}.StoppingCondition.MaxWaitTimeInSeconds",
+            message=f"MaxWaitTimeInSeconds {wait} < MaxRuntimeInSeconds {runtime}: SageMaker requires the wait"
+            " (spot capacity + run) to be at least the runtime and rejects the request",
+        )
     if definition.get("EnableManagedSpotTraining"):
         if not stopping.get("MaxWaitTimeInSeconds"):
             yield Finding(

@@ -60,9 +60,12 @@ def decision_findings(preflight: Preflight) -> list[Finding]:
         for d in preflight.alone
         if d.rule == "concurrency" and d.verdict == "breach"
     ]
-    found += [
-        Finding(severity="warning", code=f"rule-{d.rule}", path=None, message=d.message)
-        for d in preflight.now
-        if d.verdict == "warning" and d.rule != "pricing"
-    ]
+    for d in preflight.now:
+        if d.verdict != "warning":
+            continue
+        if d.rule != "pricing":
+            found.append(Finding(severity="warning", code=f"rule-{d.rule}", path=None, message=d.message))
+        elif d.numbers.get("approximate_types"):  # unpriced types are lint's unpriced-instance-type
+            notes = "; ".join(f"{t}: {n}" for t, n in sorted(d.numbers.get("prices", {}).items()))
+            found.append(Finding(severity="note", code="approximate-price", path=None, message=notes or d.message))
     return found
