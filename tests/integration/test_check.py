@@ -92,7 +92,7 @@ def test_against_the_deployed_table_a_job_that_fits_alone_is_stopped_behind_what
     assert result["admission"]["outcome"] == "stopped on arrival"
     assert result["admission"]["rule"] == "concurrency"
     assert "usage 12 + demand 12 > limit 16" in result["admission"]["message"]
-    assert result["capacity_from"] == f"table {TABLE_NAME}"
+    assert result["capacity_from"].startswith(f"table {TABLE_NAME}")
 
 
 def test_a_guarded_sagemaker_client_never_sends_a_request_the_governor_would_refuse(world: World) -> None:
@@ -115,3 +115,20 @@ def test_a_guarded_sagemaker_client_never_sends_a_request_the_governor_would_ref
         s["HyperParameterTuningJobName"]
         for s in sagemaker.list_hyper_parameter_tuning_jobs()["HyperParameterTuningJobSummaries"]
     ] == ["fits"]
+
+
+def test_against_the_deployed_table_the_accounts_service_quota_applies_when_lower(
+    world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an account whose applied quota for ml.m5.xlarge is 10, below the policy's 16
+    world.amt.set_applied_quota("ml.m5.xlarge", 10)
+    request = write(tmp_path, "seed.json", seed_tuning_request())
+    policy_file = write(tmp_path, "policy.yaml", "mode: enforce\nquotas: {ml.m5.xlarge: 16}\n")
+    # When the seed (12 at once) is checked against the deployed governor
+    code, out, _ = run(["check", request, "--policy", policy_file, "--table", TABLE_NAME, "--json"], capsys)
+    # Then the Service Quota decides, and is named, as the governor's admission would
+    result = json.loads(out)
+    assert code == 2
+    assert result["admission"]["outcome"] == "stopped on arrival"
+    assert "demand 12 > limit 10 (Service Quota" in result["admission"]["message"]
+    assert any(f["code"] == "never-fits" for f in result["findings"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,9 @@ from governor_sim.check.result import render_text
 from governor_sim.cli_errors import CommandError, ExitCode
 from governor_sim.validate.findings import DEFAULT_REGION
 from tuning_governor.domain.capacity import Holder
+from tuning_governor.errors import TransientError
 from tuning_governor.policy import Policy, PolicyError, parse_policy
+from tuning_governor.ports.quotas import Quotas
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,19 +88,32 @@ def _table_holders(table: str, region: str) -> list[Holder]:
         raise CommandError(f"cannot read table {table}: {exc}", ExitCode.AWS) from exc
 
 
+def _account_quotas(region: str) -> Quotas:
+    """The account's SageMaker Service Quotas, read as the governor reads them (read-only)."""
+    from governor_sim.cli_aws import cli_client  # noqa: PLC0415
+    from tuning_governor.adapters.quotas import QuotaGateway  # noqa: PLC0415 - only with --table
+
+    return QuotaGateway(cli_client("service-quotas", region), clock=lambda: datetime.now(UTC))
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run ``check``: print the verdict, cost and findings; 0 ok, 1 warnings, 2 refused or invalid."""
     request = _request(args.request)
     policy = _policy(args.policy)
-    holders = _table_holders(args.table, args.table_region or args.region) if args.table else []
-    result = check_request(
-        request,
-        policy,
-        region=args.region,
-        holders=holders,
-        trial_minutes=args.trial_minutes,
-        source=args.request,
-        capacity_from=f"table {args.table}" if args.table else "policy quotas",
-    )
+    region = args.table_region or args.region
+    holders = _table_holders(args.table, region) if args.table else []
+    try:
+        result = check_request(
+            request,
+            policy,
+            region=args.region,
+            holders=holders,
+            quotas=_account_quotas(region) if args.table else None,
+            trial_minutes=args.trial_minutes,
+            source=args.request,
+            capacity_from=f"table {args.table} and the account's Service Quotas" if args.table else "policy quotas",
+        )
+    except TransientError as exc:
+        raise CommandError(f"cannot read the account's Service Quotas in {region}: {exc}", ExitCode.AWS) from exc
     print(result.model_dump_json(indent=2) if args.json else render_text(result))
     return result.exit_code

@@ -16,10 +16,11 @@ from governor_sim.check.validation import model_findings
 from governor_sim.check.verdict import QueueView, decision_findings, verdict
 from governor_sim.validate.findings import DEFAULT_REGION, Finding
 from tuning_governor.app.preflight import preflight
-from tuning_governor.domain.capacity import Holder, Quota
+from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import Policy
+from tuning_governor.ports.quotas import Quotas
 
 
 def _parsed(request: Mapping[str, Any]) -> TuningJob | Finding:
@@ -55,7 +56,7 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
     region: str = DEFAULT_REGION,
     catalog: PriceCatalog | None = None,
     holders: Iterable[Holder] = (),
-    service_quotas: Mapping[str, Quota | None] | None = None,
+    quotas: Quotas | None = None,
     trial_minutes: float | Decimal | None = None,
     now: datetime | None = None,
     source: str = "request",
@@ -68,7 +69,8 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
     Callers may rely on: ``status`` ``invalid`` (exit 2) when the request breaks SageMaker's API model
     (then nothing else is judged), ``refused`` (exit 2) when the governor would stop it on arrival now or
     it can never fit, ``warnings`` (exit 1), ``ok`` (exit 0); costs in USD, None when unknown (never 0).
-    ``holders``: what holds training instances now (default: nothing, an idle account).
+    ``holders``: what holds training instances now (default: nothing, an idle account); ``quotas``: the
+    account's Service Quotas (a ``tuning_governor.ports.quotas.Quotas``; default: the policy's alone).
     """
     policy = policy or Policy()
     invalid = model_findings(request)
@@ -85,7 +87,7 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
         region=region,
         at=now or datetime.now(UTC),
         holders=holders,
-        service_quotas=service_quotas,
+        quotas=quotas,
     )
     cost = estimate(job, region, prices, Decimal(str(trial_minutes)) if trial_minutes is not None else None)
     findings = [

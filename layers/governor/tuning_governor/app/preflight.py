@@ -8,12 +8,12 @@ account). Nothing is written, claimed, stopped or reported; the decisions come b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from tuning_governor.domain.capacity import AdmissionPlan, Holder, Quota
+from tuning_governor.domain.capacity import AdmissionPlan, Holder
 from tuning_governor.domain.cost import pricing_facts
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.governance.capacity import capacity_facts
@@ -22,6 +22,7 @@ from tuning_governor.governance.rules import registry
 from tuning_governor.models.decisions import Decision
 from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import Policy
+from tuning_governor.ports.quotas import Quotas
 
 
 @dataclass(frozen=True)
@@ -64,23 +65,26 @@ def _facts(job: TuningJob, policy: Policy, catalog: PriceCatalog, region: str, a
     )
 
 
-def _capacity(
-    facts: JobFacts, policy: Policy, holders: Iterable[Holder], service_quotas: Mapping[str, Quota | None]
-) -> CapacityFacts:
+def _capacity(facts: JobFacts, policy: Policy, holders: Iterable[Holder], quotas: Quotas | None) -> CapacityFacts:
+    """As admission builds it (governance.admission): every type's limits, from the policy and, when
+    ``quotas`` is given, the account's applied Service Quotas (the lower applies)."""
     plans = facts.admission_plans()
-    on_demand = {t for p in plans for t in p.on_demand}
-    spot = {t for p in plans for t in p.spot}
-    team_limits = {t: v for t in on_demand | spot if (v := policy.team_limit(facts.team, t)) is not None}
+    on_demand = sorted({t for p in plans for t in p.on_demand})
+    spot = sorted({t for p in plans for t in p.spot})
+    team_limits = {t: v for t in {*on_demand, *spot} if (v := policy.team_limit(facts.team, t)) is not None}
     return capacity_facts(
         job_key=facts.job_key,
         team=facts.team,
-        demand=dict.fromkeys(sorted(on_demand), 0),
+        demand=dict.fromkeys(on_demand, 0),
         holders=holders,
         policy_quotas=policy.quotas,
-        service_quotas=service_quotas,
+        service_quotas={t: quotas.training_quota(t) if quotas else None for t in on_demand},
         team_limits=team_limits,
         spot_demand=spot,
         policy_spot_quotas=policy.spot_quotas,
+        spot_service_quotas={t: quotas.spot_training_quota(t) if quotas else None for t in spot},
+        total_quota=quotas.total_training_quota() if quotas and on_demand else None,
+        spot_total_quota=quotas.total_spot_training_quota() if quotas and spot else None,
     )
 
 
@@ -97,16 +101,15 @@ def preflight(
     region: str,
     at: datetime,
     holders: Iterable[Holder] = (),
-    service_quotas: Mapping[str, Quota | None] | None = None,
+    quotas: Quotas | None = None,
 ) -> Preflight:
     """The arrival rules on ``job`` (a request parsed as if it had just gone InProgress) at ``at``.
 
-    ``holders``: what holds training instances now (empty: an idle account); ``service_quotas``: the
-    applied Service Quotas per type when known (the lower of them and the policy's quotas applies).
+    ``holders``: what holds training instances now (empty: an idle account); ``quotas``: the account's
+    Service Quotas (None: the policy's quotas alone; with them, the lower of the two applies).
     ``catalog`` should already carry the policy's prices (``PriceCatalog.with_policy_prices``).
     """
     facts = _facts(job, policy, catalog, region, at)
-    quotas = dict(service_quotas or {})
     return Preflight(
         now=_judge(policy, facts, _capacity(facts, policy, list(holders), quotas)),
         alone=_judge(policy, facts, _capacity(facts, policy, (), quotas)),
