@@ -94,10 +94,11 @@ def render_text(result: CheckResult) -> str:
         lines.append(f"{name}:   {verdict.message}")
     if result.cost is not None:
         cost = result.cost
+        at_once = ", ".join(f"{n} x {t}" for t, n in cost.max_concurrent_instances.items())
         lines.append(
             f"{name}: cost worst case {_money(cost.worst_case_usd)}, typical {_money(cost.typical_usd)}"
             f" ({cost.max_trials or 'unbounded'} trials, {cost.max_parallel} in parallel,"
-            f" up to {cost.max_trial_runtime_seconds} s each; instances at once {cost.max_concurrent_instances})"
+            f" up to {cost.max_trial_runtime_seconds} s each; at once: {at_once or 'unknown'})"
         )
     lines += [f"{name}: {f.severity} [{f.code}] {f.path + ': ' if f.path else ''}{f.message}" for f in result.findings]
     counts = {s: sum(f.severity == s for f in result.findings) for s in ("error", "warning", "note")}
