@@ -27,6 +27,7 @@ from pathlib import Path
 
 from moto import mock_aws
 
+from governor_sim.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 
 NO_CREDENTIALS = "no credentials"
@@ -80,6 +81,8 @@ def write_inputs(folder: Path) -> Path:
     (folder / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     (folder / "rejected.jsonl").write_text('not json\n{"source": "aws.ec2"}\n[1, 2]\n', encoding="utf-8")
     (folder / "scenario.yaml").write_text(SCENARIO, encoding="utf-8")
+    (folder / "request.json").write_text(json.dumps(seed_tuning_request()), encoding="utf-8")
+    (folder / "bad-request.json").write_text("{not json", encoding="utf-8")
     (folder / "bad-scenario.yaml").write_text("jobs:\n  - name: x\n    instance_count: many\n", encoding="utf-8")
     return folder
 
@@ -103,6 +106,10 @@ def _replay_with(flag: str, table: str = "tuning-governor") -> Callable[[Path], 
         "--table-region",
         "us-east-1",
     ]
+
+
+def _check(*extra: str, request: str = "request.json") -> Callable[[Path], list[str]]:
+    return lambda d: ["check", str(d / request), "--policy", str(d / "policy.yaml"), *extra]
 
 
 def _report(table: str = "tuning-governor") -> Callable[[Path], list[str]]:
@@ -203,6 +210,13 @@ CASES: tuple[Case, ...] = (
         2,
         "instance_count",
     ),
+    Case("check REQUEST.json", NO_CREDENTIALS + " (offline: none needed)", _check(), 0, ""),
+    Case("check REQUEST.json", UNREACHABLE + " (offline: none is called)", _check(), 0, ""),
+    Case("check REQUEST.json", BAD_INPUT, _check(request="bad-request.json"), 2, "is not JSON"),
+    Case("check REQUEST.json", BAD_INPUT + " (no file)", _check(request="none.json"), 2, "cannot read"),
+    Case("check --table", NO_CREDENTIALS, _check("--table", "tuning-governor"), 3, "no AWS credentials"),
+    Case("check --table", MISSING, _check("--table", "no-such-table"), 3, "not found"),
+    Case("check --table", UNREACHABLE, _check("--table", "tuning-governor"), 3, "cannot reach"),
     Case("demo", BAD_INPUT, lambda d: ["demo", "--seed", "seven"], 2, "--seed"),
     Case("(any)", BAD_INPUT + " (usage)", lambda d: ["replay"], 2, "required"),
 )

@@ -13,6 +13,8 @@ Subcommands (docs/cli.md):
   validate check a policy before it goes live: the governor's schema checks plus semantic ones
            (budgets below an hour of a team's capacity, quotas above the account's with --account,
            guards that monitor mode will never enforce, deprecated keys); --format json for CI
+  check    judge a tuning request before launch: valid against SageMaker's model, worst-case and typical
+           cost, the governor's verdict on arrival, config lint; exit 0 ok, 1 warnings, 2 refused/invalid
   simulate write an event log (the input of replay) from a scenario file, offline
   demo     the offline demo (as `make demo`)
 
@@ -31,7 +33,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import NoReturn
 
-from governor_sim import demo_cli, prices_export, replay, report, simulate, validate
+from governor_sim import check, demo_cli, prices_export, replay, report, simulate, validate
 from governor_sim.cli_errors import ExitCode, run_guarded
 
 Command = Callable[[argparse.Namespace], int]
@@ -104,6 +106,16 @@ SUBCOMMANDS: tuple[tuple[str, Callable[[argparse.ArgumentParser], None], Command
         "the prices the deployed governor uses: prices export (AWS credentials)",
         "Read the price catalogs the deployed governor's daily refresh stored in its DynamoDB table (calls AWS"
         " with your AWS credentials) and write them in the bundled catalogue's format, for replay --prices FILE.",
+    ),
+    (
+        "check",
+        check.add_arguments,
+        check.run_command,
+        "judge a tuning request before launch: validity, cost, verdict, lint; exit 0 ok, 1 warnings, 2 refused",
+        "Judge a CreateHyperParameterTuningJob request (as --cli-input-json takes it) before launch: validated"
+        " against botocore's SageMaker model, worst-case and typical cost, the governor's verdict on arrival"
+        " (the policy's quotas, or --table's state) and config lint. Exit 0 ok, 1 warnings, 2 refused or invalid."
+        " See docs/check.md.",
     ),
     ("demo", demo_cli.add_arguments, _demo, "the offline demo (make demo)", demo_cli.DESCRIPTION),
 )

@@ -1,0 +1,119 @@
+"""The ``check`` subcommand: its arguments, and running it (read the request and policy, judge, print)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from governor_sim.check.core import check_request
+from governor_sim.check.result import render_text
+from governor_sim.cli_errors import CommandError, ExitCode
+from governor_sim.validate.findings import DEFAULT_REGION
+from tuning_governor.domain.capacity import Holder
+from tuning_governor.errors import TransientError
+from tuning_governor.policy import Policy, PolicyError, parse_policy
+from tuning_governor.ports.quotas import Quotas
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``check`` subcommand's arguments."""
+    parser.add_argument("request", metavar="REQUEST.json", help="the request as --cli-input-json takes it (- = stdin)")
+    parser.add_argument(
+        "--policy", default=None, help="the governor's policy (YAML or JSON; default: the empty policy)"
+    )
+    parser.add_argument(
+        "--region", default=DEFAULT_REGION, help=f"the job's region, for prices (default {DEFAULT_REGION})"
+    )
+    parser.add_argument(
+        "--table",
+        default=None,
+        help="the deployed governor's table: judge against its capacity ledger and holders (read-only; AWS credentials)",
+    )
+    parser.add_argument("--table-region", default=None, help="the table's region (default: --region's)")
+    parser.add_argument(
+        "--trial-minutes",
+        type=float,
+        default=None,
+        help="how long a trial typically runs (at Hyperband's MaxResource): gives the typical cost",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON (docs/check-result.schema.json)")
+
+
+def _read(source: str) -> str:
+    try:
+        return sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise CommandError(f"cannot read {source}: {reason}; check the path") from exc
+
+
+def _request(source: str) -> dict[str, Any]:
+    try:
+        document = json.loads(_read(source))
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{source} is not JSON ({exc}); give the request as --cli-input-json takes it") from exc
+    if not isinstance(document, dict):
+        raise CommandError(f"{source} holds a JSON {type(document).__name__}, not the request's object")
+    return document
+
+
+def _policy(source: str | None) -> Policy:
+    if source is None:
+        return Policy()
+    try:
+        return parse_policy(_read(source), source)
+    except PolicyError as exc:
+        raise CommandError(f"{source} is not a valid policy: {str(exc).splitlines()[0]}; run validate on it") from exc
+
+
+def _table_holders(table: str, region: str) -> list[Holder]:
+    """What holds training instances per the deployed governor: its ledger's reservations plus standalone
+    training jobs and warm pools (as admission reads them), or every holder when the ledger is empty."""
+    from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415 - only with --table
+
+    from governor_sim.cli_aws import cli_client  # noqa: PLC0415
+    from tuning_governor.adapters.dynamodb import GovernorStore  # noqa: PLC0415
+
+    store = GovernorStore(cli_client("dynamodb", region), table)
+    try:
+        ledger = store.read_ledger()
+        if ledger.reservations:
+            return ledger.holders() + store.holders(tuning_jobs=False)
+        return store.holders()
+    except (ClientError, BotoCoreError) as exc:
+        raise CommandError(f"cannot read table {table}: {exc}", ExitCode.AWS) from exc
+
+
+def _account_quotas(region: str) -> Quotas:
+    """The account's SageMaker Service Quotas, read as the governor reads them (read-only)."""
+    from governor_sim.cli_aws import cli_client  # noqa: PLC0415
+    from tuning_governor.adapters.quotas import QuotaGateway  # noqa: PLC0415 - only with --table
+
+    return QuotaGateway(cli_client("service-quotas", region), clock=lambda: datetime.now(UTC))
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run ``check``: print the verdict, cost and findings; 0 ok, 1 warnings, 2 refused or invalid."""
+    request = _request(args.request)
+    policy = _policy(args.policy)
+    region = args.table_region or args.region
+    holders = _table_holders(args.table, region) if args.table else []
+    try:
+        result = check_request(
+            request,
+            policy,
+            region=args.region,
+            holders=holders,
+            quotas=_account_quotas(region) if args.table else None,
+            trial_minutes=args.trial_minutes,
+            source=args.request,
+            capacity_from=f"table {args.table} and the account's Service Quotas" if args.table else "policy quotas",
+        )
+    except TransientError as exc:
+        raise CommandError(f"cannot read the account's Service Quotas in {region}: {exc}", ExitCode.AWS) from exc
+    print(result.model_dump_json(indent=2) if args.json else render_text(result))
+    return result.exit_code

@@ -1,0 +1,121 @@
+"""``check_request``: a CreateHyperParameterTuningJob request judged before launch (the Python API)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from pydantic import ValidationError
+
+from governor_sim.check.cost import estimate
+from governor_sim.check.lint import cost_findings, request_findings
+from governor_sim.check.result import EXIT_CODES, Admission, CheckResult, CostEstimate, status_of
+from governor_sim.check.validation import model_findings
+from governor_sim.check.verdict import QueueView, decision_findings, verdict
+from governor_sim.validate.findings import DEFAULT_REGION, Finding
+from tuning_governor.app.preflight import preflight
+from tuning_governor.domain.capacity import Holder
+from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
+from tuning_governor.models.tuning_job import TuningJob
+from tuning_governor.policy import Policy
+from tuning_governor.ports.quotas import Quotas
+
+
+def _parsed(request: Mapping[str, Any]) -> TuningJob | Finding:
+    try:
+        return TuningJob.model_validate(dict(request) | {"HyperParameterTuningJobStatus": "InProgress"})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return Finding(severity="error", code="invalid-request", path=where or None, message=first["msg"])
+
+
+def _invalid(
+    source: str, request: Mapping[str, Any], findings: list[Finding], region: str, capacity: str
+) -> CheckResult:
+    name = request.get("HyperParameterTuningJobName")
+    return CheckResult(
+        request=source,
+        job_name=name if isinstance(name, str) else None,
+        status="invalid",
+        exit_code=EXIT_CODES["invalid"],
+        region=region,
+        capacity_from=capacity,
+        admission=Admission(outcome="not judged", mode="unknown"),
+        cost=None,
+        findings=findings,
+    )
+
+
+def check_request(  # noqa: PLR0913 - keyword-only: one per source the check reads (policy, prices, capacity)
+    request: Mapping[str, Any],
+    policy: Policy | None = None,
+    *,
+    region: str = DEFAULT_REGION,
+    catalog: PriceCatalog | None = None,
+    holders: Iterable[Holder] = (),
+    quotas: Quotas | None = None,
+    trial_minutes: float | Decimal | None = None,
+    now: datetime | None = None,
+    source: str = "request",
+    capacity_from: str = "policy quotas",
+    queue: QueueView | None = None,
+) -> CheckResult:
+    """Judge ``request`` (the keyword arguments of boto3's ``create_hyper_parameter_tuning_job``, or the
+    ``--cli-input-json`` document) under ``policy`` (default: the empty policy, monitor mode).
+
+    Callers may rely on: ``status`` ``invalid`` (exit 2) when the request breaks SageMaker's API model
+    (then nothing else is judged), ``refused`` (exit 2) when the governor would stop it on arrival now or
+    it can never fit, ``warnings`` (exit 1), ``ok`` (exit 0); costs in USD, None when unknown (never 0).
+    ``holders``: what holds training instances now (default: nothing, an idle account); ``quotas``: the
+    account's Service Quotas (a ``tuning_governor.ports.quotas.Quotas``; default: the policy's alone).
+    """
+    policy = policy or Policy()
+    invalid = model_findings(request)
+    if invalid:
+        return _invalid(source, request, invalid, region, capacity_from)
+    job = _parsed(request)
+    if isinstance(job, Finding):
+        return _invalid(source, request, [job], region, capacity_from)
+    prices = (catalog or bundled_catalog()).with_policy_prices(policy.price_overrides(), policy.regional_prices())
+    judged = preflight(
+        job,
+        policy=policy,
+        catalog=prices,
+        region=region,
+        at=now or datetime.now(UTC),
+        holders=holders,
+        quotas=quotas,
+    )
+    cost = estimate(job, region, prices, Decimal(str(trial_minutes)) if trial_minutes is not None else None)
+    findings = [
+        *decision_findings(judged),
+        *request_findings(request),
+        *cost_findings(cost, policy, job.tags, job.role_arns()),
+    ]
+    return _result(source, job.name, region, capacity_from, verdict(judged, job.name, queue), cost, findings)
+
+
+def _result(
+    source: str,
+    name: str,
+    region: str,
+    capacity_from: str,
+    admission: Admission,
+    cost: CostEstimate,
+    findings: list[Finding],
+) -> CheckResult:
+    status = status_of(findings, admission)
+    return CheckResult(
+        request=source,
+        job_name=name,
+        status=status,
+        exit_code=EXIT_CODES[status],
+        region=region,
+        capacity_from=capacity_from,
+        admission=admission,
+        cost=cost,
+        findings=findings,
+    )
