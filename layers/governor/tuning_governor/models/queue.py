@@ -37,6 +37,9 @@ class QueuedRequest(BaseModel):
     team: str = Field(min_length=1)
     submitter: str
     """The submitting role's ARN (from ``SenderId``, resolved through the policy)."""
+    owner: str | None = None
+    """The submitting session's name (``SenderId`` after ``:``; with SSO, usually the person): the
+    job's owner tag, and who reports mention."""
     job_name: str
     request: dict[str, Any]
     """The CreateHyperParameterTuningJob request, with ``HyperParameterTuningJobName`` = ``job_name``."""
