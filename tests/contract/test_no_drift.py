@@ -31,6 +31,7 @@ from tests.contract.conftest import (
     trial,
     tuning_job,
 )
+from tests.contract.test_queue import entry
 from tuning_governor.errors import StaleState
 from tuning_governor.ports import AREAS, Store
 
@@ -198,8 +199,6 @@ def _endings(store: Any, run: Callable[[Any], None], key: str) -> None:
 
 def _queue(store: Any, run: Callable[[Any], None], key: str) -> None:
     """Submissions queued, claimed, released, finished; a repeat; an expired claim taken over."""
-    from tests.contract.test_queue import entry  # noqa: PLC0415 - the queue suite's builder, one place
-
     first, second = entry("a"), entry("b", priority=3, minutes=1)
     run(store.enqueue(first))
     run(store.enqueue(second))
