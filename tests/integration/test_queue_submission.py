@@ -19,6 +19,8 @@ import boto3
 import pytest
 from moto.core.botocore_stubber import BotocoreStubber
 
+import queue_submissions
+from governor_sim.runner import FakeLambdaContext
 from governor_sim.scenarios import ROLE_ARN, seed_tuning_request
 from tests.conftest import REGION
 from tests.integration.conftest import World
@@ -26,7 +28,7 @@ from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLaunche
 from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
 from tuning_governor.app.queue_requests import read_record
 from tuning_governor.domain.queue_schedule import QueueDecision
-from tuning_governor.errors import RejectedEvent
+from tuning_governor.errors import RejectedEvent, TransientError
 from tuning_governor.models.queue import job_name_for
 from tuning_governor.policy import parse_policy
 
@@ -262,3 +264,50 @@ def test_concurrent_submissions_never_over_admit(
     assert created and sorted(ledger.reservations) == created
     assert sum(sum(r.on_demand.values()) for r in ledger.reservations.values()) <= 8
     assert sum(sum(r.on_demand.values()) for r in ledger.reservations.values() if r.team == "nlp") <= 4
+
+
+def lambda_records(sqs: Any, queue_url: str, sender: str) -> dict[str, Any]:
+    """The Lambda SQS event of what the queue holds, as the event source mapping builds it; SenderId is
+    the role session's (moto's is one fixed user id whoever sends)."""
+    got = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, MessageSystemAttributeNames=["All"])
+    records = [
+        {
+            "messageId": m["MessageId"],
+            "receiptHandle": m["ReceiptHandle"],
+            "body": m["Body"],
+            "attributes": m["Attributes"] | {"SenderId": sender},
+            "eventSource": "aws:sqs",
+        }
+        for m in got.get("Messages", [])
+    ]
+    return {"Records": records}
+
+
+class Throttled(SageMakerLauncher):
+    def create_tuning_job(self, request: dict[str, Any]) -> Any:
+        raise TransientError("CreateHyperParameterTuningJob: ThrottlingException")
+
+
+def test_the_consumer_handler_creates_what_fits_drops_the_unreadable_and_returns_the_rest(queue_world: Any) -> None:
+    world, queue, ids = queue_world
+    sqs = boto3.client("sqs", region_name=REGION)
+    url = sqs.create_queue(QueueName="tuning-governor-submissions")["QueueUrl"]
+    # Given a data scientist sends a request with the CLI's equivalent, and someone sends junk
+    sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"request": request(), "client_token": "cli-1"}))
+    sqs.send_message(QueueUrl=url, MessageBody="not json")
+    event = lambda_records(sqs, url, f"{ids['nlp']}:ana")
+    # When the consumer handles the batch
+    out = queue_submissions.handler(
+        event, FakeLambdaContext("queue-submissions"), services=world.env.services, queue=queue
+    )
+    # Then the request's job exists, and the junk is dropped, not retried
+    assert out == {"batchItemFailures": []}
+    assert created_jobs(world) == [job_name_for("nlp", "cli-1")]
+    # And a throttled creation leaves its record to be delivered again
+    queue.launcher = Throttled(world.env.sagemaker)
+    sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"request": request(), "client_token": "cli-2"}))
+    event = lambda_records(sqs, url, f"{ids['nlp']}:ana")
+    out = queue_submissions.handler(
+        event, FakeLambdaContext("queue-submissions"), services=world.env.services, queue=queue
+    )
+    assert out == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
