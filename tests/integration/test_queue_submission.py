@@ -17,9 +17,9 @@ from typing import Any
 
 import boto3
 import pytest
+import queue_submissions
 from moto.core.botocore_stubber import BotocoreStubber
 
-import queue_submissions
 from governor_sim.runner import FakeLambdaContext
 from governor_sim.scenarios import ROLE_ARN, seed_tuning_request
 from tests.conftest import REGION
