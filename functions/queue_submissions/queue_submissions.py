@@ -1,4 +1,5 @@
-"""Lambda handler: submissions from the governor's SQS queue (docs/queue.md), recorded and admitted."""
+"""Lambda handler: submissions from the governor's SQS queue, recorded and admitted; and EventBridge
+events that free capacity (a tuning job or trial ended, the schedule), which run admission (docs/queue.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from tuning_governor.app.queue_admission import QueueServices
-from tuning_governor.app.queue_consumer import default_queue_services, process_submissions
+from tuning_governor.app.queue_consumer import default_queue_services, process_queue_event
 from tuning_governor.app.wiring import Services, default_services
 from tuning_governor.observability import logger, metrics, tracer, within_lambda_time
 
@@ -19,4 +20,4 @@ from tuning_governor.observability import logger, metrics, tracer, within_lambda
 def handler(
     event: dict[str, Any], context: LambdaContext, services: Services | None = None, queue: QueueServices | None = None
 ) -> dict[str, Any]:
-    return process_submissions(event, services or default_services(), queue or default_queue_services())
+    return process_queue_event(event, services or default_services(), queue or default_queue_services())

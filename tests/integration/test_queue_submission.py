@@ -311,3 +311,29 @@ def test_the_consumer_handler_creates_what_fits_drops_the_unreadable_and_returns
         event, FakeLambdaContext("queue-submissions"), services=world.env.services, queue=queue
     )
     assert out == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+
+
+def test_a_job_ending_admits_the_request_waiting_for_its_capacity(queue_world: Any) -> None:
+    world, queue, ids = queue_world
+    services = world.env.services
+    # Given nlp's first job holds its whole share and a second request waits
+    submit(read_record(record(f"{ids['nlp']}:ana", request(parallel=4), "first")), services, queue)
+    second = submit(read_record(record(f"{ids['nlp']}:ana", request(), "second")), services, queue)["job_name"]
+    assert created_jobs(world) == [job_name_for("nlp", "first")]
+    # When the first job ends and its terminal event reaches the consumer (EventBridge rule)
+    ended: list[dict[str, Any]] = []
+    for _ in range(48 * 60):
+        world.amt.advance(60)
+        ended += [
+            e
+            for e in world.amt.drain_events()
+            if e["detail"].get("HyperParameterTuningJobStatus") in {"Completed", "Stopped", "Failed"}
+        ]
+        if ended:
+            break
+    assert ended, "the first job never ended"
+    out = queue_submissions.handler(ended[0], FakeLambdaContext("queue-submissions"), services=services, queue=queue)
+    # Then the waiting request is created, and its owner told
+    assert out["admitted"] == [{"job_name": second, "outcome": "admitted", "create": "created"}]
+    assert created_jobs(world) == sorted([job_name_for("nlp", "first"), second])
+    assert list(services.store.read_ledger().reservations) == [second]

@@ -19,10 +19,14 @@ from botocore.config import Config
 
 from tuning_governor.adapters.clients import deferred
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
+from tuning_governor.app.envelope import parse_event
 from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
 from tuning_governor.app.queue_requests import read_record
+from tuning_governor.domain.job import iso_time
 from tuning_governor.errors import Disposition, disposition
 from tuning_governor.governance.ports import EngineServices
+from tuning_governor.models.events import TuningJobStateChange
+from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.observability import logger, metrics
 
 
@@ -52,6 +56,23 @@ def process_submissions(event: dict[str, Any], services: EngineServices, queue: 
             )
             failures.append({"itemIdentifier": str(record.get("messageId"))})
     return {"batchItemFailures": failures}
+
+
+def process_queue_event(event: dict[str, Any], services: EngineServices, queue: QueueServices) -> dict[str, Any]:
+    """The consumer's one entry: an SQS batch (submissions), or an EventBridge event saying capacity
+    may have freed (a tuning job or a trial ended, or the schedule: docs/queue.md, "When admission
+    runs"). For a tuning job's end, its reservation is released first, at its end in SageMaker's time
+    (idempotent: the tuning-events function releases it too, whichever comes first), so the queue
+    does not wait for that function to have run."""
+    if "Records" in event:
+        return process_submissions(event, services, queue)
+    detail = event.get("detail") or {}
+    name = detail.get("HyperParameterTuningJobName")
+    if name and detail.get("HyperParameterTuningJobStatus") in TUNING_TERMINAL:
+        job = parse_event(event, TuningJobStateChange)
+        ended = job.detail.end_time or job.detail.last_modified_time or job.time
+        services.store.release_reservation(job.detail.key, iso_time(ended))
+    return {"admitted": admit_waiting(services, queue)}
 
 
 def admit_after_release(services: EngineServices, queue: QueueServices | None = None) -> list[dict[str, Any]]:
