@@ -20,8 +20,10 @@ import pytest
 import queue_submissions
 from moto.core.botocore_stubber import BotocoreStubber
 
+from governor_sim.memory import MemoryStore
 from governor_sim.runner import FakeLambdaContext
 from governor_sim.scenarios import ROLE_ARN, seed_tuning_request
+from governor_sim.submissions import StaticPrincipals, lambda_event, send_submission
 from tests.conftest import REGION
 from tests.integration.conftest import World
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
@@ -266,23 +268,6 @@ def test_concurrent_submissions_never_over_admit(
     assert sum(sum(r.on_demand.values()) for r in ledger.reservations.values() if r.team == "nlp") <= 4
 
 
-def lambda_records(sqs: Any, queue_url: str, sender: str) -> dict[str, Any]:
-    """The Lambda SQS event of what the queue holds, as the event source mapping builds it; SenderId is
-    the role session's (moto's is one fixed user id whoever sends)."""
-    got = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, MessageSystemAttributeNames=["All"])
-    records = [
-        {
-            "messageId": m["MessageId"],
-            "receiptHandle": m["ReceiptHandle"],
-            "body": m["Body"],
-            "attributes": m["Attributes"] | {"SenderId": sender},
-            "eventSource": "aws:sqs",
-        }
-        for m in got.get("Messages", [])
-    ]
-    return {"Records": records}
-
-
 class Throttled(SageMakerLauncher):
     def create_tuning_job(self, request: dict[str, Any]) -> Any:
         raise TransientError("CreateHyperParameterTuningJob: ThrottlingException")
@@ -293,9 +278,9 @@ def test_the_consumer_handler_creates_what_fits_drops_the_unreadable_and_returns
     sqs = boto3.client("sqs", region_name=REGION)
     url = sqs.create_queue(QueueName="tuning-governor-submissions")["QueueUrl"]
     # Given a data scientist sends a request with the CLI's equivalent, and someone sends junk
-    sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"request": request(), "client_token": "cli-1"}))
+    send_submission(sqs, url, request(), "cli-1")
     sqs.send_message(QueueUrl=url, MessageBody="not json")
-    event = lambda_records(sqs, url, f"{ids['nlp']}:ana")
+    event = lambda_event(sqs, url, sender_id=f"{ids['nlp']}:ana")
     # When the consumer handles the batch
     out = queue_submissions.handler(
         event, FakeLambdaContext("queue-submissions"), services=world.env.services, queue=queue
@@ -305,8 +290,8 @@ def test_the_consumer_handler_creates_what_fits_drops_the_unreadable_and_returns
     assert created_jobs(world) == [job_name_for("nlp", "cli-1")]
     # And a throttled creation leaves its record to be delivered again
     queue.launcher = Throttled(world.env.sagemaker)
-    sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"request": request(), "client_token": "cli-2"}))
-    event = lambda_records(sqs, url, f"{ids['nlp']}:ana")
+    send_submission(sqs, url, request(), "cli-2")
+    event = lambda_event(sqs, url, sender_id=f"{ids['nlp']}:ana")
     out = queue_submissions.handler(
         event, FakeLambdaContext("queue-submissions"), services=world.env.services, queue=queue
     )
@@ -337,3 +322,22 @@ def test_a_job_ending_admits_the_request_waiting_for_its_capacity(queue_world: A
     assert out["admitted"] == [{"job_name": second, "outcome": "admitted", "create": "created"}]
     assert created_jobs(world) == sorted([job_name_for("nlp", "first"), second])
     assert list(services.store.read_ledger().reservations) == [second]
+
+
+def test_the_simulator_runs_the_queue_on_the_memory_store_without_iam(world: World) -> None:
+    # Given the in-memory store (replays, the simulator) and role ids known without IAM
+    services = world.env.services
+    services.store = MemoryStore()
+    world.amt.set_applied_quota(P3, 8)
+    submitter = f"arn:aws:iam::{ACCOUNT}:role/nlp-submit"
+    policy = parse_policy(
+        f"teams: {{nlp: {{submitters: ['{submitter}'], execution_roles: ['{ROLE_ARN}']}}}}\nquotas: {{{P3}: 8}}\n",
+        "test",
+    )
+    services.policy = lambda: policy
+    queue = QueueServices(SageMakerLauncher(world.env.sagemaker), StaticPrincipals({"AROASIMULATED0000001": submitter}))
+    # When a request is submitted
+    out = submit(read_record(record("AROASIMULATED0000001:sim", request(), "sim-1")), services, queue)
+    # Then the stand-in runs it
+    assert out["admitted"][0]["outcome"] == "admitted"
+    assert created_jobs(world) == [job_name_for("nlp", "sim-1")]
