@@ -46,13 +46,14 @@ def lambda_event(sqs: Any, queue_url: str, *, sender_id: str | None = None, limi
 
 
 class StaticPrincipals:
-    """The ``Principals`` port from a fixed map of role unique id -> role ARN (no IAM)."""
+    """The ``Principals`` port from a map of role unique id -> role ARN (no IAM); the map is read at each
+    call, so a simulation may add roles as it meets them."""
 
     def __init__(self, ids: Mapping[str, str]) -> None:
-        self._arns = {unique_id: arn.casefold() for unique_id, arn in ids.items()}
+        self._ids = ids
 
     def role_arn(self, sender_id: str, candidates: Iterable[str]) -> str | None:
-        wanted = self._arns.get(sender_id.split(":", 1)[0])
+        wanted = self._ids.get(sender_id.split(":", 1)[0], "").casefold()
         return next((arn for arn in sorted(candidates) if arn.casefold() == wanted), None)
 
 
