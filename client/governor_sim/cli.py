@@ -14,6 +14,8 @@ Subcommands (docs/cli.md):
            (budgets below an hour of a team's capacity, quotas above the account's with --account,
            guards that monitor mode will never enforce, deprecated keys); --format json for CI
   simulate write an event log (the input of replay) from a scenario file, offline
+  submit   send a tuning-job request to the governor's submission queue (docs/queue.md; your AWS
+           credentials): the governor creates it when it fits your team's share and the quota
   demo     the offline demo (as `make demo`)
 
 Exit status (``governor_sim.cli_errors.ExitCode``, docs/cli.md): 0 done; 1 findings (validate's
@@ -31,7 +33,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import NoReturn
 
-from governor_sim import demo_cli, prices_export, replay, report, simulate, validate
+from governor_sim import demo_cli, prices_export, replay, report, simulate, submit_cli, validate
 from governor_sim.cli_errors import ExitCode, run_guarded
 
 Command = Callable[[argparse.Namespace], int]
@@ -104,6 +106,13 @@ SUBCOMMANDS: tuple[tuple[str, Callable[[argparse.ArgumentParser], None], Command
         "the prices the deployed governor uses: prices export (AWS credentials)",
         "Read the price catalogs the deployed governor's daily refresh stored in its DynamoDB table (calls AWS"
         " with your AWS credentials) and write them in the bundled catalogue's format, for replay --prices FILE.",
+    ),
+    (
+        "submit",
+        submit_cli.add_arguments,
+        submit_cli.run_command,
+        "send a tuning-job request to the governor's queue (AWS credentials): created when it fits",
+        submit_cli.DESCRIPTION,
     ),
     ("demo", demo_cli.add_arguments, _demo, "the offline demo (make demo)", demo_cli.DESCRIPTION),
 )
