@@ -341,3 +341,41 @@ def test_the_simulator_runs_the_queue_on_the_memory_store_without_iam(world: Wor
     # Then the stand-in runs it
     assert out["admitted"][0]["outcome"] == "admitted"
     assert created_jobs(world) == [job_name_for("nlp", "sim-1")]
+
+
+class CrashAfterReserve(SageMakerLauncher):
+    """The consumer dies after reserving the job's capacity, before CreateHyperParameterTuningJob."""
+
+    crashes = 1
+
+    def create_tuning_job(self, request: dict[str, Any]) -> Any:
+        if self.crashes:
+            self.crashes -= 1
+            raise RuntimeError("Lambda timed out")
+        return super().create_tuning_job(request)
+
+
+def test_a_crash_after_reserving_is_finished_though_its_own_reservation_fills_the_share(queue_world: Any) -> None:
+    world, queue, ids = queue_world
+    services = world.env.services
+    queue.launcher = CrashAfterReserve(world.env.sagemaker)
+    # Given a request of nlp's whole share (4) whose admission crashed after reserving it
+    sub = read_record(record(f"{ids['nlp']}:ana", request(parallel=4), "full"))
+    with pytest.raises(RuntimeError):
+        submit(sub, services, queue)
+    assert created_jobs(world) == []
+    # When its claim has lapsed and admission runs again
+    world.amt.clock.advance(timedelta(minutes=6).total_seconds())
+    [outcome] = admit_waiting(services, queue)
+    # Then it is created on the reservation it holds, not kept waiting behind itself
+    assert outcome == {"job_name": job_name_for("nlp", "full"), "outcome": "admitted", "create": "created"}
+    assert created_jobs(world) == [job_name_for("nlp", "full")]
+
+
+def test_a_request_without_an_instance_shape_is_refused_with_the_reason(queue_world: Any) -> None:
+    world, queue, ids = queue_world
+    req = request()
+    del req["TrainingJobDefinition"]["ResourceConfig"]
+    out = submit(read_record(record(f"{ids['nlp']}:ana", req, "shapeless")), world.env.services, queue)
+    refused = world.env.services.store.get_request(out["job_name"])
+    assert refused is not None and refused.state == "refused" and "instance type" in (refused.reason or "")

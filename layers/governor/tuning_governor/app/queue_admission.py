@@ -60,8 +60,11 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
     entry = build_entry(submission, policy, queue.principals, services.clock())
     stored, new = services.store.enqueue(entry)
     unlisted = policy.passes_roles(stored.team, _roles(stored.request))
-    if new and unlisted:
-        _refuse(services, policy, stored, _unlisted_reason(stored, unlisted))
+    refusal = _unlisted_reason(stored, unlisted) if unlisted else None
+    if not stored.demand:
+        refusal = "the request names no instance type and count (TrainingJobDefinition(s).ResourceConfig)"
+    if new and refusal:
+        _refuse(services, policy, stored, refusal)
         return {"outcome": "refused", "job_name": stored.job_name}
     if new:
         waiting = [e.job_name for e in services.store.waiting_requests()]
@@ -84,8 +87,11 @@ def _limits(policy: Policy, services: EngineServices, types: set[str]) -> dict[s
     return out
 
 
-def _holdings(services: EngineServices) -> list[Holder]:
-    return services.store.read_ledger().holders() + services.store.holders(tuning_jobs=False)
+def _holdings(services: EngineServices, waiting: set[str]) -> list[Holder]:
+    """What holds instances, but not the reservations of waiting requests themselves (one whose
+    admission crashed after reserving is still waiting: counted twice, it would never fit again)."""
+    held = [h for h in services.store.read_ledger().holders() if h.key not in waiting]
+    return held + services.store.holders(tuning_jobs=False)
 
 
 def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[str, Any]]:
@@ -104,7 +110,8 @@ def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[s
     capacity = _limits(policy, services, {t for e in live for t in e.demand})
     by_name = {e.job_name: e for e in live}
     outcomes: list[dict[str, Any]] = []
-    for decision in queue.scheduler(live, _holdings(services), shares, capacity):
+    holdings = _holdings(services, {e.job_name.lower() for e in live})
+    for decision in queue.scheduler(live, holdings, shares, capacity):
         entry = by_name[decision.job_name]
         if decision.verdict == "refuse":
             outcomes.append(_refuse(services, policy, entry, decision.reason))
@@ -124,12 +131,9 @@ def _admit(services: EngineServices, queue: QueueServices, policy: Policy, entry
     if not services.store.claim_request(entry.job_name, owner, now, now + CLAIM_LEASE):
         return {"job_name": entry.job_name, "outcome": "claimed-elsewhere"}
     plans, slots = plans_of(entry.request)
-    roles = sorted({str(d.get("RoleArn")) for d in _definitions(entry.request)})
-    unlisted = policy.passes_roles(entry.team, roles)
-    if unlisted:
-        return _refuse(
-            services, policy, entry, f"execution role {', '.join(unlisted)} is not listed for team {entry.team}"
-        )
+    unlisted = policy.passes_roles(entry.team, _roles(entry.request))
+    if unlisted:  # the policy may have changed since the submission
+        return _refuse(services, policy, entry, _unlisted_reason(entry, unlisted))
     reservation, breaches = reserve(entry.job_name.lower(), entry.team, plans, slots, policy, services)
     if reservation is None:
         services.store.release_request(entry.job_name, owner)
