@@ -16,6 +16,8 @@ Subcommands (docs/cli.md):
   check    judge a tuning request before launch: valid against SageMaker's model, worst-case and typical
            cost, the governor's verdict on arrival, config lint; exit 0 ok, 1 warnings, 2 refused/invalid
   simulate write an event log (the input of replay) from a scenario file, offline
+  submit   send a tuning-job request to the governor's submission queue (docs/queue.md; your AWS
+           credentials): the governor creates it when it fits your team's share and the quota
   demo     the offline demo (as `make demo`)
 
 Exit status (``governor_sim.cli_errors.ExitCode``, docs/cli.md): 0 done; 1 findings (validate's
@@ -33,7 +35,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import NoReturn
 
-from governor_sim import check, demo_cli, prices_export, replay, report, simulate, validate
+from governor_sim import check, demo_cli, prices_export, replay, report, simulate, submit_cli, validate
 from governor_sim.cli_errors import ExitCode, run_guarded
 
 Command = Callable[[argparse.Namespace], int]
@@ -116,6 +118,13 @@ SUBCOMMANDS: tuple[tuple[str, Callable[[argparse.ArgumentParser], None], Command
         " against botocore's SageMaker model, worst-case and typical cost, the governor's verdict on arrival"
         " (the policy's quotas, or --table's state) and config lint. Exit 0 ok, 1 warnings, 2 refused or invalid."
         " See docs/check.md.",
+    ),
+    (
+        "submit",
+        submit_cli.add_arguments,
+        submit_cli.run_command,
+        "send a tuning-job request to the governor's queue (AWS credentials): created when it fits",
+        submit_cli.DESCRIPTION,
     ),
     ("demo", demo_cli.add_arguments, _demo, "the offline demo (make demo)", demo_cli.DESCRIPTION),
 )

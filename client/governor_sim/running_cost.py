@@ -80,7 +80,7 @@ class Usage:
     log_kb_per_invocation: Decimal = Decimal("2")
     price_refresh_runs: int = 30
     price_refresh_seconds: Decimal = Decimal("60")
-    alarms: int = 17
+    alarms: int = 21
     """The Operations section's alarms in template.yaml."""
     custom_metrics: int = 35
     """Distinct EMF metric/dimension pairs the handlers emit (about 25, plus one per team and two per rule)."""

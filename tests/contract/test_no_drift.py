@@ -31,6 +31,7 @@ from tests.contract.conftest import (
     trial,
     tuning_job,
 )
+from tests.contract.test_queue import entry
 from tuning_governor.errors import StaleState
 from tuning_governor.ports import AREAS, Store
 
@@ -196,10 +197,29 @@ def _endings(store: Any, run: Callable[[Any], None], key: str) -> None:
     run(store.items(key))
 
 
+def _queue(store: Any, run: Callable[[Any], None], key: str) -> None:
+    """Submissions queued, claimed, released, finished; a repeat; an expired claim taken over."""
+    first, second = entry("a"), entry("b", priority=3, minutes=1)
+    run(store.enqueue(first))
+    run(store.enqueue(second))
+    run(store.enqueue(entry("a", minutes=9)))
+    run(store.waiting_requests())
+    run(store.claim_request(first.job_name, "o1", T0, T0 + timedelta(minutes=5)))
+    run(store.claim_request(first.job_name, "o2", T0 + timedelta(minutes=1), T0 + timedelta(minutes=6)))
+    run(store.release_request(first.job_name, "o2"))
+    run(store.claim_request(first.job_name, "o2", T0 + timedelta(minutes=6), T0 + timedelta(minutes=11)))
+    run(store.finish_request(first.job_name, "admitted", f"for {key}", T0 + timedelta(minutes=7)))
+    run(store.finish_request(first.job_name, "refused", "late", T0 + timedelta(minutes=8)))
+    run(store.release_request(second.job_name, "nobody"))
+    run(store.get_request(first.job_name))
+    run(store.get_request(second.job_name))
+    run(store.waiting_requests())
+
+
 def script(store: Any) -> list[Any]:
     """Every method of the port, in the order a governed account calls them, with the losers' calls too."""
     out: list[Any] = []
-    for phase in (_arrivals, _trials, _decisions, _endings):
+    for phase in (_arrivals, _trials, _decisions, _endings, _queue):
         phase(store, out.append, tuning_job().key)
     return out
 

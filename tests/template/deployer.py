@@ -187,6 +187,13 @@ SHAPES: dict[str, Shape] = {
         | _because(_PASS_ROLE, "iam:PassRole"),
     ),
     "AWS::Lambda::EventInvokeConfig": Shape(_function),
+    # The submission queue's poller (docs/queue.md). Mappings are named by a UUID, not the stack: the
+    # deployer's statements are conditioned on lambda:FunctionArn instead (see UNSCOPABLE).
+    "AWS::Lambda::EventSourceMapping": Shape(
+        lambda *_: _arn("lambda", "event-source-mapping:6f1e2a3b-0000-4000-8000-00000000abcd"),
+        _because(_NO_KMS_KEY, "kms:Decrypt", "kms:DescribeKey", "kms:GenerateDataKey")
+        | _because("the mapping carries no Tags", "lambda:TagResource", "lambda:UntagResource"),
+    ),
     "AWS::Lambda::Permission": Shape(_function),
     "AWS::Lambda::LayerVersion": Shape(_layer),
     "AWS::IAM::Role": Shape(
@@ -342,6 +349,13 @@ def action_arn(
 # Actions IAM cannot scope to a resource (parliament's IAM database: resource "*" only), so another
 # stack's resource is not told apart from this one's.
 UNSCOPABLE = {
+    # Event source mappings are named by a UUID: create, update and delete are conditioned on the
+    # mapping's function (lambda:FunctionArn, the stack's functions); get and ListTags only read.
+    "lambda:CreateEventSourceMapping",
+    "lambda:UpdateEventSourceMapping",
+    "lambda:DeleteEventSourceMapping",
+    "lambda:GetEventSourceMapping",
+    "lambda:ListTags",
     "sns:Unsubscribe",
     "sns:GetSubscriptionAttributes",
     "sns:SetSubscriptionAttributes",

@@ -58,6 +58,11 @@ def test_every_function_has_an_errors_and_a_throttles_alarm(cfn_template: dict[s
         assert _lambda_alarm_metrics(cfn_template, function_id) >= {"Errors", "Throttles"}, function_id
 
 
+#: Queues that are not dead-letter queues: the submission queue (docs/queue.md) is alarmed on its oldest
+#: message's age instead (submissions not being consumed), see the test below.
+WORK_QUEUES = {"SubmissionQueue"}
+
+
 def test_every_dead_letter_queue_has_a_depth_alarm(cfn_template: dict[str, Any]) -> None:
     queues = resources_of_type(cfn_template, "AWS::SQS::Queue")
     assert queues
@@ -66,13 +71,24 @@ def test_every_dead_letter_queue_has_a_depth_alarm(cfn_template: dict[str, Any])
         for alarm in _alarms(cfn_template).values()
         if alarm.get("Namespace") == "AWS/SQS" and alarm.get("MetricName") == "ApproximateNumberOfMessagesVisible"
     }
-    for queue_id in queues:
+    for queue_id in set(queues) - WORK_QUEUES:
         assert queue_id in watched, queue_id
     for alarm in _alarms(cfn_template).values():
-        if alarm.get("Namespace") == "AWS/SQS":
+        if alarm.get("Namespace") == "AWS/SQS" and alarm.get("MetricName") == "ApproximateNumberOfMessagesVisible":
             # One dead letter is one event lost for good: alarm on the first.
             assert alarm["Threshold"] == 0
             assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
+
+
+def test_submissions_waiting_unconsumed_raise_an_alarm(cfn_template: dict[str, Any]) -> None:
+    [alarm] = [
+        a
+        for a in _alarms(cfn_template).values()
+        if a.get("MetricName") == "ApproximateAgeOfOldestMessage"
+        and _queue_name_of(_dimensions(a).get("QueueName")) == "SubmissionQueue"
+    ]
+    # Longer than a batch's retries take (5 receives x 360 s visibility): the consumer is down or stuck.
+    assert alarm["Threshold"] >= 1800
 
 
 @pytest.mark.parametrize("metric", GOVERNOR_METRICS)
@@ -157,6 +173,9 @@ def test_every_function_reserves_concurrency(sam_template: dict[str, Any], cfn_t
     assert reserved["TrainingEventsFunction"] == {"Ref": "ReservedConcurrency"}
     # Budget checks of different jobs may fall in the same minute: they run side by side like events.
     assert reserved["BudgetCheckFunction"] == {"Ref": "ReservedConcurrency"}
+    # Submissions and job ends arrive like events (their admissions are serialized by the ledger).
+    assert reserved["QueueSubmissionsFunction"] == {"Ref": "ReservedConcurrency"}
+    event_like = {"TuningEventsFunction", "TrainingEventsFunction", "BudgetCheckFunction", "QueueSubmissionsFunction"}
     # Scheduled functions run one at a time: a run that overlaps the next waits for it.
-    for scheduled in set(reserved) - {"TuningEventsFunction", "TrainingEventsFunction", "BudgetCheckFunction"}:
+    for scheduled in set(reserved) - event_like:
         assert reserved[scheduled] == 1, scheduled

@@ -226,6 +226,10 @@ def test_the_boundary_leaves_every_role_what_the_template_grants_it(cfn_template
                 wanted |= set(statement.actions)
     allowed = {a for s in BOUNDARY["Statement"] if s["Effect"] == "Allow" for a in _as_list(s["Action"])}
     assert wanted - allowed == set()
-    # and nothing that administers IAM, except handing the scheduler its role
+    # and nothing that administers IAM: handing the scheduler its role and SageMaker the teams' execution
+    # roles (each conditioned on the service), and reading a role's unique id (the queue's SenderId)
     iam = {a for a in allowed if a.startswith("iam:")}
-    assert iam == {"iam:PassRole"}
+    assert iam == {"iam:PassRole", "iam:GetRole"}
+    for statement in BOUNDARY["Statement"]:
+        if "iam:PassRole" in _as_list(statement["Action"]):
+            assert set(statement["Condition"]["StringEquals"]) == {"iam:PassedToService"}

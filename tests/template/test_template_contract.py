@@ -16,6 +16,7 @@ OUTPUTS = {
     "TableName": {"Ref": "GovernorTable"},
     "TopicArn": {"Ref": "ReportsTopic"},
     "DeadLetterQueueUrl": {"Ref": "EventsDeadLetterQueue"},
+    "SubmissionQueueUrl": {"Ref": "SubmissionQueue"},
     "OperationsTopicArn": {"Ref": "OperationsTopic"},
     "TuningEventsFunctionName": {"Ref": "TuningEventsFunction"},
     "TrainingEventsFunctionName": {"Ref": "TrainingEventsFunction"},

@@ -100,6 +100,8 @@ _CHECK_SCHEDULES = {
     "Fn::Sub": "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/${BudgetCheckScheduleGroup}/*"
 }
 _SCHEDULER_ROLE = {"Fn::GetAtt": ["BudgetCheckSchedulerRole", "Arn"]}
+# The execution roles the queue consumer may pass (to SageMaker only), listed by the deployer.
+_SUBMIT_EXECUTION_ROLES = {"Ref": "SubmitExecutionRoleArns"}
 
 # Where each action may point: a statement is in scope when every resource it names is listed here for
 # every action it grants. An action missing here must be added deliberately, with its narrowest ARN.
@@ -124,7 +126,15 @@ SCOPES: dict[str, list[Any]] = {
     "sqs:SendMessage": [{"Fn::GetAtt": [DLQ, "Arn"]}],
     "scheduler:CreateSchedule": [_CHECK_SCHEDULES],
     "scheduler:UpdateSchedule": [_CHECK_SCHEDULES],
-    "iam:PassRole": [_SCHEDULER_ROLE],
+    "iam:PassRole": [_SCHEDULER_ROLE, _SUBMIT_EXECUTION_ROLES],
+    # The queue consumer (docs/queue.md): creates tuning jobs (their tags at creation are AddTags),
+    # resolves the submitters' role ids.
+    "sagemaker:CreateHyperParameterTuningJob": [_TUNING_JOBS],
+    "sagemaker:AddTags": [_TUNING_JOBS],
+    "iam:GetRole": [{"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"}],
+    "sqs:ReceiveMessage": [{"Fn::GetAtt": ["SubmissionQueue", "Arn"]}],
+    "sqs:DeleteMessage": [{"Fn::GetAtt": ["SubmissionQueue", "Arn"]}],
+    "sqs:GetQueueAttributes": [{"Fn::GetAtt": ["SubmissionQueue", "Arn"]}],
 } | {action: ["*"] for action in NO_RESOURCE_LEVEL_PERMISSIONS}
 # Grants that exist only while their integration is configured: the condition guarding each, and the one
 # action and resource it then grants. sns:Publish is also granted without a condition, on the stack's topic.
@@ -133,8 +143,9 @@ CONDITIONAL_GRANTS: dict[str, tuple[str, Any]] = {
     "HasTeamSlackSecrets": ("secretsmanager:GetSecretValue", _TEAM_SLACK_SECRETS),
     "HasTeamTopics": ("sns:Publish", _TEAM_TOPICS),
     "HasPolicyParameter": ("ssm:GetParameter", _POLICY_PARAMETER),
+    "HasSubmitExecutionRoles": ("iam:PassRole", _SUBMIT_EXECUTION_ROLES),
 }
-UNCONDITIONAL_GRANTS: dict[str, Any] = {"sns:Publish": _TOPIC}
+UNCONDITIONAL_GRANTS: dict[str, Any] = {"sns:Publish": _TOPIC, "iam:PassRole": _SCHEDULER_ROLE}
 
 
 def _functions(cfn: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -152,6 +163,9 @@ def _role_of(cfn: dict[str, Any], function_id: str) -> str:
 
 #: The tag-change rules (app/tag_events.py) target the tuning-events function beside its state-change rule.
 TAG_RULES = {"TuningEventsFunctionTuningJobTagCall", "TuningEventsFunctionTuningJobTagChange"}
+#: The queue consumer's second rule (docs/queue.md): a tuning job's end frees capacity; its schedule is its
+#: one function rule.
+QUEUE_RULES = {"QueueSubmissionsFunctionTuningJobEnded"}
 
 
 def _rules(cfn: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
@@ -170,7 +184,7 @@ def _function_rules(cfn: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any],
     one state-change or schedule rule (the tag rules aside)."""
     found: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {}
     for function_id, rule_id, properties, target in _rules(cfn):
-        if rule_id in TAG_RULES:
+        if rule_id in TAG_RULES | QUEUE_RULES:
             continue
         assert function_id not in found, f"{function_id} is the target of two rules"
         found[function_id] = (rule_id, properties, target)
@@ -340,8 +354,12 @@ def test_sweep_runs_on_the_configured_schedule(cfn_template: dict[str, Any]) -> 
 
 def test_dlq_accepts_events_only_from_the_governor_rules(cfn_template: dict[str, Any]) -> None:
     rule_ids = {rule_id for _f, rule_id, _p, _t in _rules(cfn_template)}
-    assert len(rule_ids) == len(RULE_FUNCTIONS) + len(TAG_RULES), "the sweep's schedule rule must be among them"
-    (queue_policy,) = resources_of_type(cfn_template, "AWS::SQS::QueuePolicy").values()
+    assert len(rule_ids) == len(RULE_FUNCTIONS) + len(TAG_RULES) + len(QUEUE_RULES), "the sweep's schedule rule too"
+    (queue_policy,) = [
+        p
+        for p in resources_of_type(cfn_template, "AWS::SQS::QueuePolicy").values()
+        if [ref_target(q) for q in p["Properties"]["Queues"]] == [DLQ]
+    ]
     assert [ref_target(q) for q in queue_policy["Properties"]["Queues"]] == [DLQ]
 
     allows = [s for s in queue_policy["Properties"]["PolicyDocument"]["Statement"] if s["Effect"] == "Allow"]
@@ -576,6 +594,7 @@ def test_optional_integrations_are_granted_only_when_configured(cfn_template: di
         "secretsmanager:GetSecretValue": needs.reports,
         "sns:Publish": needs.reports,
         "ssm:GetParameter": needs.policy,
+        "iam:PassRole": needs.submissions,
     }
 
     # Given a parameter left empty (no Slack secret, no team prefix, no policy parameter), its grant
@@ -635,8 +654,12 @@ def test_failure_destination_is_the_only_queue_a_function_writes_to(
 ) -> None:
     statements = list(role_statements(cfn_template, _role_of(cfn_template, function_id)))
 
-    (send,) = [s for s in statements if any(a.startswith("sqs:") for a in s.actions)]
+    (send,) = [s for s in statements if "sqs:SendMessage" in s.actions]
     assert _is_sam_plumbing(send), _describe(send)
+    # The queue consumer also reads the submission queue (its event source), and writes to no other queue.
+    for other in (s for s in statements if s is not send and any(a.startswith("sqs:") for a in s.actions)):
+        assert function_id == "QueueSubmissionsFunction", _describe(other)
+        assert [getatt_target(r) for r in other.resources] == ["SubmissionQueue"], _describe(other)
     assert send.actions == ["sqs:SendMessage"]
     assert [getatt_target(r) for r in send.resources] == [DLQ]
 
@@ -656,7 +679,9 @@ def test_the_scheduler_role_may_only_invoke_the_budget_check_function(cfn_templa
     assert "ManagedPolicyArns" not in role
 
 
-@pytest.mark.parametrize("function_id", sorted(FUNCTIONS - {BUDGET_CHECK, "PriceRefreshFunction"}))
+@pytest.mark.parametrize(
+    "function_id", sorted(FUNCTIONS - {BUDGET_CHECK, "PriceRefreshFunction", "QueueSubmissionsFunction"})
+)
 def test_the_judging_functions_schedule_checks_on_the_budget_check_function(
     cfn_template: dict[str, Any], function_id: str
 ) -> None:

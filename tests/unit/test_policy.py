@@ -205,7 +205,8 @@ def test_every_type_of_the_bundled_price_catalog_is_a_valid_policy_key() -> None
             "teams: {vision: {budgets: 1}}",
             # the deprecated budget_usd is still read, but never suggested
             'teams.vision.budgets: unknown key; did you mean "job_budget_usd"? expected one of: execution_roles, instances, '
-            "job_budget_usd, monthly_budget_usd, share, slack_secret, sns_topic_arn",
+            "job_budget_usd, max_wait_minutes, monthly_budget_usd, queue_priority, share, slack_secret, sns_topic_arn,"
+            " submitters",
         ),
         ('teams: {"ml team": {budget_usd: -1}}', 'teams["ml team"].budget_usd: expected a number >= 0, got -1'),
         ("teams: {ml.vision: {budget_usd: -1}}", 'teams["ml.vision"].budget_usd: expected a number >= 0, got -1'),
@@ -673,3 +674,34 @@ def test_policy_source_chooses_from_plain_settings(tmp_path: Path) -> None:
         policy_source(parameter="/governor/policy", file=str(path))
     with pytest.raises(ValueError, match="needs an SSMProvider"):
         policy_source(parameter="/governor/policy")
+
+
+# -- queue submitters (issue 20) -------------------------------------------------------------------------------------
+_NLP_SUBMIT = "arn:aws:iam::123456789012:role/nlp-submit"
+_NLP_EXEC = "arn:aws:iam::123456789012:role/nlp-sagemaker"
+
+
+def test_a_submitter_role_names_its_team_and_only_listed_execution_roles_may_be_passed() -> None:
+    policy = Policy.model_validate(
+        {
+            "teams": {
+                "nlp": {"submitters": [_NLP_SUBMIT], "execution_roles": [_NLP_EXEC], "queue_priority": 5},
+                "cv": {"max_wait_minutes": 30},
+            }
+        }
+    )
+    assert policy.submitter_team(_NLP_SUBMIT.upper().replace("ARN:AWS:IAM::", "arn:aws:iam::")) == "nlp"
+    assert policy.submitter_team("arn:aws:iam::123456789012:role/cv-submit") is None
+    assert policy.passes_roles("nlp", [_NLP_EXEC]) == []
+    other = "arn:aws:iam::123456789012:role/cv-sagemaker"
+    assert policy.passes_roles("nlp", [_NLP_EXEC, other]) == [other]
+    assert policy.passes_roles("cv", [other]) == [other]  # a team listing no roles may pass none
+
+
+def test_a_submitter_role_listed_by_two_teams_is_refused() -> None:
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(
+            f"teams: {{nlp: {{submitters: ['{_NLP_SUBMIT}']}}, cv: {{submitters: ['{_NLP_SUBMIT}']}}}}",
+            "ssm:/governor/policy",
+        )
+    assert "listed by teams cv and nlp" in caught.value.problems[0]

@@ -121,7 +121,8 @@ def test_team_channels_and_slack_users_parse_and_default_to_none() -> None:
         (
             "teams: {vision: {slack_secrets: x}}",
             'teams.vision.slack_secrets: unknown key; did you mean "slack_secret"? expected one of: execution_roles,'
-            " instances, job_budget_usd, monthly_budget_usd, share, slack_secret, sns_topic_arn",
+            " instances, job_budget_usd, max_wait_minutes, monthly_budget_usd, queue_priority, share, slack_secret,"
+            " sns_topic_arn, submitters",
         ),
     ],
 )

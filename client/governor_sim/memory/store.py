@@ -10,6 +10,7 @@ from governor_sim.memory.capacity import CapacityItems
 from governor_sim.memory.decisions import DecisionItems
 from governor_sim.memory.jobs import JobItems
 from governor_sim.memory.prices import PriceItems
+from governor_sim.memory.queue import QueueItems
 from governor_sim.memory.team_months import TeamMonthItems
 from governor_sim.memory.trials import TrialItems
 from tuning_governor.ports import Store
@@ -17,7 +18,7 @@ from tuning_governor.ports import Store
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore(JobItems, TrialItems, DecisionItems, TeamMonthItems, CapacityItems, PriceItems):
+class MemoryStore(JobItems, TrialItems, DecisionItems, TeamMonthItems, CapacityItems, PriceItems, QueueItems):
     """The ``Store`` port in memory; see :mod:`governor_sim.memory.table` for what it keeps identical."""
 
 

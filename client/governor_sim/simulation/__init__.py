@@ -17,7 +17,7 @@ told) and the one-time budget checks at their time (:mod:`governor_sim.schedule`
 from .logs import LoggedDelivery, read_delivery_log, read_event_log
 from .loop import DEFAULT_MAX_VIRTUAL_S, DEFAULT_START, Simulation
 from .results import DeliveryOutcome, Progress, ScheduledRun, SimulationResult
-from .scenario import CreateTrainingJob, CreateTuningJob, RetryPolicy, Scenario, ScenarioAction
+from .scenario import CreateTrainingJob, CreateTuningJob, RetryPolicy, Scenario, ScenarioAction, SubmitTuningJob
 
 __all__ = [
     "DEFAULT_MAX_VIRTUAL_S",
@@ -33,6 +33,7 @@ __all__ = [
     "ScheduledRun",
     "Simulation",
     "SimulationResult",
+    "SubmitTuningJob",
     "read_delivery_log",
     "read_event_log",
 ]

@@ -34,9 +34,10 @@ from governor_sim.runner import deliver_event
 from governor_sim.schedule import DEFAULT_SWEEP_EVERY, Schedule, invoke_budget_check, invoke_sweep
 
 from .logs import open_log, write_delivery_line, write_event_line
+from .queue import SimulatedQueue
 from .quiet import DISCARD, quiet_handlers
 from .results import DeliveryOutcome, Progress, ScheduledRun, SimulationResult
-from .scenario import CreateTuningJob, RetryPolicy, Scenario, ScenarioAction
+from .scenario import CreateTuningJob, RetryPolicy, Scenario, ScenarioAction, SubmitTuningJob
 
 DEFAULT_START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 DEFAULT_MAX_VIRTUAL_S = 30 * 24 * 3600.0
@@ -118,6 +119,7 @@ class Simulation:
         self._env: OfflineEnvironment | None = None
         self._ran = False
         self._logs: tuple[TextIO | None, TextIO | None] = (None, None)
+        self.queue = SimulatedQueue()  # submissions (docs/queue.md); idle unless the scenario submits
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -239,7 +241,11 @@ class Simulation:
         """Performs the actions due by ``now``; returns the index of the next one."""
         env = self.env
         while next_action < len(actions) and self._action_time(actions[next_action][1]) <= now:
-            self._perform(actions[next_action][1], env)
+            action = actions[next_action][1]
+            if isinstance(action, SubmitTuningJob):
+                self.queue.perform(action, env)
+            else:
+                self._perform(action, env)
             next_action += 1
         return next_action
 
@@ -254,6 +260,7 @@ class Simulation:
                 break
             for delivery in due:
                 self._deliver(delivery, now, result)
+                self.queue.after(delivery.event, self.env)
 
     def _fire_due(self, now: datetime, result: SimulationResult) -> None:
         """The sweep and the one-time checks due by ``now``, then the deliveries of what they changed."""
@@ -263,6 +270,7 @@ class Simulation:
                 result.sweeps += 1
                 self._last_sweep = now
                 self._scheduled(result, "sweep", None, now, functools.partial(invoke_sweep, services))
+                self.queue.after(None, self.env)
             for job in firing.jobs:
                 result.budget_checks += 1
                 self._scheduled(result, "budget-check", job, now, functools.partial(invoke_budget_check, job, services))

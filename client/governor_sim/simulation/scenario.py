@@ -33,7 +33,19 @@ class CreateTrainingJob:
         return str(self.request["TrainingJobName"])
 
 
-ScenarioAction = CreateTuningJob | CreateTrainingJob
+@dataclass(frozen=True)
+class SubmitTuningJob:
+    """At ``at_s`` virtual seconds, a session of the ``submitter`` role sends ``request`` to the governor's
+    submission queue (docs/queue.md) with ``client_token``; the governor creates it when it fits."""
+
+    at_s: float
+    request: Mapping[str, Any]
+    submitter: str
+    client_token: str
+    session: str = "simulated"
+
+
+ScenarioAction = CreateTuningJob | CreateTrainingJob | SubmitTuningJob
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,19 @@ from tuning_governor.adapters.notifiers import SlackNotifier, SnsNotifier
 from tuning_governor.adapters.pricing import PriceListGateway
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
+from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
 from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.governance.facts import Trigger
 from tuning_governor.governance.rules import registry
 from tuning_governor.policy import SsmPolicySource
 
 _SAGEMAKER = SageMakerGateway.permissions
+#: Authorised with CreateHyperParameterTuningJob itself: tags given at creation (sagemaker:AddTags) and
+#: the execution roles the request names (iam:PassRole, conditioned on iam:PassedToService); and what
+#: Lambda's poller of the submission queue does with the function's role (receive, delete, attributes).
+SUBMISSION_EXTRAS = frozenset(
+    {"sagemaker:AddTags", "iam:PassRole", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
+)
 _STORE = GovernorStore.permissions
 
 
@@ -40,6 +47,9 @@ class FunctionNeeds:
     """PriceListGateway calls (the AWS Price List Query API)."""
     checks: bool = False
     """Schedules one-time budget checks (EventBridge Scheduler, passing the scheduler's role)."""
+    submissions: bool = False
+    """Creates queued tuning jobs (docs/queue.md): CreateHyperParameterTuningJob with its tags, the
+    submitters' role ids (IAM GetRole) and passing the listed execution roles to SageMaker."""
 
     def actions(self) -> frozenset[str]:
         calls = {*self.sagemaker, *(f for call in self.sagemaker for f in SageMakerGateway.fallbacks.get(call, ()))}
@@ -55,6 +65,9 @@ class FunctionNeeds:
             needed |= SsmPolicySource.permissions
         if self.checks:
             needed |= SchedulerChecks.permissions
+        if self.submissions:
+            needed |= set(SageMakerLauncher.permissions.values()) | set(IamPrincipals.permissions.values())
+            needed |= SUBMISSION_EXTRAS
         return frozenset(needed)
 
 
@@ -122,6 +135,15 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         reports=False,
         policy=False,
         pricing=("training_rows",),
+    ),
+    # The submission queue's consumer (docs/queue.md): records submissions, reserves through the ledger
+    # (quotas as arrivals), creates the job; reports to owners. It judges no rule and stops nothing.
+    "QueueSubmissionsFunction": FunctionNeeds(
+        sagemaker=(),
+        store=_ALL_STORE,
+        trigger=None,
+        quotas=True,
+        submissions=True,
     ),
 }
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.domain.capacity import Ledger, Quota, Reservation
+from tuning_governor.domain.capacity import AdmissionPlan, Ledger, Quota, Reservation
 from tuning_governor.domain.job import JobState, iso_time, job_state
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.actions import act
@@ -39,24 +39,34 @@ def _capacity(job: JobFacts, policy: Policy, services: EngineServices, ledger: L
     Tuning jobs are counted by their reservations in the capacity ledger (read by the caller, whose
     commit is conditional on it); standalone training jobs and warm pools from their own items.
     """
-    plans = job.admission_plans()
+    return _room(job.job_key, job.team, job.admission_plans(), policy, services, ledger)
+
+
+def _room(
+    job_key: str,
+    team: str | None,
+    plans: list[AdmissionPlan],
+    policy: Policy,
+    services: EngineServices,
+    ledger: Ledger | None,
+) -> CapacityFacts:
     on_demand_types = sorted({t for plan in plans for t in plan.on_demand})
     spot_types = sorted({t for plan in plans for t in plan.spot})
     gateway = services.quotas
     quotas: dict[str, Quota | None] = {t: gateway.training_quota(t) if gateway else None for t in on_demand_types}
     spot_quotas: dict[str, Quota | None] = {t: gateway.spot_training_quota(t) if gateway else None for t in spot_types}
     team_limits: dict[str, int] = {}
-    if job.team:
+    if team:
         for itype in sorted(set(on_demand_types) | set(spot_types)):
-            limit = policy.team_limit(job.team, itype)
+            limit = policy.team_limit(team, itype)
             if limit is not None:
                 team_limits[itype] = limit
     holders = services.store.holders(tuning_jobs=ledger is None)
     if ledger is not None:
         holders = ledger.holders() + holders
     return capacity_facts(
-        job_key=job.job_key,
-        team=job.team,
+        job_key=job_key,
+        team=team,
         demand=dict.fromkeys(on_demand_types, 0),
         holders=holders,
         policy_quotas=policy.quotas,
@@ -181,6 +191,40 @@ def admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices)
         metrics.add_metric(name="LedgerConflicts", unit=MetricUnit.Count, value=1)
         time.sleep(random.uniform(0, 0.002 * 2 ** min(attempt, 6)))  # noqa: S311 - jitter, not crypto
     raise TransientError(f"capacity ledger contended {ADMISSION_ATTEMPTS} times; the event will be retried")
+
+
+def reserve(
+    job_key: str, team: str, plans: list[AdmissionPlan], slots: int, policy: Policy, services: EngineServices
+) -> tuple[Reservation | None, list[str]]:
+    """Reserve capacity for a tuning job the governor is about to create (a queued request), through
+    the same serialized ledger as every arrival: read the ledger, judge the plans (in priority order)
+    against everything reserved and held, commit on the condition that the ledger is unchanged, and
+    judge again on a conflict. The reservation's CreationTime is now: the job is created after it.
+
+    Returns (the reservation, []) when a plan fits (or the job is reserved already: a retried
+    admission); (None, the breaches of the first plan) when none fits now. When the job's arrival
+    event comes, ``admit`` finds it reserved and has nothing to judge.
+    """
+    for attempt in range(ADMISSION_ATTEMPTS):
+        ledger = services.store.read_ledger()
+        held = ledger.reservations.get(job_key)
+        if held is not None:
+            return held, []
+        chosen, judged = first_fit(plans, team, _room(job_key, team, plans, policy, services, ledger))
+        if chosen is None:
+            return None, judged[0].breaches if judged else ["no plan"]
+        now = iso_time(services.clock())
+        reservation = Reservation.for_plan(job_key, team, plans[chosen], slots, now, version=ledger.version + 1)
+        reservation = replace(reservation, job_created=now)
+        outcome = services.store.commit_admission(
+            ledger.version, job_key, reservation, prune=expired(ledger, services.clock())
+        )
+        if outcome == "committed":
+            metrics.add_metric(name="QueuedJobsReserved", unit=MetricUnit.Count, value=1)
+            return reservation, []
+        metrics.add_metric(name="LedgerConflicts", unit=MetricUnit.Count, value=1)
+        time.sleep(random.uniform(0, 0.002 * 2 ** min(attempt, 6)))  # noqa: S311 - jitter, not crypto
+    raise TransientError(f"capacity ledger contended {ADMISSION_ATTEMPTS} times; admission will be retried")
 
 
 def running_shapes(job: JobState) -> list[tuple[dict[str, int], bool]]:

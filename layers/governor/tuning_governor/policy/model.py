@@ -122,6 +122,13 @@ class TeamPolicy(_PolicyModel):
     share: Share | None = None
     """The team's quota share for queued requests (``policy.shares``); None = no share: the team's
     queued requests use only quota allocated to no share."""
+    submitters: Annotated[list[RoleArn], BeforeValidator(none_to_empty), Field(max_length=100)] = []
+    """The IAM roles (ARNs) whose members submit the team's requests to the queue (docs/queue.md): a
+    submission is the team's when SQS says one of them sent it (``SenderId``), whatever it says."""
+    queue_priority: Annotated[int, Field(ge=-1000, le=1000, strict=True)] = 0
+    """The team's requests' priority in the queue (higher first; FIFO within one priority)."""
+    max_wait_minutes: Minutes = 0.0
+    """A queued request not admitted within this many minutes is expired and reported (0 = no limit)."""
 
     @model_validator(mode="after")
     def _one_name_per_budget(self) -> TeamPolicy:
@@ -190,7 +197,28 @@ class Policy(_PolicyModel):
                         "execution role {arn} is listed by teams {first} and {second}: a role names one team",
                         {"arn": arn, "first": other, "second": name},
                     )
+        submitters: dict[str, str] = {}
+        for name, team in sorted(self.teams.items()):
+            for arn in team.submitters:
+                other = submitters.setdefault(role_key(arn), name)
+                if other != name:
+                    raise PydanticCustomError(
+                        "submitter_in_two_teams",
+                        "submitter role {arn} is listed by teams {first} and {second}: a submitter names one team",
+                        {"arn": arn, "first": other, "second": name},
+                    )
         return self
+
+    def submitter_team(self, role_arn: str) -> str | None:
+        """The team whose ``submitters`` lists ``role_arn`` (IAM role names ignore case); None: no team."""
+        key = role_key(role_arn)
+        return next((n for n, t in sorted(self.teams.items()) if key in {role_key(a) for a in t.submitters}), None)
+
+    def passes_roles(self, team: str, roles: Iterable[str]) -> list[str]:
+        """The roles of ``roles`` the team's ``execution_roles`` does not list (empty: all may be passed;
+        a team listing none may pass none)."""
+        listed = {role_key(a) for a in self.teams[team].execution_roles} if team in self.teams else set()
+        return [r for r in roles if role_key(r) not in listed]
 
     @property
     def enforcing(self) -> bool:

@@ -7,6 +7,7 @@ from tuning_governor.ports.decisions import DecisionStore, DeliveryStore, Judgem
 from tuning_governor.ports.jobs import JobStore
 from tuning_governor.ports.notifier import Notifier
 from tuning_governor.ports.prices import PriceStore
+from tuning_governor.ports.queue import QueueStore
 from tuning_governor.ports.quotas import Quotas
 from tuning_governor.ports.sagemaker import SageMaker, StopResult
 from tuning_governor.ports.store import AREAS, Store
@@ -24,6 +25,7 @@ __all__ = [
     "JudgementStore",
     "Notifier",
     "PriceStore",
+    "QueueStore",
     "Quotas",
     "SageMaker",
     "StopResult",

@@ -2,8 +2,8 @@
 
 ``Store`` is the governor's table, one port per area of it (each a Protocol of at most 12 methods):
 ``JobStore`` (jobs, summaries, gaps), ``TrialStore`` (trials, running trials), ``DecisionStore``,
-``JudgementStore`` (the rules' marks on a job), ``DeliveryStore``, ``TeamMonthStore``, ``CapacityStore``
-and ``PriceStore``. ``Store`` joins them for the wiring; a module that needs one area asks for that
+``JudgementStore`` (the rules' marks on a job), ``DeliveryStore``, ``TeamMonthStore``, ``CapacityStore``,
+``PriceStore`` and ``QueueStore``. ``Store`` joins them for the wiring; a module that needs one area asks for that
 area's port. Adapters: :class:`tuning_governor.adapters.dynamodb.GovernorStore` (DynamoDB, in Lambda)
 and ``governor_sim.memory.MemoryStore`` (in memory, for replays, the simulator and the demo). One
 contract suite per area (``tests/contract``) runs against both, so they cannot drift.
@@ -28,6 +28,7 @@ from tuning_governor.ports.capacity import CapacityStore
 from tuning_governor.ports.decisions import DecisionStore, DeliveryStore, JudgementStore
 from tuning_governor.ports.jobs import JobStore
 from tuning_governor.ports.prices import PriceStore
+from tuning_governor.ports.queue import QueueStore
 from tuning_governor.ports.team_months import TeamMonthStore
 from tuning_governor.ports.trials import TrialStore
 
@@ -41,6 +42,7 @@ class Store(
     TeamMonthStore,
     CapacityStore,
     PriceStore,
+    QueueStore,
     Protocol,
 ):
     """The governor's table: every area port at once (what the composition root builds and wires)."""

@@ -13,6 +13,7 @@ from tuning_governor.adapters.dynamodb.capacity import CapacityTable
 from tuning_governor.adapters.dynamodb.decisions import DecisionTable
 from tuning_governor.adapters.dynamodb.jobs import JobTable
 from tuning_governor.adapters.dynamodb.prices import PriceTable
+from tuning_governor.adapters.dynamodb.queue import QueueTable
 from tuning_governor.adapters.dynamodb.team_months import TeamMonthTable
 from tuning_governor.adapters.dynamodb.trials import TrialTable
 from tuning_governor.ports import Store
@@ -20,7 +21,7 @@ from tuning_governor.ports import Store
 __all__ = ["GovernorStore"]
 
 
-class GovernorStore(JobTable, TrialTable, DecisionTable, TeamMonthTable, CapacityTable, PriceTable):
+class GovernorStore(JobTable, TrialTable, DecisionTable, TeamMonthTable, CapacityTable, PriceTable, QueueTable):
     """The governor's table on DynamoDB (see :mod:`tuning_governor.adapters.dynamodb.table`)."""
 
     permissions: ClassVar[dict[str, str]] = {

@@ -1,0 +1,54 @@
+"""The submission queue in a simulation (docs/queue.md): ``SubmitTuningJob`` actions go through the
+real submission use case instead of CreateHyperParameterTuningJob, and admission runs where the
+deployed consumer would run it: when a tuning job's end is delivered, and on every sweep.
+
+The sender's identity is what SQS would report for a session of the action's ``submitter`` role (a
+made-up role unique id per role, resolved without IAM); the job is created on the AMT stand-in.
+Scenarios without submissions are untouched: admission only runs once something was submitted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from governor_sim.submissions import StaticPrincipals
+from tuning_governor.adapters.submissions import SageMakerLauncher
+from tuning_governor.app.queue_admission import QueueServices, submit
+from tuning_governor.app.queue_consumer import admit_after_release
+from tuning_governor.app.queue_requests import Submission
+from tuning_governor.models.sagemaker import TUNING_TERMINAL
+
+if TYPE_CHECKING:
+    from governor_sim.offline import OfflineEnvironment
+    from governor_sim.simulation.scenario import SubmitTuningJob
+
+
+class SimulatedQueue:
+    """Submissions and admissions of one simulation run."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, str] = {}
+        self._queue: QueueServices | None = None
+        self.outcomes: list[dict[str, Any]] = []
+
+    def _services(self, env: OfflineEnvironment) -> QueueServices:
+        if self._queue is None:
+            self._queue = QueueServices(SageMakerLauncher(env.sagemaker), StaticPrincipals(self._ids))
+        return self._queue
+
+    def perform(self, action: SubmitTuningJob, env: OfflineEnvironment) -> None:
+        """Submit as a session of ``action.submitter``."""
+        unique_id = next((i for i, arn in self._ids.items() if arn == action.submitter), None)
+        if unique_id is None:
+            unique_id = f"AROASIMULATED{len(self._ids):07d}"
+            self._ids[unique_id] = action.submitter
+        submission = Submission(f"{unique_id}:{action.session}", "", dict(action.request), action.client_token)
+        self.outcomes.append(submit(submission, env.services, self._services(env)))
+
+    def after(self, event: dict[str, Any] | None, env: OfflineEnvironment) -> None:
+        """Admission after a delivered event that ends a tuning job, or after a sweep (``event`` None)."""
+        if self._queue is None:
+            return
+        status = ((event or {}).get("detail") or {}).get("HyperParameterTuningJobStatus")
+        if event is None or status in TUNING_TERMINAL:
+            self.outcomes.extend(admit_after_release(env.services, self._queue))

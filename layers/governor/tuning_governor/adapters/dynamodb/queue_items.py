@@ -1,0 +1,76 @@
+"""The queue's items, as values: one item per submitted request, built and read back the same way by
+both store adapters. Nothing here talks to AWS.
+
+| item            | pk                 | sk       | gsi1pk / gsi1sk (while it waits)                  |
+|-----------------|--------------------|----------|---------------------------------------------------|
+| queued request  | ``QUEUE#<job name>`` | ``META`` | ``QUEUE#waiting`` / ``<1000 - priority>#<enqueued>#<token>`` |
+
+Waiting requests in the queue's order are one Query on ``gsi1`` (priority, then FIFO: the sort key
+orders them); a finished request leaves the index (its gsi keys are removed). The request is kept as
+JSON text: DynamoDB would turn its floats into numbers of another type.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from tuning_governor.adapters.dynamodb.keys import iso
+from tuning_governor.models.queue import QueuedRequest
+
+WAITING = "QUEUE#waiting"
+META = "META"
+
+
+def request_pk(job_name: str) -> str:
+    return f"QUEUE#{job_name}"
+
+
+def waiting_sk(entry: QueuedRequest) -> str:
+    """Ascending order is the queue's order: higher priority first (priorities are -1000..1000), then
+    the earlier enqueued, then the token."""
+    return f"{1000 - entry.priority:04d}#{iso(entry.enqueued_at)}#{entry.client_token}"
+
+
+def request_item(entry: QueuedRequest) -> dict[str, Any]:
+    """The item of ``entry`` (waiting ones in the ``gsi1`` queue partition)."""
+    item: dict[str, Any] = {
+        "pk": request_pk(entry.job_name),
+        "sk": META,
+        "client_token": entry.client_token,
+        "team": entry.team,
+        "submitter": entry.submitter,
+        "owner": entry.owner,
+        "job_name": entry.job_name,
+        "request_json": json.dumps(entry.request, sort_keys=True, default=str),
+        "demand": dict(entry.demand),
+        "priority": entry.priority,
+        "enqueued_at": iso(entry.enqueued_at),
+        "state": entry.state,
+    }
+    if entry.wait_until is not None:
+        item["wait_until"] = iso(entry.wait_until)
+    if entry.waiting:
+        item |= {"gsi1pk": WAITING, "gsi1sk": waiting_sk(entry)}
+    return item
+
+
+def request_of(item: dict[str, Any]) -> QueuedRequest:
+    """The request an item holds (numbers come back as Decimal: made ints again)."""
+    return QueuedRequest(
+        client_token=str(item["client_token"]),
+        team=str(item["team"]),
+        submitter=str(item["submitter"]),
+        owner=item.get("owner"),
+        job_name=str(item["job_name"]),
+        request=json.loads(str(item["request_json"])),
+        demand={str(k): int(v) for k, v in dict(item.get("demand") or {}).items()},
+        priority=int(item.get("priority", 0)),
+        enqueued_at=datetime.fromisoformat(str(item["enqueued_at"])),
+        wait_until=datetime.fromisoformat(str(item["wait_until"])) if item.get("wait_until") else None,
+        state=item["state"],
+        reason=item.get("reason"),
+        claim_owner=item.get("claim_owner"),
+        claim_until=datetime.fromisoformat(str(item["claim_until"])) if item.get("claim_until") else None,
+    )

@@ -1,0 +1,165 @@
+"""The queue's use cases: a submission recorded (``submit``), and waiting requests admitted when they
+fit (``admit_waiting``), run on every submission and whenever capacity frees (a trial or job ends, the
+sweep). docs/queue.md has the design.
+
+Admission, per request the scheduler proposes: claim it (conditional, with a lease) -> check its
+execution roles against the team's policy -> reserve its capacity through the ledger (serialized with
+every arrival: ``governance.admission.reserve``) -> CreateHyperParameterTuningJob under its derived
+name -> mark it admitted -> report. A crash anywhere leaves the claim to lapse; the next pass finds the
+reservation held and Create answers "exists" for the name, so the job is created once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+
+from tuning_governor.app.queue_requests import Submission, build_entry, plans_of
+from tuning_governor.domain.capacity import Holder
+from tuning_governor.domain.job import iso_time
+from tuning_governor.domain.queue_reports import QueueEvent, queue_report
+from tuning_governor.domain.queue_schedule import Scheduler, fifo_schedule
+from tuning_governor.errors import RejectedEvent
+from tuning_governor.governance.admission import reserve
+from tuning_governor.governance.ports import EngineServices
+from tuning_governor.governance.reporting import deliver
+from tuning_governor.models.queue import QueuedRequest
+from tuning_governor.observability import logger, metrics
+from tuning_governor.policy import Policy
+from tuning_governor.ports.submissions import Principals, TuningJobLauncher
+
+#: Longer than the consumer's timeout: a claim lapses only once its owner cannot still be running.
+CLAIM_LEASE = timedelta(minutes=5)
+
+
+@dataclass
+class QueueServices:
+    """The submission path's own ports, beside the governor's services."""
+
+    launcher: TuningJobLauncher
+    principals: Principals
+    scheduler: Scheduler = field(default=fifo_schedule)
+
+
+def _report(
+    services: EngineServices, policy: Policy, entry: QueuedRequest, event: QueueEvent, reason: str, **kw: Any
+) -> None:
+    report = queue_report(entry, event, reason, **kw)
+    deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
+    metrics.add_metric(name=f"Queue{event.capitalize()}", unit=MetricUnit.Count, value=1)
+
+
+def submit(submission: Submission, services: EngineServices, queue: QueueServices) -> dict[str, Any]:
+    """Record a submission and admit what fits. A sender who is no listed submitter, or a request that
+    cannot be read, is refused (RejectedEvent, logged and counted: there is no owner to tell)."""
+    policy = services.policy()
+    entry = build_entry(submission, policy, queue.principals, services.clock())
+    stored, new = services.store.enqueue(entry)
+    unlisted = policy.passes_roles(stored.team, _roles(stored.request))
+    refusal = _unlisted_reason(stored, unlisted) if unlisted else None
+    if not stored.demand:
+        refusal = "the request names no instance type and count (TrainingJobDefinition(s).ResourceConfig)"
+    if new and refusal:
+        _refuse(services, policy, stored, refusal)
+        return {"outcome": "refused", "job_name": stored.job_name}
+    if new:
+        waiting = [e.job_name for e in services.store.waiting_requests()]
+        position = waiting.index(stored.job_name) + 1 if stored.job_name in waiting else len(waiting) + 1
+        _report(
+            services, policy, stored, "queued", f"Team {stored.team}, priority {stored.priority}.", position=position
+        )
+    outcomes = admit_waiting(services, queue)
+    return {"outcome": "queued" if new else "duplicate", "job_name": stored.job_name, "admitted": outcomes}
+
+
+def _limits(policy: Policy, services: EngineServices, types: set[str]) -> dict[str, int]:
+    """The account's limit per type (the lower of the policy's quota and the applied Service Quota)."""
+    out: dict[str, int] = {}
+    for itype in sorted(types):
+        quota = services.quotas.training_quota(itype) if services.quotas else None
+        limit = policy.effective_account_limit(itype, quota.value if quota else None)
+        if limit is not None:
+            out[itype] = limit
+    return out
+
+
+def _holdings(services: EngineServices, waiting: set[str]) -> list[Holder]:
+    """What holds instances, but not the reservations of waiting requests themselves (one whose
+    admission crashed after reserving is still waiting: counted twice, it would never fit again)."""
+    held = [h for h in services.store.read_ledger().holders() if h.key not in waiting]
+    return held + services.store.holders(tuning_jobs=False)
+
+
+def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[str, Any]]:
+    """One pass over the queue: expire requests past their wait, then admit, refuse or leave waiting
+    what the scheduler proposes, in its order. Safe to run concurrently (claims and the ledger decide)."""
+    policy, now = services.policy(), services.clock()
+    live: list[QueuedRequest] = []
+    for entry in services.store.waiting_requests():
+        if entry.state == "queued" and entry.wait_until is not None and now > entry.wait_until:
+            minutes = (entry.wait_until - entry.enqueued_at).total_seconds() / 60
+            if services.store.finish_request(entry.job_name, "expired", f"waited {minutes:g} minutes", now):
+                _report(services, policy, entry, "expired", f"Not admitted within {minutes:g} minutes.")
+            continue
+        live.append(entry)
+    shares = {team: dict(p.instances) for team, p in policy.teams.items() if p.instances}
+    capacity = _limits(policy, services, {t for e in live for t in e.demand})
+    by_name = {e.job_name: e for e in live}
+    outcomes: list[dict[str, Any]] = []
+    holdings = _holdings(services, {e.job_name.lower() for e in live})
+    for decision in queue.scheduler(live, holdings, shares, capacity):
+        entry = by_name[decision.job_name]
+        if decision.verdict == "refuse":
+            outcomes.append(_refuse(services, policy, entry, decision.reason))
+        elif decision.verdict == "admit":
+            outcomes.append(_admit(services, queue, policy, entry))
+    return outcomes
+
+
+def _refuse(services: EngineServices, policy: Policy, entry: QueuedRequest, reason: str) -> dict[str, Any]:
+    if services.store.finish_request(entry.job_name, "refused", reason, services.clock()):
+        _report(services, policy, entry, "refused", reason)
+    return {"job_name": entry.job_name, "outcome": "refused", "reason": reason}
+
+
+def _admit(services: EngineServices, queue: QueueServices, policy: Policy, entry: QueuedRequest) -> dict[str, Any]:
+    owner, now = uuid.uuid4().hex, services.clock()
+    if not services.store.claim_request(entry.job_name, owner, now, now + CLAIM_LEASE):
+        return {"job_name": entry.job_name, "outcome": "claimed-elsewhere"}
+    plans, slots = plans_of(entry.request)
+    unlisted = policy.passes_roles(entry.team, _roles(entry.request))
+    if unlisted:  # the policy may have changed since the submission
+        return _refuse(services, policy, entry, _unlisted_reason(entry, unlisted))
+    reservation, breaches = reserve(entry.job_name.lower(), entry.team, plans, slots, policy, services)
+    if reservation is None:
+        services.store.release_request(entry.job_name, owner)
+        return {"job_name": entry.job_name, "outcome": "waiting", "reason": "; ".join(breaches)}
+    try:
+        created = queue.launcher.create_tuning_job(entry.request)
+    except RejectedEvent as exc:
+        services.store.release_reservation(entry.job_name.lower(), iso_time(services.clock()))
+        return _refuse(services, policy, entry, exc.reason)
+    reason = f"created on {reservation.plan} ({'created' if created == 'created' else 'found created by an earlier attempt'})"
+    if services.store.finish_request(entry.job_name, "admitted", reason, services.clock()):
+        _report(services, policy, entry, "admitted", f"Tuning job {entry.job_name} {reason}.")
+    logger.info("queued request admitted", extra={"job": entry.job_name, "team": entry.team, "create": created})
+    return {"job_name": entry.job_name, "outcome": "admitted", "create": created}
+
+
+def _definitions(request: dict[str, Any]) -> list[dict[str, Any]]:
+    single = request.get("TrainingJobDefinition")
+    many = request.get("TrainingJobDefinitions") or []
+    return ([single] if isinstance(single, dict) else []) + [d for d in many if isinstance(d, dict)]
+
+
+def _roles(request: dict[str, Any]) -> list[str]:
+    """Every execution role the request would pass (a definition without one: ``"(none)"``, never listed)."""
+    return sorted({str(d.get("RoleArn") or "(none)") for d in _definitions(request)}) or ["(none)"]
+
+
+def _unlisted_reason(entry: QueuedRequest, unlisted: list[str]) -> str:
+    return f"execution role {', '.join(unlisted)} is not listed in teams.{entry.team}.execution_roles"

@@ -1,0 +1,87 @@
+"""The submission queue's consumer: a Lambda SQS event (a batch of submissions) recorded and admitted,
+and the entry other use cases call when capacity frees (``admit_after_release``).
+
+Each record is one submission: a record that cannot be read or whose sender is no listed submitter
+is dropped (logged and counted: retrying cannot help, there is nobody to tell); a transient failure
+(throttling, a contended ledger) leaves the record in the queue (``batchItemFailures``, the event
+source mapping's ReportBatchItemFailures), so SQS delivers it again and, after maxReceiveCount,
+moves it to the dead-letter queue.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import boto3
+from aws_lambda_powertools.metrics import MetricUnit
+from botocore.config import Config
+
+from tuning_governor.adapters.clients import deferred
+from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
+from tuning_governor.app.envelope import parse_event
+from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
+from tuning_governor.app.queue_requests import read_record
+from tuning_governor.domain.job import iso_time
+from tuning_governor.errors import Disposition, disposition
+from tuning_governor.governance.ports import EngineServices
+from tuning_governor.models.events import TuningJobStateChange
+from tuning_governor.models.sagemaker import TUNING_TERMINAL
+from tuning_governor.observability import logger, metrics
+
+
+@cache
+def default_queue_services() -> QueueServices:
+    """The submission path's adapters for Lambda, made on first use (IAM only when a sender is resolved)."""
+    retrying = Config(retries={"mode": "standard", "max_attempts": 5})
+    return QueueServices(
+        launcher=SageMakerLauncher(boto3.client("sagemaker", config=retrying)),
+        principals=IamPrincipals(deferred(lambda: boto3.client("iam", config=retrying))),
+    )
+
+
+def process_submissions(event: dict[str, Any], services: EngineServices, queue: QueueServices) -> dict[str, Any]:
+    """Every record of the batch submitted; the ids of those to be delivered again."""
+    failures: list[dict[str, str]] = []
+    for record in event.get("Records") or []:
+        try:
+            submit(read_record(record), services, queue)
+        except Exception as exc:
+            if disposition(exc) is Disposition.DROP:
+                logger.warning("submission dropped", extra={"message_id": record.get("messageId"), "reason": str(exc)})
+                metrics.add_metric(name="SubmissionsDropped", unit=MetricUnit.Count, value=1)
+                continue
+            logger.exception(
+                "submission failed; SQS will deliver it again", extra={"message_id": record.get("messageId")}
+            )
+            failures.append({"itemIdentifier": str(record.get("messageId"))})
+    return {"batchItemFailures": failures}
+
+
+def process_queue_event(event: dict[str, Any], services: EngineServices, queue: QueueServices) -> dict[str, Any]:
+    """The consumer's one entry: an SQS batch (submissions), or an EventBridge event saying capacity
+    may have freed (a tuning job or a trial ended, or the schedule: docs/queue.md, "When admission
+    runs"). For a tuning job's end, its reservation is released first, at its end in SageMaker's time
+    (idempotent: the tuning-events function releases it too, whichever comes first), so the queue
+    does not wait for that function to have run."""
+    if "Records" in event:
+        return process_submissions(event, services, queue)
+    detail = event.get("detail") or {}
+    name = detail.get("HyperParameterTuningJobName")
+    if name and detail.get("HyperParameterTuningJobStatus") in TUNING_TERMINAL:
+        job = parse_event(event, TuningJobStateChange)
+        ended = job.detail.end_time or job.detail.last_modified_time or job.time
+        services.store.release_reservation(job.detail.key, iso_time(ended))
+    return {"admitted": admit_waiting(services, queue)}
+
+
+def admit_after_release(services: EngineServices, queue: QueueServices | None = None) -> list[dict[str, Any]]:
+    """Capacity freed (a trial or a job ended, the sweep released reservations): admit what now fits.
+    Never raises: the caller's own step (recording an end, the sweep) must not fail for the queue;
+    a request left waiting is admitted by the next release, submission or sweep."""
+    try:
+        return admit_waiting(services, queue or default_queue_services())
+    except Exception:
+        logger.exception("queue admission after a release failed; the next release or sweep retries it")
+        metrics.add_metric(name="QueueAdmissionFailures", unit=MetricUnit.Count, value=1)
+        return []

@@ -1,0 +1,109 @@
+"""A submission read from its SQS record and made into a queue entry: the team and the submitter from
+what AWS says (``SenderId``), the request from the body, the governance tags the submitter may not set
+taken out (docs/queue.md, "Submission path")."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import ValidationError
+
+from tuning_governor.domain.capacity import AdmissionPlan
+from tuning_governor.errors import RejectedEvent
+from tuning_governor.models.queue import QueuedRequest, job_name_for
+from tuning_governor.models.tuning_job import TuningJob
+from tuning_governor.policy import Policy
+from tuning_governor.ports.submissions import Principals
+
+MAX_TOKEN = 128
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What the SQS record says: ``sender_id`` from SQS (``attributes.SenderId``), the rest from the body."""
+
+    sender_id: str
+    message_id: str
+    request: dict[str, Any]
+    client_token: str
+
+
+def read_record(record: dict[str, Any]) -> Submission:
+    """The submission in one record of a Lambda SQS event; RejectedEvent when it cannot be read."""
+    sender = str((record.get("attributes") or {}).get("SenderId") or "")
+    if not sender:
+        raise RejectedEvent("the SQS record has no SenderId")
+    try:
+        body = json.loads(record.get("body") or "")
+    except json.JSONDecodeError as exc:
+        raise RejectedEvent(f"the message body is not JSON: {exc.msg}") from None
+    if not isinstance(body, dict) or not isinstance(body.get("request"), dict):
+        raise RejectedEvent('the message body must be {"request": {...CreateHyperParameterTuningJob...}}')
+    token = str(body.get("client_token") or record.get("messageId") or "")
+    if not token or len(token) > MAX_TOKEN:
+        raise RejectedEvent(f"client_token must be 1 to {MAX_TOKEN} characters")
+    return Submission(sender, str(record.get("messageId") or ""), body["request"], token)
+
+
+def tuning_job_of(request: dict[str, Any]) -> TuningJob:
+    """The request read as SageMaker would describe the job (same field names), for its shape."""
+    try:
+        return TuningJob.model_validate(request | {"HyperParameterTuningJobStatus": "Pending"})
+    except ValidationError as exc:
+        raise RejectedEvent(
+            f"the request is not a CreateHyperParameterTuningJob request: {exc.errors()[0]['msg']}"
+        ) from None
+
+
+def plans_of(request: dict[str, Any]) -> tuple[list[AdmissionPlan], int]:
+    """The plans the job may run on (priority order) and its MaxParallelTrainingJobs."""
+    job = tuning_job_of(request)
+    return [AdmissionPlan.model_validate(option) for option in job.admission_options()], job.max_parallel
+
+
+def _governed_tags(tags: Any, policy: Policy, team: str, owner: str | None) -> list[dict[str, str]]:
+    """The request's tags with the team tag set to the submitter's team, the owner tag to the session,
+    and the exemption and budget tags (which only the platform team sets, docs/security.md) removed,
+    whatever their case: the governor creates the job with its own role, which the SCP does not bind."""
+    reserved = {policy.team_tag.casefold(), policy.exempt_tag.casefold(), policy.budget_tag.casefold(), "owner"}
+    kept = [t for t in (tags or []) if isinstance(t, dict) and str(t.get("Key", "")).casefold() not in reserved]
+    kept.append({"Key": policy.team_tag, "Value": team})
+    if owner:
+        kept.append({"Key": "owner", "Value": owner[:256]})
+    return kept
+
+
+def build_entry(submission: Submission, policy: Policy, principals: Principals, now: datetime) -> QueuedRequest:
+    """The queue entry of a submission; RejectedEvent (with the reason the owner is told) when the
+    sender is no listed submitter, or the request cannot be read."""
+    candidates = [arn for team in policy.teams.values() for arn in team.submitters]
+    submitter = principals.role_arn(submission.sender_id, candidates)
+    team = policy.submitter_team(submitter) if submitter else None
+    if submitter is None or team is None:
+        raise RejectedEvent(f"sender {submission.sender_id.split(':', 1)[0]} is not a listed submitter")
+    owner = submission.sender_id.split(":", 1)[1] if ":" in submission.sender_id else None
+    name = job_name_for(team, submission.client_token)
+    request = dict(submission.request) | {"HyperParameterTuningJobName": name}
+    request["Tags"] = _governed_tags(request.get("Tags"), policy, team, owner)
+    plans, _ = plans_of(request)
+    demand: dict[str, int] = {}
+    for market in (plans[0].on_demand, plans[0].spot) if plans else ():
+        for itype, count in market.items():
+            demand[itype] = demand.get(itype, 0) + count
+    team_policy = policy.teams[team]
+    wait = team_policy.max_wait_minutes
+    return QueuedRequest(
+        client_token=submission.client_token,
+        team=team,
+        submitter=submitter,
+        owner=owner,
+        job_name=name,
+        request=request,
+        demand=demand,
+        priority=team_policy.queue_priority,
+        enqueued_at=now,
+        wait_until=now + timedelta(minutes=wait) if wait else None,
+    )

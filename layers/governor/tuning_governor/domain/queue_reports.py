@@ -1,0 +1,39 @@
+"""Reports to a queued request's owner: queued (with its position), admitted, expired, refused. Pure."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from tuning_governor.domain.reports import Report, clean_owner
+from tuning_governor.domain.slack_text import escape_mrkdwn
+from tuning_governor.models.queue import QueuedRequest
+
+QueueEvent = Literal["queued", "admitted", "expired", "refused"]
+_HEADLINES = {
+    "queued": "queued, position {position}",
+    "admitted": "admitted: the tuning job was created",
+    "expired": "expired: not admitted within its maximum wait",
+    "refused": "refused",
+}
+
+
+def queue_report(entry: QueuedRequest, event: QueueEvent, reason: str, *, position: int | None = None) -> Report:
+    """One report on ``entry``: its job name, team, what happened and why (``reason``)."""
+    headline = _HEADLINES[event].format(position=position)
+    subject = f"[tuning-governor] {entry.job_name} ({entry.team}): {headline}"[:100]
+    text = f"{entry.job_name} for team {entry.team}, submitted by {entry.submitter}: {headline}. {reason}"
+    attributes = {"kind": f"queue-{event}", "team": entry.team}
+    owner = clean_owner(entry.owner)
+    if owner:
+        attributes["owner"] = owner
+    block = {"type": "section", "text": {"type": "mrkdwn", "text": escape_mrkdwn(text)[:3000]}}
+    return Report(
+        kind=f"queue-{event}",
+        job_key=entry.job_name.lower(),
+        subject=subject,
+        text=text,
+        attributes=attributes,
+        blocks=[block],
+        team=entry.team,
+        owner=owner,
+    )

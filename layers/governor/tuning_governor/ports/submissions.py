@@ -1,0 +1,29 @@
+"""The submission path's ports: who sent a message (IAM), and creating the tuning job (SageMaker).
+
+Adapters: :mod:`tuning_governor.adapters.submissions` (boto3: IAM GetRole, SageMaker
+CreateHyperParameterTuningJob; in Lambda and on moto with the AMT stand-in).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+CreateResult = Literal["created", "exists"]
+
+
+class Principals(Protocol):
+    def role_arn(self, sender_id: str, candidates: Iterable[str]) -> str | None:
+        """The ARN among ``candidates`` (role ARNs) of the role whose unique id (``AROA...``) is
+        ``sender_id``'s part before ``:`` (SQS's SenderId for a role session); None when none is."""
+        ...
+
+
+class TuningJobLauncher(Protocol):
+    def create_tuning_job(self, request: dict[str, Any]) -> CreateResult:
+        """CreateHyperParameterTuningJob; ``"exists"`` when a job of that name exists already (a retried
+        creation: the name is derived from the submission). SageMaker refusing the request raises
+        ``RejectedEvent`` with its reason; throttling ``TransientError``."""
+        ...
