@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from governor_sim.memory.table import MemoryTable, stored
@@ -54,7 +55,9 @@ class QueueItems(MemoryTable):
             self._update(item["pk"], META, back)
             return True
 
-    def finish_request(self, job_name: str, state: QueueState, reason: str, now: datetime) -> bool:
+    def finish_request(
+        self, job_name: str, state: QueueState, reason: str, now: datetime, borrowed: Mapping[str, int] | None = None
+    ) -> bool:
         with self._lock:
             item = self._get(request_pk(job_name), META)
             if item is None or item["state"] not in {"queued", "admitting"}:
@@ -64,6 +67,8 @@ class QueueItems(MemoryTable):
                 for name in ("gsi1pk", "gsi1sk", "claim_owner", "claim_until"):
                     held.pop(name, None)
                 held.update(stored({"state": state, "reason": reason, "finished_at": now}))
+                if borrowed:
+                    held["borrowed"] = dict(borrowed)
 
             self._update(item["pk"], META, finish)
             return True

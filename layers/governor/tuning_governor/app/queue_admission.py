@@ -19,10 +19,11 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.queue_requests import Submission, build_entry, plans_of
+from tuning_governor.app.queue_shares import decide_on_shares, preempt, with_parallel
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.job import iso_time
 from tuning_governor.domain.queue_reports import QueueEvent, queue_report
-from tuning_governor.domain.queue_schedule import Scheduler, fifo_schedule
+from tuning_governor.domain.queue_schedule import QueueDecision, Scheduler, fifo_schedule
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.governance.admission import reserve
 from tuning_governor.governance.ports import EngineServices
@@ -107,16 +108,24 @@ def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[s
             continue
         live.append(entry)
     shares = {team: dict(p.instances) for team, p in policy.teams.items() if p.instances}
-    capacity = _limits(policy, services, {t for e in live for t in e.demand})
+    terms = policy.shares()
+    capacity = _limits(
+        policy, services, {t for e in live for t in e.demand} | {t for s in terms.values() for t in s.capacity}
+    )
     by_name = {e.job_name: e for e in live}
     outcomes: list[dict[str, Any]] = []
     holdings = _holdings(services, {e.job_name.lower() for e in live})
-    for decision in queue.scheduler(live, holdings, shares, capacity):
-        entry = by_name[decision.job_name]
-        if decision.verdict == "refuse":
-            outcomes.append(_refuse(services, policy, entry, decision.reason))
+    if terms:  # the shares core (docs/queue.md, "Integration: the queue on the shares core")
+        decisions = decide_on_shares(services, policy, live, holdings, capacity, now)
+    else:
+        decisions = queue.scheduler(live, holdings, shares, capacity)
+    for decision in decisions:
+        if decision.verdict == "preempt":
+            outcomes.append(preempt(services, policy, decision))
+        elif decision.verdict == "refuse":
+            outcomes.append(_refuse(services, policy, by_name[decision.job_name], decision.reason))
         elif decision.verdict == "admit":
-            outcomes.append(_admit(services, queue, policy, entry))
+            outcomes.append(_admit(services, queue, policy, by_name[decision.job_name], decision))
     return outcomes
 
 
@@ -126,11 +135,14 @@ def _refuse(services: EngineServices, policy: Policy, entry: QueuedRequest, reas
     return {"job_name": entry.job_name, "outcome": "refused", "reason": reason}
 
 
-def _admit(services: EngineServices, queue: QueueServices, policy: Policy, entry: QueuedRequest) -> dict[str, Any]:
+def _admit(
+    services: EngineServices, queue: QueueServices, policy: Policy, entry: QueuedRequest, decision: QueueDecision
+) -> dict[str, Any]:
     owner, now = uuid.uuid4().hex, services.clock()
     if not services.store.claim_request(entry.job_name, owner, now, now + CLAIM_LEASE):
         return {"job_name": entry.job_name, "outcome": "claimed-elsewhere"}
-    plans, slots = plans_of(entry.request)
+    request = with_parallel(entry.request, decision.max_parallel)
+    plans, slots = plans_of(request)
     unlisted = policy.passes_roles(entry.team, _roles(entry.request))
     if unlisted:  # the policy may have changed since the submission
         return _refuse(services, policy, entry, _unlisted_reason(entry, unlisted))
@@ -139,12 +151,14 @@ def _admit(services: EngineServices, queue: QueueServices, policy: Policy, entry
         services.store.release_request(entry.job_name, owner)
         return {"job_name": entry.job_name, "outcome": "waiting", "reason": "; ".join(breaches)}
     try:
-        created = queue.launcher.create_tuning_job(entry.request)
+        created = queue.launcher.create_tuning_job(request)
     except RejectedEvent as exc:
         services.store.release_reservation(entry.job_name.lower(), iso_time(services.clock()))
         return _refuse(services, policy, entry, exc.reason)
     reason = f"created on {reservation.plan} ({'created' if created == 'created' else 'found created by an earlier attempt'})"
-    if services.store.finish_request(entry.job_name, "admitted", reason, services.clock()):
+    if decision.reason.startswith("admitted"):  # the shares core's: on its share, borrowing, fitted
+        reason += f"; {decision.reason}"
+    if services.store.finish_request(entry.job_name, "admitted", reason, services.clock(), decision.borrowed):
         _report(services, policy, entry, "admitted", f"Tuning job {entry.job_name} {reason}.")
     logger.info("queued request admitted", extra={"job": entry.job_name, "team": entry.team, "create": created})
     return {"job_name": entry.job_name, "outcome": "admitted", "create": created}

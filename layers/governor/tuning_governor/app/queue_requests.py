@@ -29,6 +29,8 @@ class Submission:
     message_id: str
     request: dict[str, Any]
     client_token: str
+    fit_to_share: bool = False
+    """The submitter's consent to a lower MaxParallelTrainingJobs rather than waiting."""
 
 
 def read_record(record: dict[str, Any]) -> Submission:
@@ -45,7 +47,10 @@ def read_record(record: dict[str, Any]) -> Submission:
     token = str(body.get("client_token") or record.get("messageId") or "")
     if not token or len(token) > MAX_TOKEN:
         raise RejectedEvent(f"client_token must be 1 to {MAX_TOKEN} characters")
-    return Submission(sender, str(record.get("messageId") or ""), body["request"], token)
+    fit = body.get("fit_to_share", False)
+    if not isinstance(fit, bool):
+        raise RejectedEvent("fit_to_share must be true or false")
+    return Submission(sender, str(record.get("messageId") or ""), body["request"], token, fit)
 
 
 def tuning_job_of(request: dict[str, Any]) -> TuningJob:
@@ -105,5 +110,6 @@ def build_entry(submission: Submission, policy: Policy, principals: Principals, 
         demand=demand,
         priority=team_policy.queue_priority,
         enqueued_at=now,
+        fit_to_share=submission.fit_to_share,
         wait_until=now + timedelta(minutes=wait) if wait else None,
     )

@@ -8,12 +8,13 @@ from tuning_governor.domain.reports import Report, clean_owner
 from tuning_governor.domain.slack_text import escape_mrkdwn
 from tuning_governor.models.queue import QueuedRequest
 
-QueueEvent = Literal["queued", "admitted", "expired", "refused"]
+QueueEvent = Literal["queued", "admitted", "expired", "refused", "preempted"]
 _HEADLINES = {
     "queued": "queued, position {position}",
     "admitted": "admitted: the tuning job was created",
     "expired": "expired: not admitted within its maximum wait",
     "refused": "refused",
+    "preempted": "preempted: stopped to give a lender its share back",
 }
 
 

@@ -16,13 +16,13 @@ small ones behind it (within a team blocked only by its own share, other teams g
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from tuning_governor.domain.capacity import Holder, total
 from tuning_governor.models.queue import QueuedRequest
 
-Verdict = Literal["admit", "wait", "refuse"]
+Verdict = Literal["admit", "wait", "refuse", "preempt"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,12 @@ class QueueDecision:
     job_name: str
     verdict: Verdict
     reason: str
+    max_parallel: int | None = None
+    """admit: create the job with this MaxParallelTrainingJobs (fit to share); None = as asked."""
+    borrowed: Mapping[str, int] = field(default_factory=dict)
+    """admit: instances per type beyond the team's share, recorded on the request."""
+    for_key: str | None = None
+    """preempt (``job_name`` is a running job): the waiting request the stop makes room for."""
 
 
 class Scheduler(Protocol):

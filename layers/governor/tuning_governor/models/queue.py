@@ -53,6 +53,12 @@ class QueuedRequest(BaseModel):
     state: QueueState = "queued"
     reason: str | None = None
     """Why it was refused or expired; what it was admitted with."""
+    fit_to_share: bool = False
+    """The submitter's consent (``"fit_to_share": true`` in the message) to be admitted with a lower
+    MaxParallelTrainingJobs when the asked one would wait (issue 20 item 4)."""
+    borrowed: dict[str, int] = Field(default_factory=dict)
+    """Admitted: the instances per type it was admitted with beyond its team's share (the shares
+    core's ``Decision.borrowed``), so a later pass finds the borrowers to reclaim from."""
     claim_owner: str | None = None
     claim_until: datetime | None = None
 

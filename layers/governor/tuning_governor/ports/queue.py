@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from datetime import datetime
 
     from tuning_governor.models.queue import QueuedRequest, QueueState
@@ -34,7 +35,10 @@ class QueueStore(Protocol):
         """Back to ``queued`` (keeping its place) when ``owner`` holds its claim; False otherwise."""
         ...
 
-    def finish_request(self, job_name: str, state: QueueState, reason: str, now: datetime) -> bool:
-        """Move a waiting request to ``state`` (admitted, expired or refused) with ``reason``; False when
-        it no longer waits (another admission finished it first)."""
+    def finish_request(
+        self, job_name: str, state: QueueState, reason: str, now: datetime, borrowed: Mapping[str, int] | None = None
+    ) -> bool:
+        """Move a waiting request to ``state`` (admitted, expired or refused) with ``reason`` (and, when
+        admitted beyond its team's share, what it ``borrowed``); False when it no longer waits (another
+        admission finished it first)."""
         ...

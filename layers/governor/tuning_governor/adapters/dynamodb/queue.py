@@ -6,7 +6,9 @@ conditional UpdateItem on the request's item, so two admissions never both claim
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from tuning_governor.adapters.dynamodb.keys import iso
 from tuning_governor.adapters.dynamodb.queue_items import META, WAITING, request_item, request_of, request_pk
@@ -69,18 +71,28 @@ class QueueTable(Table):
             ExpressionAttributeValues=marshal({":admitting": "admitting", ":queued": "queued", ":owner": owner}),
         )
 
-    def finish_request(self, job_name: str, state: QueueState, reason: str, now: datetime) -> bool:
+    def finish_request(
+        self, job_name: str, state: QueueState, reason: str, now: datetime, borrowed: Mapping[str, int] | None = None
+    ) -> bool:
+        values: dict[str, Any] = {
+            ":state": state,
+            ":reason": reason,
+            ":now": iso(now),
+            ":queued": "queued",
+            ":admitting": "admitting",
+        }
+        extra = ", borrowed = :borrowed" if borrowed else ""
+        if borrowed:
+            values[":borrowed"] = dict(borrowed)
         return self._conditional(
             self._client.update_item,
             TableName=self._table,
             Key=marshal({"pk": request_pk(job_name), "sk": META}),
-            UpdateExpression="SET #s = :state, reason = :reason, finished_at = :now "
+            UpdateExpression=f"SET #s = :state, reason = :reason, finished_at = :now{extra} "
             "REMOVE gsi1pk, gsi1sk, claim_owner, claim_until",
             ConditionExpression="#s IN (:queued, :admitting)",
             ExpressionAttributeNames={"#s": "state"},
-            ExpressionAttributeValues=marshal(
-                {":state": state, ":reason": reason, ":now": iso(now), ":queued": "queued", ":admitting": "admitting"}
-            ),
+            ExpressionAttributeValues=marshal(values),
         )
 
 

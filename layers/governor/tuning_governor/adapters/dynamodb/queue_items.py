@@ -49,6 +49,8 @@ def request_item(entry: QueuedRequest) -> dict[str, Any]:
         "enqueued_at": iso(entry.enqueued_at),
         "state": entry.state,
     }
+    if entry.fit_to_share:
+        item["fit_to_share"] = True
     if entry.wait_until is not None:
         item["wait_until"] = iso(entry.wait_until)
     if entry.waiting:
@@ -71,6 +73,8 @@ def request_of(item: dict[str, Any]) -> QueuedRequest:
         wait_until=datetime.fromisoformat(str(item["wait_until"])) if item.get("wait_until") else None,
         state=item["state"],
         reason=item.get("reason"),
+        fit_to_share=bool(item.get("fit_to_share", False)),
+        borrowed={str(k): int(v) for k, v in dict(item.get("borrowed") or {}).items()},
         claim_owner=item.get("claim_owner"),
         claim_until=datetime.fromisoformat(str(item["claim_until"])) if item.get("claim_until") else None,
     )

@@ -1,0 +1,90 @@
+"""The admission loop's shares path (docs/queue.md, "Integration: the queue on the shares core"):
+when the policy gives any team a ``share``, waiting requests are decided by the shares core
+(``domain.queue_on_shares``), admissions record what they borrowed, and a preemption the core asks for
+(only ever of a team whose share says ``preemption: allowed``) is a stop through the governor's stop
+path (``governance.actions.enforce``: monitor mode and the exemption tag apply), reported to the
+stopped job's owner when it came from the queue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from tuning_governor.domain.capacity import Holder
+from tuning_governor.domain.queue_on_shares import shares_schedule
+from tuning_governor.domain.queue_reports import queue_report
+from tuning_governor.domain.queue_schedule import QueueDecision
+from tuning_governor.governance.actions import enforce
+from tuning_governor.governance.ports import EngineServices
+from tuning_governor.governance.reporting import deliver
+from tuning_governor.models.decisions import Decision
+from tuning_governor.models.queue import QueuedRequest
+from tuning_governor.observability import logger
+from tuning_governor.policy import Policy
+
+PREEMPT_RULE = "queue-preempt"
+
+
+def recorded_borrowing(
+    services: EngineServices, holders: Sequence[Holder], teams: set[str]
+) -> dict[str, dict[str, int]]:
+    """What each queued-and-admitted job of a team with a share recorded as borrowed, by holder key."""
+    out: dict[str, dict[str, int]] = {}
+    for holder in holders:
+        if holder.kind != "tuning-job" or holder.team not in teams:
+            continue
+        entry = services.store.get_request(holder.key)
+        if entry is not None and entry.borrowed:
+            out[holder.key] = dict(entry.borrowed)
+    return out
+
+
+def decide_on_shares(
+    services: EngineServices,
+    policy: Policy,
+    live: Sequence[QueuedRequest],
+    holders: Sequence[Holder],
+    capacity: Mapping[str, int],
+    now: datetime,
+) -> list[QueueDecision]:
+    """The shares core's decisions on the waiting requests."""
+    terms = policy.shares()
+    borrowed = recorded_borrowing(services, holders, set(terms))
+    return shares_schedule(live, holders, terms, capacity, now, borrowed)
+
+
+def with_parallel(request: dict[str, Any], parallel: int | None) -> dict[str, Any]:
+    """The request with MaxParallelTrainingJobs lowered to ``parallel`` (None: as asked)."""
+    if parallel is None:
+        return request
+    limits = dict(request.get("ResourceLimits") or {}) | {"MaxParallelTrainingJobs": parallel}
+    return request | {"ResourceLimits": limits}
+
+
+def _tags(entry: QueuedRequest | None) -> dict[str, str]:
+    tags = entry.request.get("Tags") if entry is not None else None
+    return {str(t.get("Key")): str(t.get("Value")) for t in tags or [] if isinstance(t, dict)}
+
+
+def preempt(services: EngineServices, policy: Policy, decision: QueueDecision) -> dict[str, Any]:
+    """Stop the borrowing job ``decision.job_name`` to give a lender its share back, and tell its owner."""
+    entry = services.store.get_request(decision.job_name)
+    name = entry.job_name if entry is not None else decision.job_name
+    stop = Decision(
+        rule=PREEMPT_RULE,
+        verdict="enforced",
+        job_key=decision.job_name,
+        job_name=name,
+        team=entry.team if entry is not None else None,
+        message=decision.reason,
+        numbers={"for": decision.for_key},
+        at=services.clock(),
+    )
+    action, detail = enforce(stop, _tags(entry), policy, services)
+    logger.info("queue preemption", extra={"job": name, "for": decision.for_key, "action": action})
+    if entry is not None:
+        text = f"Preempted ({action}: {detail}) to give capacity back to {decision.for_key}: {decision.reason}."
+        report = queue_report(entry, "preempted", text)
+        deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
+    return {"job_name": name, "outcome": "preempted", "action": action, "for": decision.for_key}
