@@ -74,3 +74,76 @@ def test_a_request_above_what_its_team_can_ever_hold_is_refused_with_the_reason(
     assert out["outcome"] == "queued" and out["admitted"][0]["outcome"] == "refused"
     assert "above the 4 team cv can ever hold" in out["admitted"][0]["reason"]
     assert created_jobs(world) == []
+
+
+@pytest.fixture
+def lending_world(world: World) -> tuple[World, QueueServices, dict[str, str]]:
+    """A quota of 8 ml.p3.2xlarge: nlp lends a share of 4; cv may borrow beyond its share of 2, and
+    its borrowing jobs may be preempted; the pool is the other 2."""
+    world.amt.set_applied_quota(P3, 8)
+    iam = boto3.client("iam", region_name=REGION)
+    nlp_arn, nlp_id = _role(iam, "nlp-submit")
+    cv_arn, cv_id = _role(iam, "cv-submit")
+    policy = parse_policy(
+        f"""
+mode: enforce
+quotas: {{{P3}: 8}}
+teams:
+  nlp:
+    submitters: ["{nlp_arn}"]
+    execution_roles: ["{ROLE_ARN}"]
+    share: {{capacity_limits: {{{P3}: 4}}, resource_sharing: LEND}}
+  cv:
+    submitters: ["{cv_arn}"]
+    execution_roles: ["{CV_EXEC}"]
+    share: {{capacity_limits: {{{P3}: 2}}, resource_sharing: LEND_AND_BORROW, preemption: allowed}}
+""",
+        "test",
+    )
+    world.env.services.policy = lambda: policy
+    queue = QueueServices(launcher=SageMakerLauncher(world.env.sagemaker), principals=IamPrincipals(iam))
+    return world, queue, {"nlp": nlp_id, "cv": cv_id}
+
+
+def _status(world: World, name: str) -> str:
+    job = world.env.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
+    return str(job["HyperParameterTuningJobStatus"])
+
+
+def test_a_borrower_is_recorded_and_stopped_when_the_lender_wants_its_share_back(lending_world: Any) -> None:
+    world, queue, ids = lending_world
+    services = world.env.services
+    cv_job = job_name_for("cv", "cv-1")
+    # Given cv runs 6 instances: its share of 2, and 4 borrowed from the pool and nlp's idle share
+    submit(
+        read_record(record(f"{ids['cv']}:bo", request(parallel=6, team="cv", role=CV_EXEC), "cv-1")), services, queue
+    )
+    assert created_jobs(world) == [cv_job]
+    stored = services.store.get_request(cv_job)
+    assert stored is not None and stored.borrowed == {P3: 4}
+    # When nlp asks for its share of 4 (2 are free)
+    out = submit(read_record(record(f"{ids['nlp']}:ana", request(parallel=4), "nlp-1")), services, queue)
+    # Then cv's borrowing job is stopped on the stand-in and its owner told; nlp's request waits for it
+    assert [o["outcome"] for o in out["admitted"]] == ["preempted"]
+    assert _status(world, cv_job) in {"Stopping", "Stopped"}
+    assert any("preempted" in t and cv_job in t for t in slack_texts(world))
+    assert created_jobs(world) == [cv_job]
+
+
+def test_with_consent_a_request_is_created_now_with_the_parallelism_that_fits(lending_world: Any) -> None:
+    world, queue, ids = lending_world
+    services = world.env.services
+    # Given nlp holds its whole share (4 of 8)
+    submit(read_record(record(f"{ids['nlp']}:ana", request(parallel=4), "nlp-1")), services, queue)
+    # When cv asks for 6 and consents to fit
+    body = {"fit_to_share": True}
+    submit(
+        read_record(record(f"{ids['cv']}:bo", request(parallel=6, team="cv", role=CV_EXEC), "cv-1", body)),
+        services,
+        queue,
+    )
+    # Then its job is created now with MaxParallel 4 (its share of 2 and the pool's 2), and it is told so
+    cv_job = job_name_for("cv", "cv-1")
+    job = world.env.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=cv_job)
+    assert job["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxParallelTrainingJobs"] == 4
+    assert any("MaxParallel 6 -&gt; 4 to fit" in t for t in slack_texts(world))  # ">" escaped for Slack

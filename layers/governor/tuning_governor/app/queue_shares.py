@@ -55,11 +55,12 @@ def decide_on_shares(
 
 
 def with_parallel(request: dict[str, Any], parallel: int | None) -> dict[str, Any]:
-    """The request with MaxParallelTrainingJobs lowered to ``parallel`` (None: as asked)."""
+    """The request with HyperParameterTuningJobConfig.ResourceLimits.MaxParallelTrainingJobs lowered to ``parallel`` (None: as asked)."""
     if parallel is None:
         return request
-    limits = dict(request.get("ResourceLimits") or {}) | {"MaxParallelTrainingJobs": parallel}
-    return request | {"ResourceLimits": limits}
+    config = dict(request.get("HyperParameterTuningJobConfig") or {})
+    config["ResourceLimits"] = dict(config.get("ResourceLimits") or {}) | {"MaxParallelTrainingJobs": parallel}
+    return request | {"HyperParameterTuningJobConfig": config}
 
 
 def _tags(entry: QueuedRequest | None) -> dict[str, str]:

@@ -35,7 +35,9 @@ _VERDICT: dict[str, Verdict] = {
 
 
 def max_parallel_of(request: Mapping[str, object]) -> int:
-    limits = request.get("ResourceLimits")
+    """The request's HyperParameterTuningJobConfig.ResourceLimits.MaxParallelTrainingJobs (1 if unset)."""
+    config = request.get("HyperParameterTuningJobConfig")
+    limits = config.get("ResourceLimits") if isinstance(config, dict) else None
     value = limits.get("MaxParallelTrainingJobs") if isinstance(limits, dict) else None
     return value if isinstance(value, int) and value > 0 else 1
 
