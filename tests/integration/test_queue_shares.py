@@ -147,3 +147,29 @@ def test_with_consent_a_request_is_created_now_with_the_parallelism_that_fits(le
     job = world.env.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=cv_job)
     assert job["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxParallelTrainingJobs"] == 4
     assert any("MaxParallel 6 -&gt; 4 to fit" in t for t in slack_texts(world))  # ">" escaped for Slack
+
+
+def test_a_share_priority_still_orders_the_teams_requests_and_validation_says_to_rename_it(world: World) -> None:
+    world.amt.set_applied_quota(P3, 8)
+    iam = boto3.client("iam", region_name=REGION)
+    nlp_arn, nlp_id = _role(iam, "nlp-submit")
+    policy = parse_policy(
+        f"""
+mode: enforce
+quotas: {{{P3}: 8}}
+teams:
+  nlp:
+    submitters: ["{nlp_arn}"]
+    execution_roles: ["{ROLE_ARN}"]
+    share: {{capacity_limits: {{{P3}: 4}}, priority: 7}}
+""",
+        "test",
+    )
+    world.env.services.policy = lambda: policy
+    queue = QueueServices(launcher=SageMakerLauncher(world.env.sagemaker), principals=IamPrincipals(iam))
+    name = submit(read_record(record(f"{nlp_id}:ana", request(parallel=4), "nlp-1")), world.env.services, queue)[
+        "job_name"
+    ]
+    stored = world.env.services.store.get_request(name)
+    assert stored is not None and stored.priority == 7
+    assert any("teams.nlp.share.priority is deprecated" in w and "queue_priority" in w for w in policy.warnings())

@@ -43,6 +43,10 @@ OverCapacity = Literal["stop", "requeue"]
 
 DEFAULT_BUDGET_TAG = "governance:budget-usd"
 DEPRECATED_KEYS = frozenset({"budget_usd"})  # under defaults and teams.<team>: now job_budget_usd
+_DEPRECATED_SHARE_PRIORITY = (
+    "{path}.share.priority is deprecated: move it to {path}.queue_priority (one priority for the team's"
+    " queued requests, with or without a share); it is read as queue_priority while that is unset"
+)
 _DEPRECATED_BUDGET = (
     "{old} is deprecated: rename it to {new} (a budget per tuning job; teams.<team>.monthly_budget_usd is"
     " a team's budget for the month); the old name is read until the next release"
@@ -126,9 +130,18 @@ class TeamPolicy(_PolicyModel):
     """The IAM roles (ARNs) whose members submit the team's requests to the queue (docs/queue.md): a
     submission is the team's when SQS says one of them sent it (``SenderId``), whatever it says."""
     queue_priority: Annotated[int, Field(ge=-1000, le=1000, strict=True)] = 0
-    """The team's requests' priority in the queue (higher first; FIFO within one priority)."""
+    """The team's requests' priority in the queue (higher first; FIFO within one priority). The one
+    priority key: ``share.priority`` is its deprecated alias (docs/queue.md, "Integration")."""
     max_wait_minutes: Minutes = 0.0
     """A queued request not admitted within this many minutes is expired and reported (0 = no limit)."""
+
+    def request_priority(self) -> int:
+        """The priority the team's queued requests get: ``queue_priority``; unset, the deprecated
+        ``share.priority`` when that is set; else 0."""
+        legacy = self.share is not None and "priority" in self.share.model_fields_set
+        if legacy and self.share is not None and "queue_priority" not in self.model_fields_set:
+            return self.share.priority
+        return self.queue_priority
 
     @model_validator(mode="after")
     def _one_name_per_budget(self) -> TeamPolicy:
@@ -339,6 +352,9 @@ class Policy(_PolicyModel):
             if team.budget_usd is not None:
                 path = render_path(("teams", name))
                 found.append(_DEPRECATED_BUDGET.format(old=f"{path}.budget_usd", new=f"{path}.job_budget_usd"))
+            if team.share is not None and "priority" in team.share.model_fields_set:
+                path = render_path(("teams", name))
+                found.append(_DEPRECATED_SHARE_PRIORITY.format(path=path))
         return found
 
     def team_limit(self, team: str | None, instance_type: str) -> int | None:

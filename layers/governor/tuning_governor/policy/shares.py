@@ -6,7 +6,7 @@
           capacity_limits: {ml.g5.xlarge: 8}   # 1 to 5 instance types, as Batch's capacity limits
           resource_sharing: LEND_AND_BORROW    # RESERVE (default) | LEND | LEND_AND_BORROW
           borrow_limit: 100                    # percent of the share per type; -1 = unlimited (default)
-          priority: 10                         # default scheduling priority of the team's requests
+          priority: 10                         # deprecated: use teams.<t>.queue_priority
           preemption: allowed                  # never (default): borrowing jobs are only waited out
 
 docs/queue.md ("Shares, lending and borrowing") gives the rules; ``domain.shares`` applies them.
@@ -39,7 +39,8 @@ class Share(BaseModel):
     """Most a LEND_AND_BORROW share may borrow, in percent of its capacity limit per type (200 = twice
     the share); -1 or absent = unlimited, as Batch's default. Only for LEND_AND_BORROW."""
     priority: Annotated[int, Field(ge=0, le=MAX_PRIORITY, strict=True)] = 0
-    """Scheduling priority of the team's requests (higher first within the team); 0 to 1000."""
+    """Deprecated alias of ``teams.<t>.queue_priority`` (read as it while that is unset; validation
+    warns): the scheduling priority of the team's requests (higher first within the team); 0 to 1000."""
     preemption: Literal["allowed", "never"] = "never"
     """allowed: the team's jobs running on borrowed capacity may be stopped (fewest completed trials
     first) to give a lender its share back; never: they are waited out."""
