@@ -100,3 +100,12 @@ def test_of_many_concurrent_claims_exactly_one_wins(store: Store) -> None:
     for t in threads:
         t.join()
     assert len(wins) == 1
+
+
+def test_an_admission_records_what_it_borrowed_and_the_consent_to_fit(store: Store) -> None:
+    consenting = entry("fit").model_copy(update={"fit_to_share": True})
+    name = store.enqueue(consenting)[0].job_name
+    assert store.finish_request(name, "admitted", "borrowing 2 ml.p3.2xlarge", T0, {"ml.p3.2xlarge": 2})
+    stored = store.get_request(name)
+    assert stored is not None
+    assert (stored.state, stored.borrowed, stored.fit_to_share) == ("admitted", {"ml.p3.2xlarge": 2}, True)
