@@ -9,7 +9,7 @@ from botocore.exceptions import ClientError
 
 from tuning_governor.adapters.sagemaker import TRANSIENT
 from tuning_governor.errors import RejectedEvent, TransientError
-from tuning_governor.ports.submissions import CreateResult, Principals, TuningJobLauncher
+from tuning_governor.ports.submissions import CreateResult, Principals, StoppedJobs, TuningJobLauncher
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker import SageMakerClient
@@ -66,7 +66,18 @@ class SageMakerLauncher:
             ) from exc
         return "created"
 
+    def describe_for_resume(self, name: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """The stopped job's Describe and tags (``ports.submissions.StoppedJobs``)."""
+        describe = dict(self._client.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name))
+        describe.pop("ResponseMetadata", None)
+        arn = str(describe["HyperParameterTuningJobArn"])
+        tags: dict[str, str] = {}
+        for page in self._client.get_paginator("list_tags").paginate(ResourceArn=arn):
+            tags |= {t["Key"]: t["Value"] for t in page.get("Tags", [])}
+        return describe, tags
+
 
 # mypy checks that the adapters implement their ports.
 _PRINCIPALS: type[Principals] = IamPrincipals
 _LAUNCHER: type[TuningJobLauncher] = SageMakerLauncher
+_STOPPED: type[StoppedJobs] = SageMakerLauncher

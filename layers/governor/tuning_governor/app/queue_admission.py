@@ -31,7 +31,7 @@ from tuning_governor.governance.reporting import deliver
 from tuning_governor.models.queue import QueuedRequest
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
-from tuning_governor.ports.submissions import Principals, TuningJobLauncher
+from tuning_governor.ports.submissions import Principals, StoppedJobs, TuningJobLauncher
 
 #: Longer than the consumer's timeout: a claim lapses only once its owner cannot still be running.
 CLAIM_LEASE = timedelta(minutes=5)
@@ -44,9 +44,11 @@ class QueueServices:
     launcher: TuningJobLauncher
     principals: Principals
     scheduler: Scheduler = field(default=fifo_schedule)
+    stopped_jobs: StoppedJobs | None = None
+    """Reads a stopped job for ``on_over_capacity: requeue`` (None: nothing is requeued)."""
 
 
-def _report(
+def report_event(
     services: EngineServices, policy: Policy, entry: QueuedRequest, event: QueueEvent, reason: str, **kw: Any
 ) -> None:
     report = queue_report(entry, event, reason, **kw)
@@ -70,7 +72,7 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
     if new:
         waiting = [e.job_name for e in services.store.waiting_requests()]
         position = waiting.index(stored.job_name) + 1 if stored.job_name in waiting else len(waiting) + 1
-        _report(
+        report_event(
             services, policy, stored, "queued", f"Team {stored.team}, priority {stored.priority}.", position=position
         )
     outcomes = admit_waiting(services, queue)
@@ -104,7 +106,7 @@ def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[s
         if entry.state == "queued" and entry.wait_until is not None and now > entry.wait_until:
             minutes = (entry.wait_until - entry.enqueued_at).total_seconds() / 60
             if services.store.finish_request(entry.job_name, "expired", f"waited {minutes:g} minutes", now):
-                _report(services, policy, entry, "expired", f"Not admitted within {minutes:g} minutes.")
+                report_event(services, policy, entry, "expired", f"Not admitted within {minutes:g} minutes.")
             continue
         live.append(entry)
     shares = {team: dict(p.instances) for team, p in policy.teams.items() if p.instances}
@@ -131,7 +133,7 @@ def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[s
 
 def _refuse(services: EngineServices, policy: Policy, entry: QueuedRequest, reason: str) -> dict[str, Any]:
     if services.store.finish_request(entry.job_name, "refused", reason, services.clock()):
-        _report(services, policy, entry, "refused", reason)
+        report_event(services, policy, entry, "refused", reason)
     return {"job_name": entry.job_name, "outcome": "refused", "reason": reason}
 
 
@@ -159,7 +161,7 @@ def _admit(
     if decision.reason.startswith("admitted"):  # the shares core's: on its share, borrowing, fitted
         reason += f"; {decision.reason}"
     if services.store.finish_request(entry.job_name, "admitted", reason, services.clock(), decision.borrowed):
-        _report(services, policy, entry, "admitted", f"Tuning job {entry.job_name} {reason}.")
+        report_event(services, policy, entry, "admitted", f"Tuning job {entry.job_name} {reason}.")
     logger.info("queued request admitted", extra={"job": entry.job_name, "team": entry.team, "create": created})
     return {"job_name": entry.job_name, "outcome": "admitted", "create": created}
 

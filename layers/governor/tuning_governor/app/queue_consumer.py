@@ -22,6 +22,7 @@ from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLaunche
 from tuning_governor.app.envelope import parse_event
 from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
 from tuning_governor.app.queue_requests import read_record
+from tuning_governor.app.queue_requeue import requeue_stopped
 from tuning_governor.domain.job import iso_time
 from tuning_governor.errors import Disposition, disposition
 from tuning_governor.governance.ports import EngineServices
@@ -34,9 +35,11 @@ from tuning_governor.observability import logger, metrics
 def default_queue_services() -> QueueServices:
     """The submission path's adapters for Lambda, made on first use (IAM only when a sender is resolved)."""
     retrying = Config(retries={"mode": "standard", "max_attempts": 5})
+    sagemaker = SageMakerLauncher(boto3.client("sagemaker", config=retrying))
     return QueueServices(
-        launcher=SageMakerLauncher(boto3.client("sagemaker", config=retrying)),
+        launcher=sagemaker,
         principals=IamPrincipals(deferred(lambda: boto3.client("iam", config=retrying))),
+        stopped_jobs=sagemaker,
     )
 
 
@@ -72,6 +75,8 @@ def process_queue_event(event: dict[str, Any], services: EngineServices, queue: 
         job = parse_event(event, TuningJobStateChange)
         ended = job.detail.end_time or job.detail.last_modified_time or job.time
         services.store.release_reservation(job.detail.key, iso_time(ended))
+        if detail.get("HyperParameterTuningJobStatus") == "Stopped":
+            requeue_stopped(str(name), services, queue)  # on_over_capacity: requeue
     return {"admitted": admit_waiting(services, queue)}
 
 

@@ -69,6 +69,16 @@ def plans_of(request: dict[str, Any]) -> tuple[list[AdmissionPlan], int]:
     return [AdmissionPlan.model_validate(option) for option in job.admission_options()], job.max_parallel
 
 
+def demand_of(request: dict[str, Any]) -> dict[str, int]:
+    """Training instances per type the job holds at MaxParallel, on its first plan (both markets)."""
+    plans, _ = plans_of(request)
+    demand: dict[str, int] = {}
+    for market in (plans[0].on_demand, plans[0].spot) if plans else ():
+        for itype, count in market.items():
+            demand[itype] = demand.get(itype, 0) + count
+    return demand
+
+
 def _governed_tags(tags: Any, policy: Policy, team: str, owner: str | None) -> list[dict[str, str]]:
     """The request's tags with the team tag set to the submitter's team, the owner tag to the session,
     and the exemption and budget tags (which only the platform team sets, docs/security.md) removed,
@@ -93,11 +103,7 @@ def build_entry(submission: Submission, policy: Policy, principals: Principals, 
     name = job_name_for(team, submission.client_token)
     request = dict(submission.request) | {"HyperParameterTuningJobName": name}
     request["Tags"] = _governed_tags(request.get("Tags"), policy, team, owner)
-    plans, _ = plans_of(request)
-    demand: dict[str, int] = {}
-    for market in (plans[0].on_demand, plans[0].spot) if plans else ():
-        for itype, count in market.items():
-            demand[itype] = demand.get(itype, 0) + count
+    demand = demand_of(request)
     team_policy = policy.teams[team]
     wait = team_policy.max_wait_minutes
     return QueuedRequest(

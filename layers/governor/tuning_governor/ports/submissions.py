@@ -27,3 +27,10 @@ class TuningJobLauncher(Protocol):
         creation: the name is derived from the submission). SageMaker refusing the request raises
         ``RejectedEvent`` with its reason; throttling ``TransientError``."""
         ...
+
+
+class StoppedJobs(Protocol):
+    def describe_for_resume(self, name: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """DescribeHyperParameterTuningJob's response for ``name`` (as boto3 returns it) and its tags
+        (ListTags, a flat map): what ``domain.resume.plan_resume`` reads."""
+        ...
