@@ -137,9 +137,10 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         pricing=("training_rows",),
     ),
     # The submission queue's consumer (docs/queue.md): records submissions, reserves through the ledger
-    # (quotas as arrivals), creates the job; reports to owners. It judges no rule and stops nothing.
+    # (quotas as arrivals), creates the job; reports to owners. It judges no rule; it stops a borrower
+    # the shares core preempts, and reads a job stopped on arrival to requeue it (Describe, ListTags).
     "QueueSubmissionsFunction": FunctionNeeds(
-        sagemaker=(),
+        sagemaker=("stop_tuning_job", "list_tags"),
         store=_ALL_STORE,
         trigger=None,
         quotas=True,
