@@ -13,7 +13,7 @@ from tests.conftest import REGION
 from tests.integration.conftest import World
 from tests.integration.test_queue_submission import CV_EXEC, P3, _role, created_jobs, record, request, slack_texts
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
-from tuning_governor.app.queue_admission import QueueServices, submit
+from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
 from tuning_governor.app.queue_requests import read_record
 from tuning_governor.models.queue import job_name_for
 from tuning_governor.policy import parse_policy
@@ -128,6 +128,10 @@ def test_a_borrower_is_recorded_and_stopped_when_the_lender_wants_its_share_back
     assert _status(world, cv_job) in {"Stopping", "Stopped"}
     assert any("preempted" in t and cv_job in t for t in slack_texts(world))
     assert created_jobs(world) == [cv_job]
+    # And a later pass while it is still stopping tells its owner nothing more
+    told = len([t for t in slack_texts(world) if "preempted" in t])
+    admit_waiting(services, queue)
+    assert len([t for t in slack_texts(world) if "preempted" in t]) == told
 
 
 def test_with_consent_a_request_is_created_now_with_the_parallelism_that_fits(lending_world: Any) -> None:
