@@ -15,10 +15,16 @@ from typing import Any
 from tuning_governor.ports.submissions import Principals
 
 
-def send_submission(sqs: Any, queue_url: str, request: Mapping[str, Any], client_token: str) -> str:
+def send_submission(
+    sqs: Any, queue_url: str, request: Mapping[str, Any], client_token: str, *, fit_to_share: bool = False
+) -> str:
     """Send one CreateHyperParameterTuningJob request; its SQS MessageId. The same ``client_token``
-    again is the same submission (one tuning job at most)."""
-    body = json.dumps({"request": dict(request), "client_token": client_token})
+    again is the same submission (one tuning job at most). ``fit_to_share``: consent to be admitted
+    with a lower MaxParallelTrainingJobs rather than wait (teams with shares)."""
+    message: dict[str, Any] = {"request": dict(request), "client_token": client_token}
+    if fit_to_share:
+        message["fit_to_share"] = True
+    body = json.dumps(message)
     return str(sqs.send_message(QueueUrl=queue_url, MessageBody=body)["MessageId"])
 
 

@@ -34,6 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--client-token", required=True, help="your name for this submission (1-128 characters; repeat = same job)"
     )
     parser.add_argument("--region", default=None, help="the queue's region (default: your AWS configuration's)")
+    parser.add_argument(
+        "--fit-to-share",
+        action="store_true",
+        help="consent to be admitted now with a lower MaxParallelTrainingJobs rather than wait (teams with shares)",
+    )
 
 
 def _request(path: str) -> dict[str, object]:
@@ -54,7 +59,8 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     if not 1 <= len(token) <= 128:
         raise CommandError("--client-token must be 1 to 128 characters")
     request = _request(args.request)
-    message_id = send_submission(cli_client("sqs", args.region), args.queue_url, request, token)
+    sqs = cli_client("sqs", args.region)
+    message_id = send_submission(sqs, args.queue_url, request, token, fit_to_share=bool(args.fit_to_share))
     print(
         f"submitted {token} (message {message_id}); the governor reports queued, admitted or refused",
         file=stdout or sys.stdout,

@@ -37,3 +37,16 @@ def test_submit_refuses_what_is_not_a_request(
     assert main(["submit", str(request), "--queue-url", "https://sqs.invalid/q", "--client-token", "t"]) == 2
     err = capsys.readouterr().err
     assert problem in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.usefixtures("mocked_aws")
+def test_submit_with_fit_to_share_sends_the_consent(tmp_path: Path) -> None:
+    sqs = boto3.client("sqs", region_name=REGION)
+    url = sqs.create_queue(QueueName="tuning-governor-submissions")["QueueUrl"]
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(seed_tuning_request("churn")))
+    args = ["submit", str(request), "--queue-url", url, "--client-token", "churn-2", "--region", REGION]
+    assert main([*args, "--fit-to-share"]) == 0
+    [message] = sqs.receive_message(QueueUrl=url, MessageSystemAttributeNames=["All"])["Messages"]
+    record = {"messageId": message["MessageId"], "body": message["Body"], "attributes": message["Attributes"]}
+    assert read_record(record).fit_to_share
