@@ -12,6 +12,9 @@ Act 1, policy in ``enforce`` mode:
   * an nlp job tagged governance:budget-usd=50 on 8 x ml.p3.8xlarge — stopped at the trial that spends $50.
 Act 2, the same budget guard in ``monitor`` mode: another nlp job goes over budget, is reported as
 "would stop", and runs to the end.
+Act 3, hold, don't kill (docs/queue.md): Act 1's vision and speech jobs on the same quota of 8, but speech
+submits its job to the governor's queue (SubmitTuningJob) instead of creating it: it waits (reported
+with its position), is created when vision's job ends and frees the quota, and runs to completion.
 Every event SageMaker would emit goes through EventBridge's delivery to the real Lambda handlers,
 in-process, against the governor's table in memory (``--store moto``, or TUNING_GOVERNOR_STORE=moto:
 the DynamoDB adapter on moto's DynamoDB) and moto (SNS, Secrets Manager); Slack is a local webhook on
@@ -42,10 +45,11 @@ from typing import Any, TextIO
 
 from moto import mock_aws
 
+from governor_sim import demo_acts as acts_
 from governor_sim.amt import DefaultTrialBehaviour
-from governor_sim.demo_acts import ACT_ONE, ACT_TWO, ENFORCE, MONITOR, P3_2X, P3_8X, START, ActResult
+from governor_sim.demo_acts import ACT_ONE, ENFORCE, MONITOR, P3_2X, P3_8X, START, ActResult
 from governor_sim.demo_cli import DESCRIPTION, add_arguments
-from governor_sim.demo_output import print_results, timeline, write_raw
+from governor_sim.demo_output import print_results, queue_lines, timeline, write_raw
 from governor_sim.demo_progress import act_progress
 from governor_sim.offline import store_kind
 from governor_sim.report import write_report
@@ -88,7 +92,9 @@ def _run_act(
         sim.amt.set_applied_quota(P3_2X, 8)
         sim.amt.set_applied_quota(P3_8X, 16)
         result = sim.run()
-        summaries, decisions, items = _read_jobs(sim, scenario.tuning_jobs)
+        queued = sorted({o["job_name"] for o in sim.queue.outcomes if o.get("outcome") == "queued"})
+        requests = [r for name in queued if (r := sim.env.services.store.get_request(name)) is not None]
+        summaries, decisions, items = _read_jobs(sim, scenario.tuning_jobs + queued)
         sns = sim.env.sns_messages()
         page = (
             write_report(
@@ -100,7 +106,10 @@ def _run_act(
     print("\n  Timeline (virtual minutes since 09:00 UTC):", file=out)
     for line in timeline(result):
         print(line, file=out)
-    return ActResult(title, policy.mode, result, summaries, decisions, sns, items, page)
+    act = ActResult(title, policy.mode, result, summaries, decisions, sns, items, page, requests)
+    for line in queue_lines(act):
+        print(line, file=out)
+    return act
 
 
 def _read_jobs(
@@ -127,7 +136,7 @@ def run(
     store: str | None = None,
     raw_json: Path | None = None,
 ) -> dict[str, Any]:
-    """Run both acts; print the timeline and a summary of the results to ``out``; return the results as data.
+    """Run the three acts; print the timeline and a summary of the results to ``out``; return the results as data.
     With ``report_dir``, each act's account is also written as an HTML report (one folder per act), and
     the raw data (decision rows, summaries, SNS and Slack messages) as ``demo-data.json`` there, unless
     ``raw_json`` names another file. ``store``: ``memory`` or ``moto`` (default ``$TUNING_GOVERNOR_STORE``,
@@ -139,7 +148,13 @@ def run(
         act_one = replace(ACT_ONE, behaviour=SeedWorkload(DefaultTrialBehaviour(seed=seed)))
         plays = (
             ("Act 1: enforce", act_one, ENFORCE, "act-1-enforce"),
-            ("Act 2: the same guard in monitor mode", ACT_TWO, MONITOR, "act-2-monitor"),
+            ("Act 2: the same guard in monitor mode", acts_.ACT_TWO, MONITOR, "act-2-monitor"),
+            (
+                "Act 3: hold, don't kill: the same speech job submitted to the queue",
+                acts_.ACT_THREE,
+                acts_.QUEUE,
+                "act-3-queue",
+            ),
         )
         acts = [
             _run_act(
@@ -155,17 +170,23 @@ def run(
             for title, scenario, policy, folder in plays
         ]
         print_results(acts, slack, out)
-        data = {
-            "summaries": {name: s for act in acts for name, s in act.summaries.items()},
-            "decisions": {name: d for act in acts for name, d in act.decisions.items()},
-            "sns": [m for act in acts for m in act.sns],
-            "slack": list(slack.messages),
-            "errors": sum(act.result.errors for act in acts),
-            "reports": [act.report for act in acts if act.report is not None],
-        }
+        data = _data(acts, slack)
         raw = raw_json or (report_dir / "demo-data.json" if report_dir is not None else None)
         _print_files(acts, write_raw(data, raw) if raw is not None else None, out)
         return data
+
+
+def _data(acts: list[ActResult], slack: SlackWebhookServer) -> dict[str, Any]:
+    """The acts' results as data: what ``run`` returns and ``--json`` writes."""
+    return {
+        "summaries": {name: s for act in acts for name, s in act.summaries.items()},
+        "decisions": {name: d for act in acts for name, d in act.decisions.items()},
+        "sns": [m for act in acts for m in act.sns],
+        "slack": list(slack.messages),
+        "errors": sum(act.result.errors for act in acts),
+        "reports": [act.report for act in acts if act.report is not None],
+        "queue": [r.model_dump(mode="json") for act in acts for r in act.queue],
+    }
 
 
 def _print_files(acts: list[ActResult], raw: Path | None, out: TextIO) -> None:

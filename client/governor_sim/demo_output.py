@@ -175,3 +175,45 @@ def write_raw(data: dict[str, Any], path: Path) -> Path:
     }
     path.write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
     return path
+
+
+def _created_at(result: SimulationResult, job: str) -> datetime | None:
+    """When the governor first saw ``job`` in a tuning-job event (its creation, as EventBridge delivered it)."""
+    return next(
+        (o.delivered_at for o in result.outcomes if o.function == "tuning-events" and o.result.get("job") == job),
+        None,
+    )
+
+
+def _position(act: ActResult, job_name: str) -> str:
+    for message in act.sns:
+        found = re.search(rf"{re.escape(job_name)} \([^)]*\): queued, position (\d+)", str(message.get("Subject")))
+        if found:
+            return found.group(1)
+    return "?"
+
+
+def queue_lines(act: ActResult) -> list[str]:
+    """An act's closing lines on its submissions: when each was queued and at which position, when it was
+    created, how it ended, and whether the governor stopped it."""
+    lines = []
+    for entry in act.queue:
+        job = entry.job_name.lower()
+        created = _created_at(act.result, job)
+        summary = act.summaries.get(job) or act.summaries.get(entry.job_name)
+        stops = [d for d in act.decisions.get(entry.job_name, []) if d.get("action") == "stopped"]
+        waited = f"waited {(created - entry.enqueued_at).total_seconds() / 60:.1f} min" if created else "never created"
+        lines += [
+            f"\n  The queue: {entry.client_token} ({entry.team}) submitted at {_clock(entry.enqueued_at)},"
+            f" queued at position {_position(act, entry.job_name)}; {entry.state}"
+            + (
+                f" and created as {entry.job_name} at {_clock(created)} when capacity freed ({waited})"
+                if created
+                else ""
+            ),
+            f"  {entry.job_name}: {summary.status if summary else 'not finished'},"
+            f" {summary.trials_total if summary else 0} trials; stopped by the governor: {len(stops) or 'never'}.",
+            f"  In Act 1 the same request, created directly, was stopped on arrival for concurrency; submitted to the"
+            f" queue it {'waited and ran instead: no launch thrown away' if created and not stops else 'did not run'}.",
+        ]
+    return lines

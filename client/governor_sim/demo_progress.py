@@ -15,7 +15,8 @@ from typing import Any, TextIO
 from botocore.exceptions import ClientError
 
 from governor_sim.progress import Bar, progress_bar
-from governor_sim.simulation import CreateTuningJob, Progress, Scenario
+from governor_sim.simulation import CreateTuningJob, Progress, Scenario, SubmitTuningJob
+from tuning_governor.models.queue import job_name_for
 
 ENDED = {"Completed", "Stopped", "Failed"}
 TRIALS_ENDED = ("Completed", "Stopped", "NonRetryableError", "RetryableError")
@@ -30,12 +31,22 @@ class Settled:
 
 
 def planned_trials(scenario: Scenario) -> dict[str, int]:
-    """Each tuning job of ``scenario`` and its MaxNumberOfTrainingJobs."""
-    return {
-        action.name: int(action.request["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"])
-        for action in scenario.actions
-        if isinstance(action, CreateTuningJob)
-    }
+    """Each tuning job of ``scenario`` and its MaxNumberOfTrainingJobs; a submitted one under the name the
+    queue creates it with (``job_name_for``)."""
+    planned = {}
+    for action in scenario.actions:
+        limits = action.request.get("HyperParameterTuningJobConfig", {}).get("ResourceLimits", {})
+        if isinstance(action, CreateTuningJob):
+            planned[action.name] = int(limits["MaxNumberOfTrainingJobs"])
+        elif isinstance(action, SubmitTuningJob):
+            team = _team(action.request)
+            planned[job_name_for(team, action.client_token)] = int(limits["MaxNumberOfTrainingJobs"])
+    return planned
+
+
+def _team(request: Mapping[str, Any]) -> str:
+    """The request's team tag (the demo's submitters submit for the team their tags name)."""
+    return next((str(t["Value"]) for t in request.get("Tags") or [] if t.get("Key") == "team"), "")
 
 
 def settled(sagemaker: Any, planned: Mapping[str, int]) -> Settled:

@@ -188,14 +188,14 @@ def _scan(services: Any) -> Iterator[dict[str, Any]]:
 
 
 def demo_outputs(store: str = "memory") -> dict[str, str]:
-    """``make demo``'s two acts (``--store STORE``): every table item, every SNS message and every Slack
+    """``make demo``'s three acts (``--store STORE``): every table item, every SNS message and every Slack
     message of each. Both stores give the same bytes."""
     from governor_sim import demo
 
     acts: list[dict[str, Any]] = []
     with _recording_demo(acts):
         data = demo.run(out=io.StringIO(), store=store)
-    if data["errors"] or len(acts) != 2:
+    if data["errors"] or len(acts) != 3:
         raise RuntimeError(f"the demo ran {len(acts)} acts with {data['errors']} handler errors")
     if sum(len(a["sns"]) for a in acts) != len(data["sns"]) or sum(len(a["slack"]) for a in acts) != len(data["slack"]):
         raise RuntimeError("the recorded acts do not add up to the demo's own messages")

@@ -66,9 +66,9 @@ def test_budget_stop_and_monitor_mode_would_stop(printed_and_data: tuple[str, di
 def test_reports_went_to_sns_and_slack_once_each(printed_and_data: tuple[str, dict[str, Any]]) -> None:
     text, data = printed_and_data
     subjects = [m["Subject"] for m in data["sns"]]
-    # one summary per finished job + one report per decision
+    # one summary per finished job + one report per decision + queued and admitted per submission
     decisions = sum(len(d) for d in data["decisions"].values())
-    assert len(subjects) == len(data["summaries"]) + decisions
+    assert len(subjects) == len(data["summaries"]) + decisions + 2 * len(data["queue"])
     assert len(data["slack"]) == len(subjects)
     assert any("STOPPED speech-asr-hpo" in s for s in subjects)
     assert any("WOULD STOP nlp-bert-pilot" in s for s in subjects)
