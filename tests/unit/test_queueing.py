@@ -112,6 +112,21 @@ def test_no_preemption_where_the_policy_says_never() -> None:
     assert [d.action for d in out] == ["wait"]
 
 
+def test_a_lender_taking_back_its_own_share_never_eats_another_teams_reserve() -> None:
+    """Found by the property below: b's lent share was busy with a's borrowing, and b's own request took
+    the last free instance, c's idle RESERVE share. b waits instead (its share is held by a borrower)."""
+    shares = {
+        "a": ShareTerms({G5: 1}, "LEND_AND_BORROW"),
+        "b": ShareTerms({G5: 7}, "LEND"),
+        "c": ShareTerms({G5: 1}, "RESERVE"),
+    }
+    held = [Holding("a1", "a", {G5: 1}), Holding("a2", "a", {G5: 6}, borrowed={G5: 6})]
+    out = by_key(schedule([request("b1", "b", 2)], held, shares, {G5: 9}, NOW))
+    assert out["b1"].action == "wait" and "1 available" in out["b1"].reason
+    out = by_key(schedule([request("b1", "b", 1), request("c1", "c", 1)], held, shares, {G5: 9}, NOW))
+    assert out["b1"].action == "admit" and out["c1"].action == "admit"
+
+
 def test_a_team_without_a_share_uses_only_the_pool() -> None:
     shares = {"a": ShareTerms({G5: 4}, "LEND")}
     out = by_key(schedule([request("x", "other", 2), request("y", "other2", 5)], [], shares, {G5: 6}, NOW))

@@ -43,12 +43,12 @@ def _victims_for(
     extra: dict[str, int] = {}
     for itype, count in sorted(request.demand().items()):
         for holding in _candidates(holdings, ledger, itype, taken | {h.key for h in chosen}):
-            if ledger.free(itype) + freed.get(itype, 0) + extra.get(itype, 0) >= count:
+            if ledger.available(request.team, itype) + freed.get(itype, 0) + extra.get(itype, 0) >= count:
                 break
             chosen.append(holding)
             for kind, n in holding.demand.items():
                 extra[kind] = extra.get(kind, 0) + n
-        if ledger.free(itype) + freed.get(itype, 0) + extra.get(itype, 0) < count:
+        if ledger.available(request.team, itype) + freed.get(itype, 0) + extra.get(itype, 0) < count:
             return None
     return chosen
 

@@ -142,22 +142,23 @@ def _counts(counts: Mapping[str, int]) -> str:
 
 
 def _lender_blocked(request: QueuedRequest, ledger: Ledger) -> set[str]:
-    """Types on which ``request`` would fit its lending team's own idle share but not the free capacity."""
+    """Types on which ``request`` would fit its lending team's own idle share but not what is available to it
+    (free capacity less other teams' idle RESERVE shares): borrowers hold its share."""
     terms = ledger.shares.get(request.team)
     if terms is None or not terms.lends:
         return set()
     demand = request.demand()
     if any(count > ledger.idle(request.team, itype) for itype, count in demand.items()):
         return set()
-    return {itype for itype, count in demand.items() if count > ledger.free(itype)}
+    return {itype for itype, count in demand.items() if count > ledger.available(request.team, itype)}
 
 
 def _wait_reason(request: QueuedRequest, ledger: Ledger) -> str:
     parts = []
     for itype, count in request.demand().items():
         parts.append(
-            f"needs {count} {itype}: {max(0, ledger.free(itype))} free, {ledger.idle(request.team, itype)} idle in"
-            f" team {request.team}'s share"
+            f"needs {count} {itype}: {max(0, ledger.available(request.team, itype))} available (free, less other"
+            f" teams' idle RESERVE shares), {ledger.idle(request.team, itype)} idle in team {request.team}'s share"
         )
     return "; ".join(parts)
 

@@ -104,6 +104,10 @@ class Ledger:
     def free(self, itype: str) -> int:
         return self.quota(itype) - sum(row.get(itype, 0) for row in self.used.values())
 
+    def available(self, team: str, itype: str) -> int:
+        """What ``team`` may take of ``itype`` now at most: the free capacity less the other teams' idle RESERVE shares."""
+        return self.free(itype) - self.held_idle(itype, lending=False, but=team)
+
     def idle(self, team: str, itype: str) -> int:
         terms = self.shares.get(team)
         return max(0, terms.share(itype) - self.used_by(team, itype)) if terms is not None else 0
@@ -145,7 +149,8 @@ class Ledger:
         terms = self.shares.get(team)
         borrowed: dict[str, int] = {}
         for itype, count in demand.items():
-            if count > self.free(itype):
+            # Never into another team's idle RESERVE share, even on the team's own (lent, now busy) share.
+            if count > self.available(team, itype):
                 return None
             if terms is None:
                 # No share: the pool only, never another team's idle share.
@@ -167,9 +172,6 @@ class Ledger:
         if not terms.borrows or itype in frozen:
             return None
         if self.borrowed(team, itype) + extra > terms.borrow_ceiling(itype):
-            return None
-        others_reserved = self.held_idle(itype, lending=False, but=team)
-        if extra > self.free(itype) - own - others_reserved:
             return None
         return extra
 
