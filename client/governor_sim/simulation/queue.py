@@ -1,10 +1,13 @@
 """The submission queue in a simulation (docs/queue.md): ``SubmitTuningJob`` actions go through the
 real submission use case instead of CreateHyperParameterTuningJob, and admission runs where the
-deployed consumer would run it: when a tuning job's end is delivered, and on every sweep.
+deployed consumer would run it: when a tuning job's end is delivered (the consumer's own entry,
+``process_queue_event``: a job the governor stopped to make room is queued again as a warm start
+first), and on every sweep.
 
 The sender's identity is what SQS would report for a session of the action's ``submitter`` role (a
 made-up role unique id per role, resolved without IAM); the job is created on the AMT stand-in.
-Scenarios without submissions are untouched: admission only runs once something was submitted.
+Scenarios without submissions are untouched: the queue only runs once something was submitted, or
+when the policy says ``defaults.on_over_capacity: requeue``.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from governor_sim.submissions import StaticPrincipals
 from tuning_governor.adapters.submissions import SageMakerLauncher
 from tuning_governor.app.queue_admission import QueueServices, submit
-from tuning_governor.app.queue_consumer import admit_after_release
+from tuning_governor.app.queue_consumer import admit_after_release, process_queue_event
 from tuning_governor.app.queue_requests import Submission
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
+from tuning_governor.observability import logger
 
 if TYPE_CHECKING:
     from governor_sim.offline import OfflineEnvironment
@@ -33,7 +37,8 @@ class SimulatedQueue:
 
     def _services(self, env: OfflineEnvironment) -> QueueServices:
         if self._queue is None:
-            self._queue = QueueServices(SageMakerLauncher(env.sagemaker), StaticPrincipals(self._ids))
+            launcher = SageMakerLauncher(env.sagemaker)
+            self._queue = QueueServices(launcher, StaticPrincipals(self._ids), stopped_jobs=launcher)
         return self._queue
 
     def perform(self, action: SubmitTuningJob, env: OfflineEnvironment) -> None:
@@ -47,8 +52,14 @@ class SimulatedQueue:
 
     def after(self, event: dict[str, Any] | None, env: OfflineEnvironment) -> None:
         """Admission after a delivered event that ends a tuning job, or after a sweep (``event`` None)."""
-        if self._queue is None:
+        if self._queue is None and env.services.policy().defaults.on_over_capacity != "requeue":
             return
+        queue = self._services(env)
         status = ((event or {}).get("detail") or {}).get("HyperParameterTuningJobStatus")
-        if event is None or status in TUNING_TERMINAL:
-            self.outcomes.extend(admit_after_release(env.services, self._queue))
+        if event is None:
+            self.outcomes.extend(admit_after_release(env.services, queue))
+        elif status in TUNING_TERMINAL:
+            try:
+                self.outcomes.extend(process_queue_event(event, env.services, queue)["admitted"])
+            except Exception:  # the deployed consumer's event would be retried; the next release or sweep admits
+                logger.exception("simulated queue consumer failed on a job's end")
