@@ -9,12 +9,10 @@ when it came from the queue."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from typing import Any
 
 from tuning_governor.domain.capacity import Holder
-from tuning_governor.domain.queue_on_shares import shares_schedule
 from tuning_governor.domain.queue_reports import queue_report
 from tuning_governor.domain.queue_schedule import QueueDecision
 from tuning_governor.governance.actions import resume_decision
@@ -40,20 +38,6 @@ def recorded_borrowing(
         if entry is not None and entry.borrowed:
             out[holder.key] = dict(entry.borrowed)
     return out
-
-
-def decide_on_shares(
-    services: EngineServices,
-    policy: Policy,
-    live: Sequence[QueuedRequest],
-    holders: Sequence[Holder],
-    capacity: Mapping[str, int],
-    now: datetime,
-) -> list[QueueDecision]:
-    """The shares core's decisions on the waiting requests."""
-    terms = policy.shares()
-    borrowed = recorded_borrowing(services, holders, set(terms))
-    return shares_schedule(live, holders, terms, capacity, now, borrowed)
 
 
 def with_parallel(request: dict[str, Any], parallel: int | None) -> dict[str, Any]:
