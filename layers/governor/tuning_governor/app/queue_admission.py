@@ -101,6 +101,8 @@ def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[s
                 report_event(services, policy, entry, "expired", f"Not admitted within {minutes:g} minutes.")
             continue
         live.append(entry)
+    if not live:
+        return []  # nothing waits: no ledger or holder reads (most job and trial ends)
     capacity = account_limits(policy, services.quotas, queue_types(policy, live))
     by_name = {e.job_name: e for e in live}
     outcomes: list[dict[str, Any]] = []
