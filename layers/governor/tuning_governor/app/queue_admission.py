@@ -18,7 +18,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.app.queue_requests import Submission, build_entry, plans_of
+from tuning_governor.app.queue_requests import Submission, build_entry, plans_of, shape_problem
 from tuning_governor.app.queue_shares import decide_on_shares, preempt, with_parallel
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.job import iso_time
@@ -62,10 +62,7 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
     policy = services.policy()
     entry = build_entry(submission, policy, queue.principals, services.clock())
     stored, new = services.store.enqueue(entry)
-    unlisted = policy.passes_roles(stored.team, _roles(stored.request))
-    refusal = _unlisted_reason(stored, unlisted) if unlisted else None
-    if not stored.demand:
-        refusal = "the request names no instance type and count (TrainingJobDefinition(s).ResourceConfig)"
+    refusal = _refusal(stored, policy, queue)
     if new and refusal:
         _refuse(services, policy, stored, refusal)
         return {"outcome": "refused", "job_name": stored.job_name}
@@ -77,6 +74,20 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
         )
     outcomes = admit_waiting(services, queue)
     return {"outcome": "queued" if new else "duplicate", "job_name": stored.job_name, "admitted": outcomes}
+
+
+def _refusal(entry: QueuedRequest, policy: Policy, queue: QueueServices) -> str | None:
+    """Why a submitted request can never be created, known before it waits (None: it may wait): its
+    shape (SageMaker's API model, then ours), an execution role the team does not list, no instances."""
+    problem = queue.launcher.request_problem(entry.request) or shape_problem(entry.request)
+    if problem:
+        return problem
+    unlisted = policy.passes_roles(entry.team, _roles(entry.request))
+    if unlisted:
+        return _unlisted_reason(entry, unlisted)
+    if not entry.demand:
+        return "the request names no instance type and count (TrainingJobDefinition(s).ResourceConfig)"
+    return None
 
 
 def _limits(policy: Policy, services: EngineServices, types: set[str]) -> dict[str, int]:

@@ -69,6 +69,15 @@ def plans_of(request: dict[str, Any]) -> tuple[list[AdmissionPlan], int]:
     return [AdmissionPlan.model_validate(option) for option in job.admission_options()], job.max_parallel
 
 
+def shape_problem(request: dict[str, Any]) -> str | None:
+    """Why the request cannot be read as a tuning job (``tuning_job_of``'s reason); None when it can."""
+    try:
+        tuning_job_of(request)
+    except RejectedEvent as exc:
+        return exc.reason
+    return None
+
+
 def demand_of(request: dict[str, Any]) -> dict[str, int]:
     """Training instances per type the job holds at MaxParallel, on its first plan (both markets)."""
     plans, _ = plans_of(request)
@@ -92,8 +101,9 @@ def _governed_tags(tags: Any, policy: Policy, team: str, owner: str | None) -> l
 
 
 def build_entry(submission: Submission, policy: Policy, principals: Principals, now: datetime) -> QueuedRequest:
-    """The queue entry of a submission; RejectedEvent (with the reason the owner is told) when the
-    sender is no listed submitter, or the request cannot be read."""
+    """The queue entry of a submission; RejectedEvent when the sender is no listed submitter (nobody to
+    tell). A listed submitter's request that cannot be read still makes an entry (no demand), which
+    ``submit`` refuses with the reason, so the owner hears why (``shape_problem``)."""
     candidates = [arn for team in policy.teams.values() for arn in team.submitters]
     submitter = principals.role_arn(submission.sender_id, candidates)
     team = policy.submitter_team(submitter) if submitter else None
@@ -103,7 +113,7 @@ def build_entry(submission: Submission, policy: Policy, principals: Principals, 
     name = job_name_for(team, submission.client_token)
     request = dict(submission.request) | {"HyperParameterTuningJobName": name}
     request["Tags"] = _governed_tags(request.get("Tags"), policy, team, owner)
-    demand = demand_of(request)
+    demand = demand_of(request) if shape_problem(request) is None else {}
     team_policy = policy.teams[team]
     wait = team_policy.max_wait_minutes
     return QueuedRequest(
