@@ -93,3 +93,21 @@ def test_a_queued_request_sagemaker_refuses_on_shape_is_refused_and_does_not_blo
     assert refused is not None and refused.state == "refused" and "ResourceLimits" in (refused.reason or "")
     assert created_jobs(world) == [job_name_for("nlp", "good")]
     assert bad.job_name not in services.store.read_ledger().reservations
+
+
+def test_the_owner_tag_the_governor_reads_is_the_senders_session_whatever_its_key(queue_world: Any) -> None:
+    world, queue, ids = queue_world
+    services = world.env.services
+    # Given a stack whose owner tag is not "owner" (OwnerTagKey: created-by)
+    services.settings = services.settings.model_copy(update={"owner_tag": "created-by"})
+    # When ana's session submits a request that names someone else as its owner under that key
+    req = request()
+    req["Tags"].append({"Key": "Created-By", "Value": "mallory"})
+    submit(read_record(record(f"{ids['nlp']}:ana", req, "owned")), services, queue)
+    # Then the job's owner tag, under the stack's key, is the session AWS named, and only that one
+    name = job_name_for("nlp", "owned")
+    arn = world.env.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)[
+        "HyperParameterTuningJobArn"
+    ]
+    tags = [(t["Key"], t["Value"]) for t in world.env.sagemaker.list_tags(ResourceArn=arn)["Tags"]]
+    assert [(k, v) for k, v in tags if k.casefold() in {"created-by", "owner"}] == [("created-by", "ana")]

@@ -60,7 +60,7 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
     """Record a submission and admit what fits. A sender who is no listed submitter, or a request that
     cannot be read, is refused (RejectedEvent, logged and counted: there is no owner to tell)."""
     policy = services.policy()
-    entry = build_entry(submission, policy, queue.principals, services.clock())
+    entry = build_entry(submission, policy, queue.principals, services.clock(), services.settings.owner_tag)
     stored, new = services.store.enqueue(entry)
     refusal = _refusal(stored, policy, queue)
     if new and refusal:
