@@ -111,3 +111,15 @@ def test_the_owner_tag_the_governor_reads_is_the_senders_session_whatever_its_ke
     ]
     tags = [(t["Key"], t["Value"]) for t in world.env.sagemaker.list_tags(ResourceArn=arn)["Tags"]]
     assert [(k, v) for k, v in tags if k.casefold() in {"created-by", "owner"}] == [("created-by", "ana")]
+
+
+def test_each_report_names_the_submission_the_owner_sent(queue_world: Any) -> None:
+    world, queue, ids = queue_world
+    services = world.env.services
+    # Given ana submits two requests under her own tokens (the job names are hashes she never sees)
+    submit(read_record(record(f"{ids['nlp']}:ana", request(parallel=4), "churn-monday")), services, queue)
+    submit(read_record(record(f"{ids['nlp']}:ana", request(parallel=4), "churn-tuesday")), services, queue)
+    # Then each report says which of her submissions it is about, by her token
+    texts = slack_texts(world)
+    assert any("churn-monday" in t and "admitted" in t for t in texts)
+    assert any("churn-tuesday" in t and "queued, position 1" in t for t in texts)

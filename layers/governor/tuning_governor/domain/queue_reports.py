@@ -22,8 +22,13 @@ def queue_report(entry: QueuedRequest, event: QueueEvent, reason: str, *, positi
     """One report on ``entry``: its job name, team, what happened and why (``reason``)."""
     headline = _HEADLINES[event].format(position=position)
     subject = f"[tuning-governor] {entry.job_name} ({entry.team}): {headline}"[:100]
-    text = f"{entry.job_name} for team {entry.team}, submitted by {entry.submitter}: {headline}. {reason}"
-    attributes = {"kind": f"queue-{event}", "team": entry.team}
+    # The token is the submitter's own name for the request (the job name is a hash of it): how they
+    # tell their submissions apart.
+    text = (
+        f"{entry.job_name} (submission {entry.client_token}) for team {entry.team}, submitted by"
+        f" {entry.submitter}: {headline}. {reason}"
+    )
+    attributes = {"kind": f"queue-{event}", "team": entry.team, "client_token": entry.client_token}
     owner = clean_owner(entry.owner)
     if owner:
         attributes["owner"] = owner
