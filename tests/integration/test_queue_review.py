@@ -123,3 +123,21 @@ def test_each_report_names_the_submission_the_owner_sent(queue_world: Any) -> No
     texts = slack_texts(world)
     assert any("churn-monday" in t and "admitted" in t for t in texts)
     assert any("churn-tuesday" in t and "queued, position 1" in t for t in texts)
+
+
+def test_a_redelivered_submission_that_must_be_refused_is_refused(queue_world: Any) -> None:
+    world, queue, ids = queue_world
+    services = world.env.services
+    # Given a submission without an instance shape, enqueued by a first delivery that then crashed
+    # before refusing it
+    req = request()
+    del req["TrainingJobDefinition"]["ResourceConfig"]
+    sub = read_record(record(f"{ids['nlp']}:ana", req, "shapeless-again"))
+    services.store.enqueue(build_entry(sub, services.policy(), queue.principals, services.clock()))
+    # When SQS delivers it again
+    submit(sub, services, queue)
+    # Then it is refused with the reason and its owner told, not left waiting (or created)
+    refused = services.store.get_request(job_name_for("nlp", "shapeless-again"))
+    assert refused is not None and refused.state == "refused" and "instance type" in (refused.reason or "")
+    assert any("shapeless-again" in t and "refused" in t for t in slack_texts(world))
+    assert created_jobs(world) == []

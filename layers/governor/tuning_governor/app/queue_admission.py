@@ -63,7 +63,8 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
     entry = build_entry(submission, policy, queue.principals, services.clock(), services.settings.owner_tag)
     stored, new = services.store.enqueue(entry)
     refusal = _refusal(stored, policy, queue)
-    if new and refusal:
+    # Also on a redelivery: a first delivery may have enqueued it and crashed before refusing it.
+    if refusal and stored.state == "queued":
         _refuse(services, policy, stored, refusal)
         return {"outcome": "refused", "job_name": stored.job_name}
     if new:
