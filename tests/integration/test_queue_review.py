@@ -141,3 +141,19 @@ def test_a_redelivered_submission_that_must_be_refused_is_refused(queue_world: A
     assert refused is not None and refused.state == "refused" and "instance type" in (refused.reason or "")
     assert any("shapeless-again" in t and "refused" in t for t in slack_texts(world))
     assert created_jobs(world) == []
+
+
+def test_a_redelivered_submission_still_waiting_is_reported_queued_once(queue_world: Any) -> None:
+    world, queue, ids = queue_world
+    services = world.env.services
+    # Given nlp's share is full, and a second submission whose first delivery enqueued it and crashed
+    # before telling its owner
+    submit(read_record(record(f"{ids['nlp']}:ana", request(parallel=4), "first")), services, queue)
+    sub = read_record(record(f"{ids['nlp']}:ana", request(), "told-late"))
+    services.store.enqueue(build_entry(sub, services.policy(), queue.principals, services.clock()))
+    # When SQS delivers it again, twice
+    submit(sub, services, queue)
+    submit(sub, services, queue)
+    # Then its owner is told it is queued, once
+    told = [t for t in slack_texts(world) if "told-late" in t and "queued, position 1" in t]
+    assert len(told) == 1

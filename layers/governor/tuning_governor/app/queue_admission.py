@@ -57,8 +57,11 @@ def report_event(
 
 
 def submit(submission: Submission, services: EngineServices, queue: QueueServices) -> dict[str, Any]:
-    """Record a submission and admit what fits. A sender who is no listed submitter, or a request that
-    cannot be read, is refused (RejectedEvent, logged and counted: there is no owner to tell)."""
+    """Record a submission and admit what fits. A sender who is no listed submitter, or a message that
+    cannot be read, raises RejectedEvent (dropped, logged and counted: there is no owner to tell); a
+    listed submitter's request that can never be created is refused and its owner told. Redelivered
+    (the same token), a request still queued is refused or reported queued again: a first delivery may
+    have crashed before either (reports go once per channel, so nobody is told twice)."""
     policy = services.policy()
     entry = build_entry(submission, policy, queue.principals, services.clock(), services.settings.owner_tag)
     stored, new = services.store.enqueue(entry)
@@ -67,7 +70,7 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
     if refusal and stored.state == "queued":
         _refuse(services, policy, stored, refusal)
         return {"outcome": "refused", "job_name": stored.job_name}
-    if new:
+    if stored.state == "queued":
         waiting = [e.job_name for e in services.store.waiting_requests()]
         position = waiting.index(stored.job_name) + 1 if stored.job_name in waiting else len(waiting) + 1
         report_event(
