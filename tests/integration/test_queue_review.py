@@ -157,3 +157,21 @@ def test_a_redelivered_submission_still_waiting_is_reported_queued_once(queue_wo
     # Then its owner is told it is queued, once
     told = [t for t in slack_texts(world) if "told-late" in t and "queued, position 1" in t]
     assert len(told) == 1
+
+
+def test_a_token_already_used_for_another_request_is_told_to_its_sender(queue_world: Any) -> None:
+    world, queue, ids = queue_world
+    services = world.env.services
+    # Given ana's submission "run-1"
+    submit(read_record(record(f"{ids['nlp']}:ana", request(parallel=2), "run-1")), services, queue)
+    # When bob, of the same team, sends another request under the same token (twice: SQS redelivers)
+    bobs = read_record(record(f"{ids['nlp']}:bob", request(parallel=1), "run-1"))
+    out = submit(bobs, services, queue)
+    submit(bobs, services, queue)
+    # Then bob is told, once, that his token names ana's submission; ana's job is the only one
+    told = [t for t in slack_texts(world) if "already names" in t]
+    assert out["outcome"] == "token-taken" and len(told) == 1 and "bob" in told[0]
+    assert created_jobs(world) == [job_name_for("nlp", "run-1")]
+    # And ana's own redelivery stays a silent duplicate
+    again = submit(read_record(record(f"{ids['nlp']}:ana", request(parallel=2), "run-1")), services, queue)
+    assert again["outcome"] == "duplicate" and len([t for t in slack_texts(world) if "already names" in t]) == 1

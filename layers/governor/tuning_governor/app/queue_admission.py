@@ -11,6 +11,7 @@ reservation held and Create answers "exists" for the name, so the job is created
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -65,6 +66,8 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
     policy = services.policy()
     entry = build_entry(submission, policy, queue.principals, services.clock(), services.settings.owner_tag)
     stored, new = services.store.enqueue(entry)
+    if not new and _canonical(stored.request) != _canonical(entry.request):
+        return _token_taken(services, policy, entry, stored, submission.message_id)
     refusal = _refusal(stored, policy, queue)
     # Also on a redelivery: a first delivery may have enqueued it and crashed before refusing it.
     if refusal and stored.state == "queued":
@@ -78,6 +81,24 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
         )
     outcomes = admit_waiting(services, queue)
     return {"outcome": "queued" if new else "duplicate", "job_name": stored.job_name, "admitted": outcomes}
+
+
+def _canonical(request: dict[str, Any]) -> str:
+    return json.dumps(request, sort_keys=True, default=str)
+
+
+def _token_taken(
+    services: EngineServices, policy: Policy, entry: QueuedRequest, stored: QueuedRequest, message_id: str
+) -> dict[str, Any]:
+    """Another request (another sender's, or the same sender's changed one) under a token in use: its
+    sender is told, once per message, and nothing else happens."""
+    reason = (
+        f"Sent by {entry.owner or entry.submitter}: the token {entry.client_token} already names {stored.job_name}, by"
+        f" {stored.owner or stored.submitter} at {iso_time(stored.enqueued_at)} ({stored.state});"
+        " send again with a token of your own."
+    )
+    report_event(services, policy, entry, "conflict", reason, once_per=message_id or entry.owner)
+    return {"outcome": "token-taken", "job_name": stored.job_name}
 
 
 def _refusal(entry: QueuedRequest, policy: Policy, queue: QueueServices) -> str | None:
