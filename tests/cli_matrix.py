@@ -83,6 +83,9 @@ def write_inputs(folder: Path) -> Path:
     (folder / "scenario.yaml").write_text(SCENARIO, encoding="utf-8")
     (folder / "request.json").write_text(json.dumps(seed_tuning_request()), encoding="utf-8")
     (folder / "bad-request.json").write_text("{not json", encoding="utf-8")
+    invalid = seed_tuning_request()
+    invalid["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxParallelTrainingJobs"] = "two"
+    (folder / "invalid-request.json").write_text(json.dumps(invalid), encoding="utf-8")
     (folder / "bad-scenario.yaml").write_text("jobs:\n  - name: x\n    instance_count: many\n", encoding="utf-8")
     return folder
 
@@ -110,6 +113,15 @@ def _replay_with(flag: str, table: str = "tuning-governor") -> Callable[[Path], 
 
 def _check(*extra: str, request: str = "request.json") -> Callable[[Path], list[str]]:
     return lambda d: ["check", str(d / request), "--policy", str(d / "policy.yaml"), *extra]
+
+
+SUBMIT = "submit REQUEST.json"
+QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/000000000000/tuning-governor-submissions"
+
+
+def _submit(request: str = "request.json", *, url: str | None = QUEUE_URL) -> Callable[[Path], list[str]]:
+    queue = ["--queue-url", url] if url else []
+    return lambda d: ["submit", str(d / request), *queue, "--client-token", "churn-1", "--region", "us-east-1"]
 
 
 def _report(table: str = "tuning-governor") -> Callable[[Path], list[str]]:
@@ -217,6 +229,13 @@ CASES: tuple[Case, ...] = (
     Case("check --table", NO_CREDENTIALS, _check("--table", "tuning-governor"), 3, "no AWS credentials"),
     Case("check --table", MISSING, _check("--table", "no-such-table"), 3, "not found"),
     Case("check --table", UNREACHABLE, _check("--table", "tuning-governor"), 3, "cannot reach"),
+    Case(SUBMIT, NO_CREDENTIALS, _submit(), 3, "no AWS credentials"),
+    Case(SUBMIT, MISSING + " (no such queue)", _submit(), 3, "cannot send to"),
+    Case(SUBMIT, UNREACHABLE, _submit(), 3, "cannot reach"),
+    Case(SUBMIT, BAD_INPUT + " (no --queue-url)", _submit(url=None), 2, "--queue-url"),
+    Case(SUBMIT, BAD_INPUT + " (no file)", _submit("none.json"), 2, "cannot read"),
+    Case(SUBMIT, BAD_INPUT, _submit("bad-request.json"), 2, "is not JSON"),
+    Case(SUBMIT, BAD_INPUT + " (refused by SageMaker's model)", _submit("invalid-request.json"), 2, "nothing was sent"),
     Case("demo", BAD_INPUT, lambda d: ["demo", "--seed", "seven"], 2, "--seed"),
     Case("(any)", BAD_INPUT + " (usage)", lambda d: ["replay"], 2, "required"),
 )

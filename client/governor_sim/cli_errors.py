@@ -60,7 +60,16 @@ class CommandError(Exception):
 
 
 CREDENTIALS_HINT = "set AWS_PROFILE (or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY), or run `aws sso login`"
-NOT_FOUND = {"ResourceNotFoundException", "NoSuchBucket", "NoSuchKey", "NotFound", "NoSuchEntity"}
+NOT_FOUND = {
+    "ResourceNotFoundException",
+    "NoSuchBucket",
+    "NoSuchKey",
+    "NotFound",
+    "NoSuchEntity",
+    # SQS (a wrong --queue-url): the query protocol's code, and the JSON protocol's.
+    "AWS.SimpleQueueService.NonExistentQueue",
+    "QueueDoesNotExist",
+}
 REFUSED = {
     "UnrecognizedClientException",
     "InvalidClientTokenId",

@@ -3,8 +3,9 @@ request to the governor's submission queue (docs/queue.md) with your AWS credent
 
 REQUEST.json is what ``aws sagemaker create-hyper-parameter-tuning-job --cli-input-json`` takes. Your
 team is the one whose ``teams.<team>.submitters`` lists the role you send as; the governor reports
-queued (position), admitted, expired or refused to your team's channels. Exit 0 sent, 2 bad input,
-3 AWS refused (no credentials, not a listed submitter: the queue policy denies the send).
+queued (position), admitted, expired or refused to your team's channels. Exit 0 sent, 2 bad input (a
+file that cannot be read, not JSON, or a request SageMaker's API model refuses: nothing is sent), 3 AWS
+refused (no credentials, not a listed submitter: the queue policy denies the send).
 """
 
 from __future__ import annotations
@@ -15,9 +16,15 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from botocore.exceptions import BotoCoreError, ClientError
+
+from governor_sim.check.validation import model_findings
 from governor_sim.cli_aws import cli_client
-from governor_sim.cli_errors import CommandError
+from governor_sim.cli_errors import DENIED, CommandError, ExitCode, aws_problem
 from governor_sim.submissions import send_submission
+
+#: The name the governor replaces (``q-`` + a hash of team and token): a request may leave it out.
+PLACEHOLDER_NAME = "named-by-the-governor"
 
 DESCRIPTION = (
     "Send REQUEST (a CreateHyperParameterTuningJob request as `aws sagemaker create-hyper-parameter-tuning-job"
@@ -45,12 +52,46 @@ def _request(path: str) -> dict[str, object]:
     try:
         loaded = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise CommandError(f"cannot read {path}: {exc.strerror}") from None
+        raise CommandError(f"cannot read {path}: {exc.strerror}; check the path") from None
     except json.JSONDecodeError as exc:
-        raise CommandError(f"{path} is not JSON: {exc.msg} (line {exc.lineno})") from None
+        raise CommandError(
+            f"{path} is not JSON: {exc.msg} (line {exc.lineno}); give the request as --cli-input-json takes it"
+        ) from None
     if not isinstance(loaded, dict):
         raise CommandError(f"{path} must hold one JSON object (the request)")
     return loaded
+
+
+def _check_shape(path: str, request: dict[str, object]) -> None:
+    """Refuse, before sending, what SageMaker's API model (botocore's, offline) refuses: the governor
+    would only refuse it later, in a report."""
+    errors = [
+        f for f in model_findings({"HyperParameterTuningJobName": PLACEHOLDER_NAME} | request) if f.severity == "error"
+    ]
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise CommandError(
+            f"{path} breaks SageMaker's API model: {errors[0].path}: {errors[0].message}{more}; nothing was sent:"
+            f" `tuning-governor check {path}` lists every problem"
+        )
+
+
+def _send(args: argparse.Namespace, request: dict[str, object], token: str) -> str:
+    """The message id; AWS's refusal as one line naming the queue (and, denied, who may send)."""
+    try:
+        sqs = cli_client("sqs", args.region)
+        return send_submission(sqs, args.queue_url, request, token, fit_to_share=bool(args.fit_to_share))
+    except (BotoCoreError, ClientError) as exc:
+        failed: BotoCoreError | ClientError = exc
+    # Raised outside the handler: classify() reads the chain and would put its own words over these.
+    problem = aws_problem(failed) or str(failed)
+    if isinstance(failed, ClientError) and failed.response.get("Error", {}).get("Code") in DENIED:
+        said = str(failed.response.get("Error", {}).get("Message", "")).rstrip(".")
+        problem = (
+            f"access denied ({said}); only the roles in the stack's SubmitterRoleArns may send: ask the"
+            " platform team to list the role you send as there and under teams.<team>.submitters"
+        )
+    raise CommandError(f"cannot send to {args.queue_url}: {problem}", ExitCode.AWS)
 
 
 def run_command(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
@@ -59,8 +100,8 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     if not 1 <= len(token) <= 128:
         raise CommandError("--client-token must be 1 to 128 characters")
     request = _request(args.request)
-    sqs = cli_client("sqs", args.region)
-    message_id = send_submission(sqs, args.queue_url, request, token, fit_to_share=bool(args.fit_to_share))
+    _check_shape(args.request, request)
+    message_id = _send(args, request, token)
     print(
         f"submitted {token} (message {message_id}); the governor reports queued, admitted or refused",
         file=stdout or sys.stdout,

@@ -102,6 +102,8 @@ _CHECK_SCHEDULES = {
 _SCHEDULER_ROLE = {"Fn::GetAtt": ["BudgetCheckSchedulerRole", "Arn"]}
 # The execution roles the queue consumer may pass (to SageMaker only), listed by the deployer.
 _SUBMIT_EXECUTION_ROLES = {"Ref": "SubmitExecutionRoleArns"}
+# The roles that may send submissions; the consumer reads their unique ids (iam:GetRole).
+_SUBMITTER_ROLES = {"Ref": "SubmitterRoleArns"}
 
 # Where each action may point: a statement is in scope when every resource it names is listed here for
 # every action it grants. An action missing here must be added deliberately, with its narrowest ARN.
@@ -131,7 +133,9 @@ SCOPES: dict[str, list[Any]] = {
     # resolves the submitters' role ids.
     "sagemaker:CreateHyperParameterTuningJob": [_TUNING_JOBS],
     "sagemaker:AddTags": [_TUNING_JOBS],
-    "iam:GetRole": [{"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"}],
+    # Only the roles allowed to send (the queue policy's SubmitterRoleArns): GetRole on any other role
+    # would read its trust policy for nothing, as no other role can send.
+    "iam:GetRole": [_SUBMITTER_ROLES],
     "sqs:ReceiveMessage": [{"Fn::GetAtt": ["SubmissionQueue", "Arn"]}],
     "sqs:DeleteMessage": [{"Fn::GetAtt": ["SubmissionQueue", "Arn"]}],
     "sqs:GetQueueAttributes": [{"Fn::GetAtt": ["SubmissionQueue", "Arn"]}],
@@ -144,6 +148,7 @@ CONDITIONAL_GRANTS: dict[str, tuple[str, Any]] = {
     "HasTeamTopics": ("sns:Publish", _TEAM_TOPICS),
     "HasPolicyParameter": ("ssm:GetParameter", _POLICY_PARAMETER),
     "HasSubmitExecutionRoles": ("iam:PassRole", _SUBMIT_EXECUTION_ROLES),
+    "HasSubmitterRoles": ("iam:GetRole", _SUBMITTER_ROLES),
 }
 UNCONDITIONAL_GRANTS: dict[str, Any] = {"sns:Publish": _TOPIC, "iam:PassRole": _SCHEDULER_ROLE}
 
@@ -607,6 +612,7 @@ def test_optional_integrations_are_granted_only_when_configured(cfn_template: di
         "sns:Publish": needs.reports,
         "ssm:GetParameter": needs.policy,
         "iam:PassRole": needs.submissions,
+        "iam:GetRole": needs.submissions,
     }
 
     # Given a parameter left empty (no Slack secret, no team prefix, no policy parameter), its grant

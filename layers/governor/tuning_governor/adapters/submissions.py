@@ -5,19 +5,27 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ParamValidationError
+from botocore.validate import validate_parameters
 
 from tuning_governor.adapters.sagemaker import TRANSIENT
 from tuning_governor.errors import RejectedEvent, TransientError
+from tuning_governor.observability import logger
 from tuning_governor.ports.submissions import CreateResult, Principals, StoppedJobs, TuningJobLauncher
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker import SageMakerClient
 
 
+#: GetRole answers that retrying cannot change: the role matches no sender.
+_UNRESOLVABLE = frozenset({"NoSuchEntity", "AccessDenied", "AccessDeniedException"})
+
+
 class IamPrincipals:
     """Role unique ids from IAM (GetRole), each ARN resolved once per instance (a cold start): a role
-    deleted and re-created under its name gets a new id, refused until resolved again."""
+    deleted and re-created under its name gets a new id, refused until resolved again. A listed role
+    IAM will not describe (another account's, or outside the consumer's iam:GetRole resources) matches
+    no sender, and is logged: it must not hold up the senders listed after it."""
 
     permissions: ClassVar[dict[str, str]] = {"role_arn": "iam:GetRole"}
 
@@ -31,8 +39,11 @@ class IamPrincipals:
             try:
                 role = self._client.get_role(RoleName=arn.rsplit("/", 1)[-1])["Role"]
             except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") != "NoSuchEntity":
+                code = exc.response.get("Error", {}).get("Code")
+                if code not in _UNRESOLVABLE:
                     raise TransientError(f"iam:GetRole {arn}") from exc
+                if code != "NoSuchEntity":
+                    logger.warning("listed submitter role not readable", extra={"role": arn, "code": code})
                 self._ids[arn] = None
             else:
                 # Same name, other path (or account) is another role: the ARN must match too.
@@ -52,9 +63,21 @@ class SageMakerLauncher:
     def __init__(self, client: SageMakerClient) -> None:
         self._client = client
 
+    def request_problem(self, request: dict[str, Any]) -> str | None:
+        """Why SageMaker's API model (botocore's, offline: no call) refuses ``request``; None when it accepts it."""
+        shape = self._client.meta.service_model.operation_model("CreateHyperParameterTuningJob").input_shape
+        try:
+            if shape is not None:
+                validate_parameters(request, shape)
+        except ParamValidationError as exc:
+            return f"SageMaker's API model refuses the request: {' '.join(str(exc.kwargs['report']).split())}"
+        return None
+
     def create_tuning_job(self, request: dict[str, Any]) -> CreateResult:
         try:
             self._client.create_hyper_parameter_tuning_job(**request)
+        except ParamValidationError as exc:  # botocore's own check, before any call: never worth retrying
+            raise RejectedEvent(f"SageMaker's API model refuses the request: {exc.kwargs['report']}") from exc
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "")
             if code in {"ResourceInUse", "ResourceInUseException"}:

@@ -11,6 +11,7 @@ reservation held and Create answers "exists" for the name, so the job is created
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.queue_plan import account_limits, plan_decisions, queue_types
-from tuning_governor.app.queue_requests import Submission, build_entry, plans_of
+from tuning_governor.app.queue_requests import Submission, build_entry, plans_of, shape_problem
 from tuning_governor.app.queue_shares import preempt, recorded_borrowing, with_parallel
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.job import iso_time
@@ -60,19 +61,22 @@ def report_event(
 
 
 def submit(submission: Submission, services: EngineServices, queue: QueueServices) -> dict[str, Any]:
-    """Record a submission and admit what fits. A sender who is no listed submitter, or a request that
-    cannot be read, is refused (RejectedEvent, logged and counted: there is no owner to tell)."""
+    """Record a submission and admit what fits. A sender who is no listed submitter, or a message that
+    cannot be read, raises RejectedEvent (dropped, logged and counted: there is no owner to tell); a
+    listed submitter's request that can never be created is refused and its owner told. Redelivered
+    (the same token), a request still queued is refused or reported queued again: a first delivery may
+    have crashed before either (reports go once per channel, so nobody is told twice)."""
     policy = services.policy()
-    entry = build_entry(submission, policy, queue.principals, services.clock())
+    entry = build_entry(submission, policy, queue.principals, services.clock(), services.settings.owner_tag)
     stored, new = services.store.enqueue(entry)
-    unlisted = policy.passes_roles(stored.team, _roles(stored.request))
-    refusal = _unlisted_reason(stored, unlisted) if unlisted else None
-    if not stored.demand:
-        refusal = "the request names no instance type and count (TrainingJobDefinition(s).ResourceConfig)"
-    if new and refusal:
+    if not new and _canonical(stored.request) != _canonical(entry.request):
+        return _token_taken(services, policy, entry, stored, submission.message_id)
+    refusal = _refusal(stored, policy, queue)
+    # Also on a redelivery: a first delivery may have enqueued it and crashed before refusing it.
+    if refusal and stored.state == "queued":
         _refuse(services, policy, stored, refusal)
         return {"outcome": "refused", "job_name": stored.job_name}
-    if new:
+    if stored.state == "queued":
         waiting = [e.job_name for e in services.store.waiting_requests()]
         position = waiting.index(stored.job_name) + 1 if stored.job_name in waiting else len(waiting) + 1
         report_event(
@@ -80,6 +84,38 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
         )
     outcomes = admit_waiting(services, queue)
     return {"outcome": "queued" if new else "duplicate", "job_name": stored.job_name, "admitted": outcomes}
+
+
+def _canonical(request: dict[str, Any]) -> str:
+    return json.dumps(request, sort_keys=True, default=str)
+
+
+def _token_taken(
+    services: EngineServices, policy: Policy, entry: QueuedRequest, stored: QueuedRequest, message_id: str
+) -> dict[str, Any]:
+    """Another request (another sender's, or the same sender's changed one) under a token in use: its
+    sender is told, once per message, and nothing else happens."""
+    reason = (
+        f"Sent by {entry.owner or entry.submitter}: the token {entry.client_token} already names {stored.job_name}, by"
+        f" {stored.owner or stored.submitter} at {iso_time(stored.enqueued_at)} ({stored.state});"
+        " send again with a token of your own."
+    )
+    report_event(services, policy, entry, "conflict", reason, once_per=message_id or entry.owner)
+    return {"outcome": "token-taken", "job_name": stored.job_name}
+
+
+def _refusal(entry: QueuedRequest, policy: Policy, queue: QueueServices) -> str | None:
+    """Why a submitted request can never be created, known before it waits (None: it may wait): its
+    shape (SageMaker's API model, then ours), an execution role the team does not list, no instances."""
+    problem = queue.launcher.request_problem(entry.request) or shape_problem(entry.request)
+    if problem:
+        return problem
+    unlisted = policy.passes_roles(entry.team, _roles(entry.request))
+    if unlisted:
+        return _unlisted_reason(entry, unlisted)
+    if not entry.demand:
+        return "the request names no instance type and count (TrainingJobDefinition(s).ResourceConfig)"
+    return None
 
 
 def _holdings(services: EngineServices, waiting: set[str]) -> list[Holder]:

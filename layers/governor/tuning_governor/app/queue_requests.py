@@ -69,6 +69,15 @@ def plans_of(request: dict[str, Any]) -> tuple[list[AdmissionPlan], int]:
     return [AdmissionPlan.model_validate(option) for option in job.admission_options()], job.max_parallel
 
 
+def shape_problem(request: dict[str, Any]) -> str | None:
+    """Why the request cannot be read as a tuning job (``tuning_job_of``'s reason); None when it can."""
+    try:
+        tuning_job_of(request)
+    except RejectedEvent as exc:
+        return exc.reason
+    return None
+
+
 def demand_of(request: dict[str, Any]) -> dict[str, int]:
     """Training instances per type the job holds at MaxParallel, on its first plan (both markets)."""
     plans, _ = plans_of(request)
@@ -79,21 +88,25 @@ def demand_of(request: dict[str, Any]) -> dict[str, int]:
     return demand
 
 
-def _governed_tags(tags: Any, policy: Policy, team: str, owner: str | None) -> list[dict[str, str]]:
-    """The request's tags with the team tag set to the submitter's team, the owner tag to the session,
-    and the exemption and budget tags (which only the platform team sets, docs/security.md) removed,
-    whatever their case: the governor creates the job with its own role, which the SCP does not bind."""
-    reserved = {policy.team_tag.casefold(), policy.exempt_tag.casefold(), policy.budget_tag.casefold(), "owner"}
+def _governed_tags(tags: Any, policy: Policy, team: str, owner: str | None, owner_tag: str) -> list[dict[str, str]]:
+    """The request's tags with the team tag set to the submitter's team, the owner tag (the stack's
+    ``OwnerTagKey``, the one reports read) to the session, and the exemption and budget tags (which only
+    the platform team sets, docs/security.md) removed, whatever their case: the governor creates the job
+    with its own role, which the SCP does not bind."""
+    reserved = {t.casefold() for t in (policy.team_tag, policy.exempt_tag, policy.budget_tag, owner_tag, "owner")}
     kept = [t for t in (tags or []) if isinstance(t, dict) and str(t.get("Key", "")).casefold() not in reserved]
     kept.append({"Key": policy.team_tag, "Value": team})
     if owner:
-        kept.append({"Key": "owner", "Value": owner[:256]})
+        kept.append({"Key": owner_tag, "Value": owner[:256]})
     return kept
 
 
-def build_entry(submission: Submission, policy: Policy, principals: Principals, now: datetime) -> QueuedRequest:
-    """The queue entry of a submission; RejectedEvent (with the reason the owner is told) when the
-    sender is no listed submitter, or the request cannot be read."""
+def build_entry(
+    submission: Submission, policy: Policy, principals: Principals, now: datetime, owner_tag: str = "owner"
+) -> QueuedRequest:
+    """The queue entry of a submission; RejectedEvent when the sender is no listed submitter (nobody to
+    tell). A listed submitter's request that cannot be read still makes an entry (no demand), which
+    ``submit`` refuses with the reason, so the owner hears why (``shape_problem``)."""
     candidates = [arn for team in policy.teams.values() for arn in team.submitters]
     submitter = principals.role_arn(submission.sender_id, candidates)
     team = policy.submitter_team(submitter) if submitter else None
@@ -102,8 +115,8 @@ def build_entry(submission: Submission, policy: Policy, principals: Principals, 
     owner = submission.sender_id.split(":", 1)[1] if ":" in submission.sender_id else None
     name = job_name_for(team, submission.client_token)
     request = dict(submission.request) | {"HyperParameterTuningJobName": name}
-    request["Tags"] = _governed_tags(request.get("Tags"), policy, team, owner)
-    demand = demand_of(request)
+    request["Tags"] = _governed_tags(request.get("Tags"), policy, team, owner, owner_tag)
+    demand = demand_of(request) if shape_problem(request) is None else {}
     team_policy = policy.teams[team]
     wait = team_policy.max_wait_minutes
     return QueuedRequest(

@@ -22,6 +22,11 @@ class Principals(Protocol):
 
 
 class TuningJobLauncher(Protocol):
+    def request_problem(self, request: dict[str, Any]) -> str | None:
+        """Why SageMaker would refuse ``request`` on its shape alone (missing or mistyped fields), without
+        calling it; None when the shape is valid. Checked at submission, so the owner hears at once."""
+        ...
+
     def create_tuning_job(self, request: dict[str, Any]) -> CreateResult:
         """CreateHyperParameterTuningJob; ``"exists"`` when a job of that name exists already (a retried
         creation: the name is derived from the submission). SageMaker refusing the request raises
