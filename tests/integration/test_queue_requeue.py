@@ -77,3 +77,23 @@ def test_a_job_stopped_on_arrival_is_queued_as_its_resumed_request_and_runs_late
     assert job["HyperParameterTuningJobStatus"] == "Completed"
     texts = [json.dumps(m) for m in world.slack.messages] + [m["Message"] for m in world.env.sns_messages()]
     assert any(f"stopped on arrival and queued as {resumed}" in t for t in texts)
+
+
+def test_a_requeued_job_goes_to_the_team_the_governor_judged_it_for_not_its_tag(world: World) -> None:
+    world.amt.set_applied_quota(P3_2X, 100)
+    policy = parse_policy(POLICY, "test")
+    world.env.services.policy = lambda: policy
+    sm = world.env.sagemaker
+    iam = IamPrincipals(boto3.client("iam", region_name=REGION))
+    queue = QueueServices(launcher=SageMakerLauncher(sm), principals=iam, stopped_jobs=SageMakerLauncher(sm))
+    # Given team B's job runs as speech's execution role but is tagged team=vision
+    a = seed_tuning_request("team-a-hpo", team="vision", instance_type=P3_2X, instance_count=1, max_parallel=4)
+    sm.create_hyper_parameter_tuning_job(**a)
+    world.pump(60)
+    b = seed_tuning_request("team-b-hpo", team="vision", instance_type=P3_2X, instance_count=2, max_parallel=3)
+    b["TrainingJobDefinition"]["RoleArn"] = SPEECH_EXEC
+    sm.create_hyper_parameter_tuning_job(**b)
+    _run(world, queue)
+    # Then it is queued again for speech, the team whose role it runs as (the stop decision's team)
+    entry = world.env.services.store.get_request(resume_name("team-b-hpo", 1))
+    assert entry is not None and entry.team == "speech"

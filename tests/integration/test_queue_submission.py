@@ -405,3 +405,20 @@ def test_a_standalone_training_job_ending_admits_the_request_waiting_for_its_ins
     # Then the waiting request is created
     assert [o["outcome"] for o in out["admitted"]] == ["admitted"]
     assert created_jobs(world) == [job_name_for("nlp", "after-solo")]
+
+
+def test_a_submission_cannot_write_the_resume_chain_and_a_comma_in_the_session_is_no_refusal(queue_world: Any) -> None:
+    world, queue, ids = queue_world
+    # Given a request carrying the governor's resume-chain tags, from a session whose name has a comma
+    req = request()
+    req["Tags"] += [{"Key": "governance:trials-used", "Value": "0"}, {"Key": "Governance:Resume-Root", "Value": "x"}]
+    outcome = submit(read_record(record(f"{ids['nlp']}:ana,lab", req, "tok-chain")), world.env.services, queue)
+    # Then the job is created without them, its owner tag a valid tag value
+    name = job_name_for("nlp", "tok-chain")
+    assert [o["outcome"] for o in outcome["admitted"]] == ["admitted"]
+    arn = world.env.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)[
+        "HyperParameterTuningJobArn"
+    ]
+    tags = {t["Key"]: t["Value"] for t in world.env.sagemaker.list_tags(ResourceArn=arn)["Tags"]}
+    assert not {k for k in tags if k.lower().startswith("governance:")}
+    assert tags["owner"] == "ana_lab"

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tuning_governor.domain.capacity import AdmissionPlan
+from tuning_governor.domain.resume import RESUME_TAGS
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.models.queue import QueuedRequest, job_name_for
 from tuning_governor.models.tuning_job import TuningJob
@@ -91,13 +92,15 @@ def demand_of(request: dict[str, Any]) -> dict[str, int]:
 def _governed_tags(tags: Any, policy: Policy, team: str, owner: str | None, owner_tag: str) -> list[dict[str, str]]:
     """The request's tags with the team tag set to the submitter's team, the owner tag (the stack's
     ``OwnerTagKey``, the one reports read) to the session, and the exemption and budget tags (which only
-    the platform team sets, docs/security.md) removed, whatever their case: the governor creates the job
-    with its own role, which the SCP does not bind."""
+    the platform team sets, docs/security.md) and the resume-chain tags removed, whatever their case: the
+    governor creates the job with its own role, which the SCP does not bind."""
     reserved = {t.casefold() for t in (policy.team_tag, policy.exempt_tag, policy.budget_tag, owner_tag, "owner")}
+    reserved |= {t.casefold() for t in RESUME_TAGS}  # the resume chain is the governor's to write
     kept = [t for t in (tags or []) if isinstance(t, dict) and str(t.get("Key", "")).casefold() not in reserved]
     kept.append({"Key": policy.team_tag, "Value": team})
     if owner:
-        kept.append({"Key": owner_tag, "Value": owner[:256]})
+        # A session name may hold ',' (IAM allows [\w+=,.@-]); a tag value may not: SageMaker would refuse.
+        kept.append({"Key": owner_tag, "Value": owner[:256].replace(",", "_")})
     return kept
 
 

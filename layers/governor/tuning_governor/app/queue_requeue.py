@@ -60,7 +60,7 @@ def requeue_stopped(name: str, services: EngineServices, queue: QueueServices) -
     if isinstance(plan, ResumeRefused):
         logger.info("stopped job not requeued", extra={"job": name, "reason": plan.reason})
         return {"job_name": name, "outcome": "not-requeued", "reason": plan.reason}
-    team = tags.get(policy.team_tag) or decision.get("team")
+    team = decision.get("team") or tags.get(policy.team_tag)  # the team the governor judged it for
     if not team:
         return {"job_name": name, "outcome": "not-requeued", "reason": "the job names no team"}
     now = services.clock()

@@ -38,6 +38,8 @@ RESUMED_FROM_TAG = "governance:resumed-from"
 RESUME_ROOT_TAG = "governance:resume-root"
 RESUME_N_TAG = "governance:resume-n"
 TRIALS_USED_TAG = "governance:trials-used"
+#: The tags that carry a resume chain (written by the governor only: a submission's are dropped).
+RESUME_TAGS = (RESUMED_FROM_TAG, RESUME_ROOT_TAG, RESUME_N_TAG, TRIALS_USED_TAG)
 _CHAIN_TAGS = (RESUMED_FROM_TAG, RESUME_ROOT_TAG, RESUME_N_TAG, TRIALS_USED_TAG)
 _COPIED = ("HyperParameterTuningJobConfig", "TrainingJobDefinition", "TrainingJobDefinitions")
 
