@@ -281,3 +281,35 @@ def test_concurrent_submissions_never_take_a_reserved_share_whatever_the_passes_
     assert by_team["cv"] <= 4, f"cv took nlp's reserved share: {by_team}"
     assert by_team["nlp"] <= 4 and sum(by_team.values()) <= 8
     assert by_team["cv"] > 0
+
+
+def test_preemption_stops_the_borrower_with_the_fewest_completed_trials_as_the_governor_recorded_them(
+    lending_world: Any,
+) -> None:
+    world, queue, ids = lending_world
+    services = world.env.services
+    # Tokens whose job names sort the busier borrower first: key order alone would stop the wrong one
+    tokens = sorted((f"t{i}" for i in range(40)), key=lambda t: job_name_for("cv", t))
+    busy, fresh = tokens[0], tokens[1]
+
+    def send(token: str, parallel: int = 2, team: str = "cv") -> None:
+        who, kw = (ids["cv"], {"team": "cv", "role": CV_EXEC}) if team == "cv" else (ids["nlp"], {})
+        req = request(parallel=parallel, **kw)
+        req["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"] = 12
+        submit(read_record(record(f"{who}:bo", req, token)), services, queue)
+
+    # Given cv runs its share (2) and a borrower (2) that has finished trials, then a second borrower
+    send("own")
+    send(busy)
+    while not services.store.get_job(job_name_for("cv", busy).lower()) or not (
+        services.store.get_job(job_name_for("cv", busy).lower()) or {}
+    ).get("trials_recorded"):
+        world.pump(60)
+    send(fresh)
+    world.pump(60)
+    # When nlp wants 4 of its lent share (2 are free)
+    send("nlp-1", parallel=4, team="nlp")
+    # Then the borrower with no completed trial is the one stopped, not the busier one
+    decisions = {name: services.store.decisions(job_name_for("cv", name).lower()) for name in (busy, fresh)}
+    assert [d["rule"] for d in decisions[fresh]] == ["queue-preempt"]
+    assert decisions[busy] == []

@@ -105,6 +105,21 @@ def test_lender_reclaims_by_preempting_the_borrower_with_fewest_completed_trials
     assert by_key(after)["a1"].action == "admit"
 
 
+def test_a_borrower_that_has_launched_its_whole_budget_is_never_preempted() -> None:
+    """Nothing could resume it (AWS counts its launched trials against a warm start's limit): stopping it
+    would only lose its trials in flight, and it ends soon on its own."""
+    shares = {"a": ShareTerms({G5: 4}, "LEND"), "b": ShareTerms({G5: 4}, "LEND_AND_BORROW", preemptible=True)}
+    held = [
+        Holding("b-own", "b", {G5: 4}),
+        Holding("b-last-wave", "b", {G5: 2}, completed_trials=1, borrowed={G5: 2}, resumable=False),
+        Holding("b-more", "b", {G5: 2}, completed_trials=5, borrowed={G5: 2}),
+    ]
+    out = schedule([request("a1", "a", 2)], held, shares, {G5: 9}, NOW)
+    assert [(d.key, d.for_key) for d in out if d.action == "preempt"] == [("b-more", "a1")]
+    only_last = [held[0], held[1]]
+    assert [d.action for d in schedule([request("a1", "a", 2)], only_last, shares, {G5: 7}, NOW)] == ["wait"]
+
+
 def test_no_preemption_where_the_policy_says_never() -> None:
     shares = {"a": ShareTerms({G5: 4}, "LEND"), "b": ShareTerms({G5: 4}, "LEND_AND_BORROW")}
     held = [Holding("b-own", "b", {G5: 4}), Holding("b-borrow", "b", {G5: 4}, borrowed={G5: 4})]

@@ -22,7 +22,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.queue_plan import account_limits, plan_decisions, queue_types
 from tuning_governor.app.queue_requests import Submission, build_entry, plans_of, shape_problem
-from tuning_governor.app.queue_shares import preempt, recorded_borrowing, with_parallel
+from tuning_governor.app.queue_shares import borrower_progress, preempt, recorded_borrowing, with_parallel
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.job import iso_time
 from tuning_governor.domain.queue_on_shares import shares_refusal
@@ -144,7 +144,10 @@ def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[s
     outcomes: list[dict[str, Any]] = []
     holdings = _holdings(services, {e.job_name.lower() for e in live})
     borrowed = recorded_borrowing(services, holdings, set(policy.shares()))
-    decisions = plan_decisions(policy, live, holdings, capacity, now, borrowed=borrowed, scheduler=queue.scheduler)
+    progress = borrower_progress(services, holdings, policy)
+    decisions = plan_decisions(
+        policy, live, holdings, capacity, now, borrowed=borrowed, progress=progress, scheduler=queue.scheduler
+    )
     for decision in decisions:
         if decision.verdict == "preempt":
             outcomes.append(preempt(services, policy, decision))

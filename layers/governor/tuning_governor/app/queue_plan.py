@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from tuning_governor.domain.capacity import Holder
-from tuning_governor.domain.queue_on_shares import shares_schedule
+from tuning_governor.domain.queue_on_shares import Progress, shares_schedule
 from tuning_governor.domain.queue_schedule import QueueDecision, Scheduler, fifo_schedule
 from tuning_governor.models.queue import QueuedRequest
 from tuning_governor.policy import Policy
@@ -39,11 +39,13 @@ def plan_decisions(
     now: datetime,
     *,
     borrowed: Mapping[str, Mapping[str, int]] | None = None,
+    progress: Mapping[str, Progress] | None = None,
     scheduler: Scheduler = fifo_schedule,
 ) -> list[QueueDecision]:
-    """The decisions on ``live`` (in queue order), in the order to apply them."""
+    """The decisions on ``live`` (in queue order), in the order to apply them. ``borrowed`` and
+    ``progress`` (per running job: what it borrowed; completed trials, resumable) inform preemption."""
     terms = policy.shares()
     if terms:  # the shares core (docs/queue.md, "Integration: the queue on the shares core")
-        return shares_schedule(live, holders, terms, capacity, now, borrowed)
+        return shares_schedule(live, holders, terms, capacity, now, borrowed, progress)
     limits = {team: dict(p.instances) for team, p in policy.teams.items() if p.instances}
     return scheduler(live, holders, limits, capacity)

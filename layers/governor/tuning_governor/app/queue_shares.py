@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from tuning_governor.domain.capacity import Holder
+from tuning_governor.domain.job import job_state
+from tuning_governor.domain.queue_on_shares import Progress
 from tuning_governor.domain.queue_reports import queue_report
 from tuning_governor.domain.queue_schedule import QueueDecision
 from tuning_governor.governance.actions import resume_decision
@@ -37,6 +39,24 @@ def recorded_borrowing(
         entry = services.store.get_request(holder.key)
         if entry is not None and entry.borrowed:
             out[holder.key] = dict(entry.borrowed)
+    return out
+
+
+def borrower_progress(services: EngineServices, holders: Sequence[Holder], policy: Policy) -> dict[str, Progress]:
+    """Per running tuning job of a team whose share may be preempted: (completed trials, resumable), from
+    the governor's job item (trials recorded less failed; launched = recorded + running, against
+    MaxNumberOfTrainingJobs). Preemption stops the fewest completed first and never a job that has
+    launched its whole budget. One GetItem per such job; none when no share allows preemption."""
+    preemptible = {team for team, terms in policy.shares().items() if terms.preemptible}
+    out: dict[str, Progress] = {}
+    for holder in holders:
+        if holder.kind != "tuning-job" or holder.team not in preemptible:
+            continue
+        job = job_state(services.store.get_job(holder.key))
+        if job is None:
+            continue
+        launched = job.trials_recorded + len(job.running)
+        out[holder.key] = (job.trials_recorded - job.trials_failed, job.max_trials is None or launched < job.max_trials)
     return out
 
 

@@ -26,6 +26,9 @@ from tuning_governor.domain.queueing import Holding, QueuedRequest, ShareTerms, 
 from tuning_governor.domain.shares import Ledger
 from tuning_governor.models.queue import QueuedRequest as Entry
 
+#: A running job's (completed trials, whether a warm-start resume could still run any of its budget).
+Progress = tuple[int, bool]
+
 _VERDICT: dict[str, Verdict] = {
     "admit": "admit",
     "wait": "wait",
@@ -57,7 +60,10 @@ def _as_request(entry: Entry) -> QueuedRequest:
 
 
 def _as_holdings(
-    holders: Sequence[Holder], shares: Mapping[str, ShareTerms], borrowed: Mapping[str, Mapping[str, int]]
+    holders: Sequence[Holder],
+    shares: Mapping[str, ShareTerms],
+    borrowed: Mapping[str, Mapping[str, int]],
+    progress: Mapping[str, Progress] | None = None,
 ) -> list[Holding]:
     excess: dict[tuple[str, str], int] = {}
     for team, terms in shares.items():
@@ -74,7 +80,9 @@ def _as_holdings(
             if left and itype not in mine:
                 mine[itype] = min(left, count)
                 excess[(holder.team or "", itype)] = left - mine[itype]
-        out.append(Holding(holder.key, holder.team or "", demand, borrowed={t: n for t, n in mine.items() if n}))
+        done, resumable = (progress or {}).get(holder.key, (0, True))
+        lent = {t: n for t, n in mine.items() if n}
+        out.append(Holding(holder.key, holder.team or "", demand, done, lent, resumable))
     return list(reversed(out))
 
 
@@ -85,9 +93,12 @@ def shares_schedule(
     capacity: Mapping[str, int],
     now: datetime,
     borrowed: Mapping[str, Mapping[str, int]] | None = None,
+    progress: Mapping[str, Progress] | None = None,
 ) -> list[QueueDecision]:
-    """The shares core's decisions as the admission loop applies them (admissions in the core's order)."""
-    holdings = _as_holdings(holders, shares, borrowed or {})
+    """The shares core's decisions as the admission loop applies them (admissions in the core's order).
+
+    ``progress``: per running job, (completed trials, resumable) where known: who preemption stops first."""
+    holdings = _as_holdings(holders, shares, borrowed or {}, progress)
     decisions = schedule([_as_request(e) for e in entries], holdings, shares, capacity, now)
     return [
         QueueDecision(

@@ -2,7 +2,8 @@
 
 Only jobs admitted as borrowers (``Holding.borrowed`` on the type) of a team whose policy allows
 preemption are candidates, and only while their team still holds more than its share of the type.
-Among them the one with the fewest completed trials goes first (the least work lost; ties by key).
+Among them the one with the fewest completed trials goes first (the least work lost; ties by key);
+one that has launched its whole trial budget is never a candidate (nothing could resume it).
 A lender's request causes stops only when stopping candidates frees enough for it on every type it
 is blocked on; otherwise none is stopped for it (it waits for borrowers to finish). Pure.
 """
@@ -29,7 +30,7 @@ def _candidates(holdings: Iterable[Holding], ledger: Ledger, itype: str, taken: 
     found = []
     for holding in holdings:
         terms = ledger.shares.get(holding.team)
-        if holding.key in taken or terms is None or not terms.preemptible:
+        if holding.key in taken or terms is None or not terms.preemptible or not holding.resumable:
             continue
         if holding.borrowed.get(itype, 0) > 0 and ledger.borrowed(holding.team, itype) > 0:
             found.append(holding)

@@ -66,6 +66,9 @@ class Holding:
 
     ``demand``: instances per type it holds (MaxParallel x InstanceCount); ``borrowed``: the part of
     it that was admitted beyond its team's share (``Decision.borrowed`` at admission), per type.
+    ``resumable``: False when it has launched its whole trial budget, so a warm-start resume could run
+    nothing (AWS counts the parent's training jobs against the new job's limit): stopping it would
+    only lose its trials in flight, and it frees its capacity soon on its own. Never preempted.
     """
 
     key: str
@@ -73,6 +76,7 @@ class Holding:
     demand: Mapping[str, int]
     completed_trials: int = 0
     borrowed: Mapping[str, int] = field(default_factory=dict)
+    resumable: bool = True
 
 
 @dataclass
