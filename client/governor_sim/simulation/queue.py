@@ -16,6 +16,7 @@ from tuning_governor.adapters.submissions import SageMakerLauncher
 from tuning_governor.app.queue_admission import QueueServices, submit
 from tuning_governor.app.queue_consumer import admit_after_release
 from tuning_governor.app.queue_requests import Submission
+from tuning_governor.app.queue_requeue import requeue_stopped
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ class SimulatedQueue:
 
     def _services(self, env: OfflineEnvironment) -> QueueServices:
         if self._queue is None:
-            self._queue = QueueServices(SageMakerLauncher(env.sagemaker), StaticPrincipals(self._ids))
+            launcher = SageMakerLauncher(env.sagemaker)
+            self._queue = QueueServices(launcher, StaticPrincipals(self._ids), stopped_jobs=launcher)
         return self._queue
 
     def perform(self, action: SubmitTuningJob, env: OfflineEnvironment) -> None:
@@ -42,13 +44,20 @@ class SimulatedQueue:
         if unique_id is None:
             unique_id = f"AROASIMULATED{len(self._ids):07d}"
             self._ids[unique_id] = action.submitter
-        submission = Submission(f"{unique_id}:{action.session}", "", dict(action.request), action.client_token)
+        submission = Submission(
+            f"{unique_id}:{action.session}", "", dict(action.request), action.client_token, action.fit_to_share
+        )
         self.outcomes.append(submit(submission, env.services, self._services(env)))
 
     def after(self, event: dict[str, Any] | None, env: OfflineEnvironment) -> None:
         """Admission after a delivered event that ends a tuning job, or after a sweep (``event`` None)."""
         if self._queue is None:
             return
-        status = ((event or {}).get("detail") or {}).get("HyperParameterTuningJobStatus")
+        detail = (event or {}).get("detail") or {}
+        status = detail.get("HyperParameterTuningJobStatus")
+        if status == "Stopped" and detail.get("HyperParameterTuningJobName"):
+            # As the deployed consumer does on a Stopped event (queue_consumer.process_queue_event).
+            requeued = requeue_stopped(str(detail["HyperParameterTuningJobName"]), env.services, self._queue)
+            self.outcomes.extend([requeued] if requeued else [])
         if event is None or status in TUNING_TERMINAL:
             self.outcomes.extend(admit_after_release(env.services, self._queue))
