@@ -128,6 +128,15 @@ def examples() -> str:
             blocks.append(
                 f"### {name}: {what}\n\n    $ tuning-governor {' '.join(argv)}\n    (exit {code})\n\n```text\n{text}\n```\n"
             )
+        for name, what in (
+            ("seed.json", "submitted to the queue (`--submit`): created now"),
+            ("spot-bayesian-too-wide.json", "submitted to the queue: 18 instances can never fit a quota of 16"),
+        ):
+            argv = ["check", str(FOLDER / name), "--policy", str(FOLDER / "policy.yaml"), "--submit"]
+            code, text = _run(argv)
+            blocks.append(
+                f"### {name}, {what}\n\n    $ tuning-governor {' '.join(argv)}\n    (exit {code})\n\n```text\n{text}\n```\n"
+            )
         argv = ["check", str(FOLDER / "seed.json"), "--policy", str(FOLDER / "policy.yaml"), "--json"]
         code, text = _run(argv)
         blocks.append(

@@ -15,6 +15,7 @@ from tests.integration.test_queue_submission import CV_EXEC, P3, _role, created_
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
 from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
 from tuning_governor.app.queue_requests import read_record
+from tuning_governor.domain.resume import resume_name
 from tuning_governor.models.queue import job_name_for
 from tuning_governor.policy import parse_policy
 
@@ -121,6 +122,7 @@ def test_a_borrower_is_recorded_and_stopped_when_the_lender_wants_its_share_back
     assert created_jobs(world) == [cv_job]
     stored = services.store.get_request(cv_job)
     assert stored is not None and stored.borrowed == {P3: 4}
+    world.pump(60)  # the governor handles its creation event (a job it has not registered is preempted later)
     # When nlp asks for its share of 4 (2 are free)
     out = submit(read_record(record(f"{ids['nlp']}:ana", request(parallel=4), "nlp-1")), services, queue)
     # Then cv's borrowing job is stopped on the stand-in and its owner told; nlp's request waits for it
@@ -177,3 +179,48 @@ teams:
     stored = world.env.services.store.get_request(name)
     assert stored is not None and stored.priority == 7
     assert any("teams.nlp.share.priority is deprecated" in w and "queue_priority" in w for w in policy.warnings())
+
+
+def test_a_preempted_borrower_is_queued_again_as_a_warm_start_and_no_finished_trial_is_lost(
+    lending_world: Any,
+) -> None:
+    from tests.integration.test_queue_requeue import _run  # the loop that also feeds the queue consumer
+
+    world, queue, ids = lending_world
+    services, sm = world.env.services, world.env.sagemaker
+    queue = QueueServices(launcher=queue.launcher, principals=queue.principals, stopped_jobs=SageMakerLauncher(sm))
+    cv_job = job_name_for("cv", "cv-1")
+    # Given cv borrows (6 of 8, MaxParallel 6, 12 trials) and has finished a wave of trials
+    req = request(parallel=6, team="cv", role=CV_EXEC)
+    req["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"] = 12
+    submit(read_record(record(f"{ids['cv']}:bo", req, "cv-1")), services, queue)
+    while not any(t["TrainingJobStatus"] == "Completed" for t in _trials(world, cv_job)):
+        world.pump(60)
+    # When nlp asks for its lent share of 4 back, and cv's job stops
+    out = submit(read_record(record(f"{ids['nlp']}:ana", request(parallel=4), "nlp-1")), services, queue)
+    assert [o["outcome"] for o in out["admitted"]] == ["preempted"]
+    _run(world, queue)
+    # Then cv's job is Stopped by a recorded queue-preempt decision, and resumed under a traceable name
+    assert _status(world, cv_job) == "Stopped"
+    assert [(d["rule"], d["action"]) for d in services.store.decisions(cv_job.lower())] == [
+        ("queue-preempt", "stopped")
+    ]
+    resumed = resume_name(cv_job, 1)
+    entry = services.store.get_request(resumed)
+    assert entry is not None and entry.team == "cv" and entry.state == "admitted"
+    job = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=resumed)
+    # warm-started from the stopped job, for the trials it had not launched (AWS counts the parent's)
+    assert job["WarmStartConfig"]["ParentHyperParameterTuningJobs"] == [{"HyperParameterTuningJobName": cv_job}]
+    assert job["WarmStartConfig"]["WarmStartType"] == "IdenticalDataAndAlgorithm"
+    launched = len(_trials(world, cv_job))
+    assert job["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"] == 12 - launched
+    assert job["HyperParameterTuningJobStatus"] == "Completed"
+    # And nlp's request ran, and cv's owner was told it was preempted and queued again
+    assert _status(world, job_name_for("nlp", "nlp-1")) == "Completed"
+    assert any(f"preempted and queued as {resumed}" in t for t in slack_texts(world))
+
+
+def _trials(world: World, name: str) -> list[dict[str, Any]]:
+    sm = world.env.sagemaker
+    out = sm.list_training_jobs_for_hyper_parameter_tuning_job(HyperParameterTuningJobName=name, MaxResults=100)
+    return list(out["TrainingJobSummaries"])

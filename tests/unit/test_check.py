@@ -189,18 +189,67 @@ def test_the_published_schema_is_the_results_own() -> None:
     )
 
 
-def test_with_a_queue_a_job_that_does_not_fit_now_is_queued_behind_what_it_waits_for() -> None:
-    from governor_sim.check import QueueView
+SHARED = parse_policy(
+    """
+mode: enforce
+quotas: {ml.m5.xlarge: 16}
+teams:
+  churn: {share: {capacity_limits: {ml.m5.xlarge: 8}, resource_sharing: RESERVE}}
+  vision: {share: {capacity_limits: {ml.m5.xlarge: 8}, resource_sharing: RESERVE}}
+""",
+    "test",
+)
 
-    class Ahead:
-        def place(self, job_name: str, team: str | None, refusal: Any) -> list[str] | None:
-            return ["job-a", "job-b"] if refusal.rule == "concurrency" else None
 
-    queue: QueueView = Ahead()
-    tight = parse_policy("mode: enforce\nquotas: {ml.m5.xlarge: 8}\n", "test")
-    result = check_request(seed_tuning_request(), tight, queue=queue)
-    assert result.admission.outcome == "queued"
-    assert result.admission.behind == ["job-a", "job-b"]
+def _waiting(name: str, team: str, parallel: int, minutes_ago: int) -> Any:
+    from datetime import UTC, datetime, timedelta
+
+    from tuning_governor.models.queue import QueuedRequest
+
+    request = seed_tuning_request(name, team=team, max_parallel=parallel, instance_count=1)
+    at = datetime.now(UTC) - timedelta(minutes=minutes_ago)
+    return QueuedRequest(
+        client_token=name, team=team, submitter="arn:aws:iam::123456789012:role/x", job_name=name,
+        request=request, demand={"ml.m5.xlarge": parallel}, enqueued_at=at,
+    )  # fmt: skip
+
+
+def test_submitted_a_request_that_can_never_fit_its_teams_share_is_refused_with_the_reason() -> None:
+    from governor_sim.check import SubmissionQueue
+
+    # 4 x 3 = 12 ml.m5.xlarge: within the quota of 16, above churn's RESERVE share of 8
+    result = check_request(seed_tuning_request(), SHARED, queue=SubmissionQueue(SHARED))
+    assert (result.admission.outcome, result.admission.path, result.exit_code) == ("refused", "queue", 2)
+    assert result.admission.message is not None and "above the 8 team churn can ever hold" in result.admission.message
+
+
+def test_submitted_a_request_that_fits_later_is_queued_with_its_position_and_what_it_waits_behind() -> None:
+    from governor_sim.check import SubmissionQueue
+
+    # churn's share is full (8 running) and a churn request is already waiting
+    held = [_holder("churn-running", "churn", 8)]
+    queue = SubmissionQueue(SHARED, held, [_waiting("churn-first", "churn", 4, 30)])
+    result = check_request(seed_tuning_request(max_parallel=2), SHARED, queue=queue)
+    assert (result.admission.outcome, result.exit_code) == ("queued", 0)
+    assert result.admission.numbers == {"position": 2} and result.admission.behind == ["churn-first"]
+
+
+def test_submitted_with_consent_a_request_is_created_now_with_the_parallelism_that_fits() -> None:
+    from governor_sim.check import SubmissionQueue
+
+    held = [_holder("churn-running", "churn", 5)]  # 3 of churn's 8 idle: one trial of 3 instances
+    queue = SubmissionQueue(SHARED, held, fit_to_share=True)
+    result = check_request(seed_tuning_request(max_parallel=2), SHARED, queue=queue)
+    assert (result.admission.outcome, result.admission.numbers) == ("admitted", {"max_parallel": 1})
+    assert "MaxParallel 2 -> 1 to fit" in (result.admission.message or "")
+    direct = check_request(seed_tuning_request(max_parallel=2), SHARED, holders=held)
+    assert direct.admission.path == "create"
+
+
+def _holder(key: str, team: str, instances: int) -> Any:
+    from tuning_governor.domain.capacity import Holder
+
+    return Holder(key=key, kind="tuning-job", team=team, instances={"ml.m5.xlarge": instances})
 
 
 def test_a_spot_max_wait_below_the_max_runtime_is_refused_as_sagemaker_would() -> None:

@@ -3,6 +3,7 @@
     tuning-governor check request.json --policy policy.yaml            # offline: the policy's quotas
     tuning-governor check request.json --policy policy.yaml --json     # for CI (docs/check-result.schema.json)
     tuning-governor check request.json --policy policy.yaml --table TABLE   # against the deployed governor's state
+    tuning-governor check request.json --policy policy.yaml --submit   # as a submission to the queue
 
 From Python: ``check_request(request, policy)`` with the keyword arguments you would give boto3's
 ``create_hyper_parameter_tuning_job`` (or the ``--cli-input-json`` document); or
@@ -14,20 +15,20 @@ governor would stop it on arrival, or it can never fit) or invalid (it breaks Sa
 the file is unreadable): the JSON ``status`` tells refused from invalid.
 
 The package: ``validation`` (botocore's model), ``cost`` (bounds), ``lint`` (config mistakes),
-``verdict`` (the arrival rules, and the queue's extension point), ``result`` (what is printed),
+``verdict`` (the arrival rules; the queue's verdict with ``queue_view``), ``result`` (what is printed),
 ``core`` (``check_request``), ``guard`` (the SDK hook) and ``command`` (the CLI).
 """
 
 from governor_sim.check.command import add_arguments, run_command
 from governor_sim.check.core import check_request
 from governor_sim.check.guard import RequestRefused, guard_tuning_requests
+from governor_sim.check.queue_view import SubmissionQueue
 from governor_sim.check.result import CheckResult, json_schema, render_text
-from governor_sim.check.verdict import QueueView
 
 __all__ = [
     "CheckResult",
-    "QueueView",
     "RequestRefused",
+    "SubmissionQueue",
     "add_arguments",
     "check_request",
     "guard_tuning_requests",

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from governor_sim.check.core import check_request
+from governor_sim.check.queue_view import SubmissionQueue
 from governor_sim.check.result import render_text
 from governor_sim.cli_errors import CommandError, ExitCode
 from governor_sim.validate.findings import DEFAULT_REGION
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.errors import TransientError
+from tuning_governor.models.queue import QueuedRequest
 from tuning_governor.policy import Policy, PolicyError, parse_policy
 from tuning_governor.ports.quotas import Quotas
 
@@ -39,6 +41,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         help="how long a trial typically runs (at Hyperband's MaxResource): gives the typical cost",
+    )
+    parser.add_argument(
+        "--submit",
+        action="store_true",
+        help="judge it as a submission to the governor's queue (tuning-governor submit): created now, queued or refused",
+    )
+    parser.add_argument(
+        "--fit-to-share", action="store_true", help="with --submit: consent to a lower MaxParallel that fits now"
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON (docs/check-result.schema.json)")
 
@@ -70,9 +80,10 @@ def _policy(source: str | None) -> Policy:
         raise CommandError(f"{source} is not a valid policy: {str(exc).splitlines()[0]}; run validate on it") from exc
 
 
-def _table_holders(table: str, region: str) -> list[Holder]:
+def _table_state(table: str, region: str, *, waiting: bool) -> tuple[list[Holder], list[QueuedRequest]]:
     """What holds training instances per the deployed governor: its ledger's reservations plus standalone
-    training jobs and warm pools (as admission reads them), or every holder when the ledger is empty."""
+    training jobs and warm pools (as admission reads them), or every holder when the ledger is empty;
+    with ``waiting``, its queue's waiting requests too (whose own reservations are not counted)."""
     from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415 - only with --table
 
     from governor_sim.cli_aws import cli_client  # noqa: PLC0415
@@ -80,10 +91,13 @@ def _table_holders(table: str, region: str) -> list[Holder]:
 
     store = GovernorStore(cli_client("dynamodb", region), table)
     try:
+        queued = store.waiting_requests() if waiting else []
+        names = {e.job_name.lower() for e in queued}
         ledger = store.read_ledger()
         if ledger.reservations:
-            return ledger.holders() + store.holders(tuning_jobs=False)
-        return store.holders()
+            held = [h for h in ledger.holders() if h.key not in names]
+            return held + store.holders(tuning_jobs=False), queued
+        return store.holders(), queued
     except (ClientError, BotoCoreError) as exc:
         raise CommandError(f"cannot read table {table}: {exc}", ExitCode.AWS) from exc
 
@@ -101,17 +115,22 @@ def run_command(args: argparse.Namespace) -> int:
     request = _request(args.request)
     policy = _policy(args.policy)
     region = args.table_region or args.region
-    holders = _table_holders(args.table, region) if args.table else []
+    if args.fit_to_share and not args.submit:
+        raise CommandError("--fit-to-share is the submission's consent: give it with --submit", ExitCode.USAGE)
+    holders, waiting = _table_state(args.table, region, waiting=args.submit) if args.table else ([], [])
+    quotas = _account_quotas(region) if args.table else None
+    queue = SubmissionQueue(policy, holders, waiting, quotas, args.fit_to_share) if args.submit else None
     try:
         result = check_request(
             request,
             policy,
             region=args.region,
             holders=holders,
-            quotas=_account_quotas(region) if args.table else None,
+            quotas=quotas,
             trial_minutes=args.trial_minutes,
             source=args.request,
             capacity_from=f"table {args.table} and the account's Service Quotas" if args.table else "policy quotas",
+            queue=queue,
         )
     except TransientError as exc:
         raise CommandError(f"cannot read the account's Service Quotas in {region}: {exc}", ExitCode.AWS) from exc

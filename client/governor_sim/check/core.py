@@ -11,9 +11,10 @@ from pydantic import ValidationError
 
 from governor_sim.check.cost import estimate
 from governor_sim.check.lint import cost_findings, request_findings
+from governor_sim.check.queue_view import SubmissionQueue
 from governor_sim.check.result import EXIT_CODES, Admission, CheckResult, CostEstimate, status_of
 from governor_sim.check.validation import model_findings
-from governor_sim.check.verdict import QueueView, decision_findings, verdict
+from governor_sim.check.verdict import decision_findings, queue_verdict, verdict
 from governor_sim.validate.findings import DEFAULT_REGION, Finding
 from tuning_governor.app.preflight import preflight
 from tuning_governor.domain.capacity import Holder
@@ -61,7 +62,7 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
     now: datetime | None = None,
     source: str = "request",
     capacity_from: str = "policy quotas",
-    queue: QueueView | None = None,
+    queue: SubmissionQueue | None = None,
 ) -> CheckResult:
     """Judge ``request`` (the keyword arguments of boto3's ``create_hyper_parameter_tuning_job``, or the
     ``--cli-input-json`` document) under ``policy`` (default: the empty policy, monitor mode).
@@ -71,6 +72,9 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
     it can never fit, ``warnings`` (exit 1), ``ok`` (exit 0); costs in USD, None when unknown (never 0).
     ``holders``: what holds training instances now (default: nothing, an idle account); ``quotas``: the
     account's Service Quotas (a ``tuning_governor.ports.quotas.Quotas``; default: the policy's alone).
+    ``queue``: judge it as a submission to the governor's queue (``SubmissionQueue``: what waits, what
+    holds instances) instead of a direct CreateHyperParameterTuningJob; ``refused`` then also means the
+    queue would refuse it (it can never fit its team's share or the quota).
     """
     policy = policy or Policy()
     invalid = model_findings(request)
@@ -80,12 +84,13 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
     if isinstance(job, Finding):
         return _invalid(source, request, [job], region, capacity_from)
     prices = (catalog or bundled_catalog()).with_policy_prices(policy.price_overrides(), policy.regional_prices())
+    at = now or datetime.now(UTC)
     judged = preflight(
         job,
         policy=policy,
         catalog=prices,
         region=region,
-        at=now or datetime.now(UTC),
+        at=at,
         holders=holders,
         quotas=quotas,
     )
@@ -95,7 +100,8 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
         *request_findings(request),
         *cost_findings(cost, policy, job.tags, job.role_arns()),
     ]
-    return _result(source, job.name, region, capacity_from, verdict(judged, job.name, queue), cost, findings)
+    admission = queue_verdict(judged, request, queue, at) if queue is not None else verdict(judged, job.name)
+    return _result(source, job.name, region, capacity_from, admission, cost, findings)
 
 
 def _result(

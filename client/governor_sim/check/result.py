@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from governor_sim.validate.findings import Finding
 
 Status = Literal["ok", "warnings", "refused", "invalid"]
-Outcome = Literal["admitted", "stopped on arrival", "queued", "not judged"]
+Outcome = Literal["admitted", "stopped on arrival", "queued", "refused", "not judged"]
 SCHEMA_ID: Literal["tuning-governor/check-result/v1"] = "tuning-governor/check-result/v1"
 #: CI contract: 0 ok, 1 warnings, 2 would be refused; an invalid request is 2 as well (``status`` tells them apart).
 EXIT_CODES: dict[Status, int] = {"ok": 0, "warnings": 1, "refused": 2, "invalid": 2}
@@ -44,8 +44,11 @@ class CostEstimate(_Frozen):
 
 
 class Admission(_Frozen):
-    """The governor's verdict on arrival now: admitted, stopped on arrival (by ``rule``, with ``numbers``),
-    queued (once a queue exists: ``behind`` names what it waits for), or not judged (invalid request)."""
+    """The governor's verdict now. ``path`` create (the request created directly): admitted or stopped on
+    arrival (by ``rule``, with ``numbers``). ``path`` queue (``check --submit``): admitted (created now;
+    ``numbers.max_parallel`` when fitted to the share), queued (``numbers.position`` in its team's
+    queue, ``behind`` the waiting requests ahead of it), refused (it can never fit: ``message`` says
+    why), or stopped on arrival by a rule other than capacity. Not judged: an invalid request."""
 
     outcome: Outcome
     rule: str | None = None
@@ -54,6 +57,7 @@ class Admission(_Frozen):
     behind: list[str] = []
     team: str | None = None
     mode: str
+    path: Literal["create", "queue"] = "create"
 
 
 class CheckResult(_Frozen):
@@ -76,7 +80,7 @@ def status_of(findings: list[Finding], admission: Admission) -> Status:
     warnings > ok."""
     if any(f.code.startswith("invalid-") or f.code == "unknown-field" for f in findings):
         return "invalid"
-    if admission.outcome == "stopped on arrival" or any(f.severity == "error" for f in findings):
+    if admission.outcome in {"stopped on arrival", "refused"} or any(f.severity == "error" for f in findings):
         return "refused"
     return "warnings" if any(f.severity == "warning" for f in findings) else "ok"
 
@@ -89,7 +93,10 @@ def render_text(result: CheckResult) -> str:
     """Linter-style lines: the verdict, the cost, each finding, and a closing summary line."""
     name = result.request
     verdict = result.admission
-    lines = [f"{name}: verdict {verdict.outcome}" + (f" by rule {verdict.rule}" if verdict.rule else "")]
+    how = f" by rule {verdict.rule}" if verdict.rule else ""
+    lines = [
+        f"{name}: verdict {verdict.outcome}{how}" + (" (submitted to the queue)" if verdict.path == "queue" else "")
+    ]
     if verdict.message:
         lines.append(f"{name}:   {verdict.message}")
     if result.cost is not None:

@@ -1,33 +1,30 @@
 """The governor's verdict on the request now, from its arrival rules (``tuning_governor.app.preflight``).
 
-Extension point for the queue (issue 20, item 2, built separately): a ``QueueView`` passed to
-``verdict`` is asked where a job that does not fit now would wait; with one, such a job is ``queued``
-(``behind`` what) instead of ``stopped on arrival``. Without one (today), the governor stops it.
+Two paths: a request created directly (CreateHyperParameterTuningJob) is admitted or stopped on
+arrival by the first breach; a request submitted to the governor's queue (``check --submit``: a
+``SubmissionQueue``) is created now, queued (position, behind what) or refused (it can never fit), and
+once created it still meets the other arrival rules (budget, tags) as any job does.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
 
+from governor_sim.check.queue_view import QueuePlacement, SubmissionQueue
 from governor_sim.check.result import Admission
 from governor_sim.validate.findings import Finding
 from tuning_governor.app.preflight import Preflight
 from tuning_governor.models.decisions import Decision
 
 
-class QueueView(Protocol):
-    """Where a request that does not fit now would wait: the keys of the entries ahead of it, or None
-    when the queue would not take it (it then is stopped on arrival, as today)."""
-
-    def place(self, job_name: str, team: str | None, refusal: Decision) -> list[str] | None: ...
-
-
 def _refusal(preflight: Preflight) -> Decision | None:
     return next((d for d in preflight.now if d.verdict == "breach"), None)
 
 
-def verdict(preflight: Preflight, job_name: str, queue: QueueView | None = None) -> Admission:
-    """Admitted, stopped on arrival (the first breach, under enforce, of a job not exempt), or queued.
+def verdict(preflight: Preflight, job_name: str) -> Admission:
+    """Created directly: admitted, or stopped on arrival (the first breach, under enforce, of a job not exempt).
 
     Under monitor mode, or for an exempt job, a breach is recorded and nothing is stopped: the job is
     admitted, and ``rule``/``message`` name the breach it would be recorded with."""
@@ -41,10 +38,36 @@ def verdict(preflight: Preflight, job_name: str, queue: QueueView | None = None)
         return Admission(
             outcome="admitted", mode=mode, **common | {"message": f"{breach.message} ({why}: not stopped)"}
         )
-    behind = queue.place(job_name, preflight.team, breach) if queue is not None else None
-    if behind is not None:
-        return Admission(outcome="queued", behind=behind, mode=mode, **common)
     return Admission(outcome="stopped on arrival", mode=mode, **common)
+
+
+def queue_verdict(preflight: Preflight, request: Mapping[str, Any], queue: SubmissionQueue, now: datetime) -> Admission:
+    """Submitted to the queue: refused (never fits), queued (position, behind), or created now; a job
+    created now still meets the arrival rules other than capacity (the queue admitted it on capacity)."""
+    placed: QueuePlacement = queue.place(request, preflight.team, now)
+    mode = "enforce" if preflight.enforcing else "monitor"
+    decision, common = placed.decision, {"team": preflight.team, "mode": mode, "path": "queue"}
+    if decision.verdict == "refuse":
+        return Admission(outcome="refused", message=decision.reason, **common)
+    if decision.verdict == "wait":
+        where = f"position {placed.position} in team {preflight.team}'s queue"
+        ahead = f"; behind {', '.join(placed.behind)}" if placed.behind else ""
+        return Admission(
+            outcome="queued",
+            message=f"{where}{ahead}: {decision.reason}",
+            numbers={"position": placed.position},
+            behind=placed.behind,
+            **common,
+        )
+    created = f"created now: {decision.reason}"
+    numbers = {"max_parallel": decision.max_parallel} if decision.max_parallel is not None else {}
+    other = next((d for d in preflight.now if d.verdict == "breach" and d.rule != "concurrency"), None)
+    if other is not None and preflight.enforcing and not preflight.exempt:
+        message = f"{created}; then {other.message}"
+        return Admission(
+            outcome="stopped on arrival", rule=other.rule, message=message, numbers=other.numbers, **common
+        )
+    return Admission(outcome="admitted", message=created, numbers=numbers, **common)
 
 
 def decision_findings(preflight: Preflight) -> list[Finding]:

@@ -1,10 +1,13 @@
 """The submission queue in a simulation (docs/queue.md): ``SubmitTuningJob`` actions go through the
 real submission use case instead of CreateHyperParameterTuningJob, and admission runs where the
-deployed consumer would run it: when a tuning job's end is delivered, and on every sweep.
+deployed consumer would run it: when a tuning job's end is delivered (the consumer's own entry,
+``process_queue_event``: a job the governor stopped to make room is queued again as a warm start
+first), and on every sweep.
 
 The sender's identity is what SQS would report for a session of the action's ``submitter`` role (a
 made-up role unique id per role, resolved without IAM); the job is created on the AMT stand-in.
-Scenarios without submissions are untouched: admission only runs once something was submitted.
+Scenarios without submissions are untouched: the queue only runs once something was submitted, or
+when the policy says ``defaults.on_over_capacity: requeue``.
 """
 
 from __future__ import annotations
@@ -14,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from governor_sim.submissions import StaticPrincipals
 from tuning_governor.adapters.submissions import SageMakerLauncher
 from tuning_governor.app.queue_admission import QueueServices, submit
-from tuning_governor.app.queue_consumer import admit_after_release
+from tuning_governor.app.queue_consumer import admit_after_release, process_queue_event
 from tuning_governor.app.queue_requests import Submission
-from tuning_governor.app.queue_requeue import requeue_stopped
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
+from tuning_governor.observability import logger
 
 if TYPE_CHECKING:
     from governor_sim.offline import OfflineEnvironment
@@ -51,13 +54,14 @@ class SimulatedQueue:
 
     def after(self, event: dict[str, Any] | None, env: OfflineEnvironment) -> None:
         """Admission after a delivered event that ends a tuning job, or after a sweep (``event`` None)."""
-        if self._queue is None:
+        if self._queue is None and env.services.policy().defaults.on_over_capacity != "requeue":
             return
-        detail = (event or {}).get("detail") or {}
-        status = detail.get("HyperParameterTuningJobStatus")
-        if status == "Stopped" and detail.get("HyperParameterTuningJobName"):
-            # As the deployed consumer does on a Stopped event (queue_consumer.process_queue_event).
-            requeued = requeue_stopped(str(detail["HyperParameterTuningJobName"]), env.services, self._queue)
-            self.outcomes.extend([requeued] if requeued else [])
-        if event is None or status in TUNING_TERMINAL:
-            self.outcomes.extend(admit_after_release(env.services, self._queue))
+        queue = self._services(env)
+        status = ((event or {}).get("detail") or {}).get("HyperParameterTuningJobStatus")
+        if event is None:
+            self.outcomes.extend(admit_after_release(env.services, queue))
+        elif status in TUNING_TERMINAL:
+            try:
+                self.outcomes.extend(process_queue_event(event, env.services, queue)["admitted"])
+            except Exception:  # the deployed consumer's event would be retried; the next release or sweep admits
+                logger.exception("simulated queue consumer failed on a job's end")

@@ -18,8 +18,9 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
+from tuning_governor.app.queue_plan import account_limits, plan_decisions, queue_types
 from tuning_governor.app.queue_requests import Submission, build_entry, plans_of
-from tuning_governor.app.queue_shares import decide_on_shares, preempt, with_parallel
+from tuning_governor.app.queue_shares import preempt, recorded_borrowing, with_parallel
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.job import iso_time
 from tuning_governor.domain.queue_reports import QueueEvent, queue_report
@@ -79,17 +80,6 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
     return {"outcome": "queued" if new else "duplicate", "job_name": stored.job_name, "admitted": outcomes}
 
 
-def _limits(policy: Policy, services: EngineServices, types: set[str]) -> dict[str, int]:
-    """The account's limit per type (the lower of the policy's quota and the applied Service Quota)."""
-    out: dict[str, int] = {}
-    for itype in sorted(types):
-        quota = services.quotas.training_quota(itype) if services.quotas else None
-        limit = policy.effective_account_limit(itype, quota.value if quota else None)
-        if limit is not None:
-            out[itype] = limit
-    return out
-
-
 def _holdings(services: EngineServices, waiting: set[str]) -> list[Holder]:
     """What holds instances, but not the reservations of waiting requests themselves (one whose
     admission crashed after reserving is still waiting: counted twice, it would never fit again)."""
@@ -109,18 +99,12 @@ def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[s
                 report_event(services, policy, entry, "expired", f"Not admitted within {minutes:g} minutes.")
             continue
         live.append(entry)
-    shares = {team: dict(p.instances) for team, p in policy.teams.items() if p.instances}
-    terms = policy.shares()
-    capacity = _limits(
-        policy, services, {t for e in live for t in e.demand} | {t for s in terms.values() for t in s.capacity}
-    )
+    capacity = account_limits(policy, services.quotas, queue_types(policy, live))
     by_name = {e.job_name: e for e in live}
     outcomes: list[dict[str, Any]] = []
     holdings = _holdings(services, {e.job_name.lower() for e in live})
-    if terms:  # the shares core (docs/queue.md, "Integration: the queue on the shares core")
-        decisions = decide_on_shares(services, policy, live, holdings, capacity, now)
-    else:
-        decisions = queue.scheduler(live, holdings, shares, capacity)
+    borrowed = recorded_borrowing(services, holdings, set(policy.shares()))
+    decisions = plan_decisions(policy, live, holdings, capacity, now, borrowed=borrowed, scheduler=queue.scheduler)
     for decision in decisions:
         if decision.verdict == "preempt":
             outcomes.append(preempt(services, policy, decision))

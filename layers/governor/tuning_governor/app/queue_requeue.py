@@ -1,8 +1,11 @@
-"""``defaults.on_over_capacity: requeue``: a tuning job the governor stopped on arrival for
-concurrency is queued again, as the request that resumes it (``domain.resume.plan_resume``: a warm
-start from it when it had completed trials, the remaining trial budget, a unique traceable name), in
-its team's queue, and its owner told "stopped on arrival and queued as <name>" (docs/queue.md,
-"Integration: the queue on the shares core").
+"""A tuning job the governor stopped to make room is queued again, as the request that resumes it
+(``domain.resume.plan_resume``: a warm start from it when it had completed trials, the remaining trial
+budget, a unique traceable name), in its team's queue, and its owner told "<how> and queued as <name>"
+(docs/queue.md, "Integration: the queue on the shares core"). Two stops qualify:
+
+- a preemption by the queue (rule ``queue-preempt``: a borrower stopped to give a lender its share
+  back), always: issue 20's "no finished trial is wasted";
+- a stop on arrival for concurrency, when the policy says ``defaults.on_over_capacity: requeue``.
 
 It runs when the job's ``Stopped`` event reaches the queue consumer: only a Stopped job can be a
 warm-start parent, and a StopHyperParameterTuningJob call only starts the stop. Idempotent: the
@@ -16,30 +19,40 @@ from typing import Any
 
 from tuning_governor.app.queue_admission import QueueServices, report_event
 from tuning_governor.app.queue_requests import demand_of
+from tuning_governor.app.queue_shares import PREEMPT_RULE
 from tuning_governor.domain.resume import ResumeRefused, StoppedJob, plan_resume
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.models.queue import QueuedRequest
 from tuning_governor.observability import logger
+from tuning_governor.policy import Policy
 
 ARRIVAL_RULE = "concurrency"
 SUBMITTER = "tuning-governor (on_over_capacity: requeue)"
 
 
-def _stopped_on_arrival(services: EngineServices, key: str) -> dict[str, Any] | None:
+HOW = {PREEMPT_RULE: "preempted", ARRIVAL_RULE: "stopped on arrival"}
+
+
+def _our_stop(services: EngineServices, policy: Policy, key: str) -> dict[str, Any] | None:
+    """The governor's stop of ``key`` that calls for a resume (a preemption; a stop on arrival under
+    ``on_over_capacity: requeue``), or None."""
     for decision in services.store.decisions(key):
-        if decision.get("rule") == ARRIVAL_RULE and decision.get("action") == "stopped":
+        if decision.get("action") != "stopped":
+            continue
+        rule = decision.get("rule")
+        if rule == PREEMPT_RULE or (rule == ARRIVAL_RULE and policy.defaults.on_over_capacity == "requeue"):
             return decision
     return None
 
 
 def requeue_stopped(name: str, services: EngineServices, queue: QueueServices) -> dict[str, Any] | None:
-    """Queue ``name`` again when the policy says ``requeue`` and the governor stopped it on arrival
-    for concurrency; None when neither applies."""
+    """Queue ``name`` again when the governor stopped it to make room (a preemption; a stop on arrival
+    for concurrency with ``on_over_capacity: requeue``); None when neither applies."""
     policy = services.policy()
     reader = queue.stopped_jobs
-    if policy.defaults.on_over_capacity != "requeue" or reader is None:
+    if reader is None:
         return None
-    decision = _stopped_on_arrival(services, name.lower())
+    decision = _our_stop(services, policy, name.lower())
     if decision is None:
         return None
     describe, tags = reader.describe_for_resume(name)
@@ -68,7 +81,8 @@ def requeue_stopped(name: str, services: EngineServices, queue: QueueServices) -
     if new:
         how = f"warm-starting from {', '.join(plan.parents)}" if plan.parents else "no trial had completed"
         reason = (
-            f"{name} was stopped on arrival and queued as {plan.name} ({plan.remaining_trials} trials left; {how})."
+            f"{name} was {HOW[str(decision['rule'])]} and queued as {plan.name}"
+            f" ({plan.remaining_trials} trials left; {how})."
         )
         report_event(services, policy, stored, "queued", reason)
     return {"job_name": plan.name, "outcome": "requeued" if new else "duplicate", "from": name}

@@ -1,21 +1,21 @@
 """The admission loop's shares path (docs/queue.md, "Integration: the queue on the shares core"):
 when the policy gives any team a ``share``, waiting requests are decided by the shares core
 (``domain.queue_on_shares``), admissions record what they borrowed, and a preemption the core asks for
-(only ever of a team whose share says ``preemption: allowed``) is a stop through the governor's stop
-path (``governance.actions.enforce``: monitor mode and the exemption tag apply), reported to the
-stopped job's owner when it came from the queue."""
+(only ever of a team whose share says ``preemption: allowed``) is a decision of rule ``queue-preempt``
+claimed once and carried out through the governor's stop path (``governance.actions``: monitor mode
+and the exemption tag apply; the stop is recorded, so the job's end is known as ours and the queue
+consumer re-queues it as a warm start, ``app.queue_requeue``), reported to the stopped job's owner
+when it came from the queue."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from typing import Any
 
 from tuning_governor.domain.capacity import Holder
-from tuning_governor.domain.queue_on_shares import shares_schedule
 from tuning_governor.domain.queue_reports import queue_report
 from tuning_governor.domain.queue_schedule import QueueDecision
-from tuning_governor.governance.actions import enforce
+from tuning_governor.governance.actions import resume_decision
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.reporting import deliver
 from tuning_governor.models.decisions import Decision
@@ -40,20 +40,6 @@ def recorded_borrowing(
     return out
 
 
-def decide_on_shares(
-    services: EngineServices,
-    policy: Policy,
-    live: Sequence[QueuedRequest],
-    holders: Sequence[Holder],
-    capacity: Mapping[str, int],
-    now: datetime,
-) -> list[QueueDecision]:
-    """The shares core's decisions on the waiting requests."""
-    terms = policy.shares()
-    borrowed = recorded_borrowing(services, holders, set(terms))
-    return shares_schedule(live, holders, terms, capacity, now, borrowed)
-
-
 def with_parallel(request: dict[str, Any], parallel: int | None) -> dict[str, Any]:
     """The request with HyperParameterTuningJobConfig.ResourceLimits.MaxParallelTrainingJobs lowered to ``parallel`` (None: as asked)."""
     if parallel is None:
@@ -69,23 +55,37 @@ def _tags(entry: QueuedRequest | None) -> dict[str, str]:
 
 
 def preempt(services: EngineServices, policy: Policy, decision: QueueDecision) -> dict[str, Any]:
-    """Stop the borrowing job ``decision.job_name`` to give a lender its share back, and tell its owner."""
+    """Stop the borrowing job ``decision.job_name`` to give a lender its share back, and tell its owner.
+
+    Claimed once per job (``open_decision``): a pass while the job is still stopping neither calls
+    StopHyperParameterTuningJob again nor tells its owner again."""
     entry = services.store.get_request(decision.job_name)
     name = entry.job_name if entry is not None else decision.job_name
+    if services.store.get_job(name.lower()) is None:
+        # Its creation event has not been handled yet: the stop could not be recorded as ours. The
+        # lender keeps waiting; the pass after the event (or the sweep) preempts it.
+        logger.info("queue preemption deferred: job not yet registered", extra={"job": name})
+        return {"job_name": name, "outcome": "preempt-deferred", "for": decision.for_key}
     stop = Decision(
         rule=PREEMPT_RULE,
         verdict="enforced",
-        job_key=decision.job_name,
+        job_key=name.lower(),
         job_name=name,
         team=entry.team if entry is not None else None,
         message=decision.reason,
         numbers={"for": decision.for_key},
         at=services.clock(),
     )
-    action, detail = enforce(stop, _tags(entry), policy, services)
+    stored = services.store.open_decision(stop, policy.mode, services.clock(), own_report=False)
+    if stored is None:
+        return {"job_name": name, "outcome": "already-preempted", "for": decision.for_key}
+    outcome = resume_decision(stored, _tags(entry), policy, services)
+    action = str(outcome["action"])
     logger.info("queue preemption", extra={"job": name, "for": decision.for_key, "action": action})
-    if entry is not None:
-        text = f"Preempted ({action}: {detail}) to give capacity back to {decision.for_key}: {decision.reason}."
+    if entry is not None and action != "in-progress":
+        text = f"Preempted ({action}) to give capacity back to {decision.for_key}: {decision.reason}."
+        if action == "stopped":
+            text += " It will be queued again as a warm start from its finished trials once it has stopped."
         report = queue_report(entry, "preempted", text)
         deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
     return {"job_name": name, "outcome": "preempted", "action": action, "for": decision.for_key}
