@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any, Literal
 
 from moto import mock_aws
@@ -27,12 +28,15 @@ from governor_sim.queue_sim.chains import Accounted
 from governor_sim.queue_sim.handlers_measure import collect, render, summarise
 from governor_sim.queue_sim.workload import ITYPE, QUOTA, START, TEAMS, Job, arrivals
 from governor_sim.requests import tuning_request
+from governor_sim.schedule import DEFAULT_SWEEP_EVERY
 from governor_sim.simulation import CreateTuningJob, Scenario, ScenarioAction, Simulation, SubmitTuningJob
 from tuning_governor.models.queue import job_name_for
 from tuning_governor.policy import parse_policy
 
-HandlerMode = Literal["stop-on-arrival", "queue", "queue + lend/borrow", "queue + fit-to-share"]
+HandlerMode = Literal["stop-on-arrival", "queue", "queue + lend/borrow", "queue + fit-to-share", "queue + reserve"]
 HANDLER_MODES: tuple[HandlerMode, ...] = ("stop-on-arrival", "queue", "queue + lend/borrow", "queue + fit-to-share")
+"""The table's modes; ``queue + reserve`` (RESERVE shares, no consent: the core-only table's plain queue)
+is measured on request (``scripts/queue_table_handlers.py --reserve``)."""
 _MINUTES = "sim_trial_minutes"
 """A static hyperparameter carrying the job's trial length to :class:`FixedTrials` (the stand-in's trials)."""
 
@@ -42,8 +46,8 @@ def _role(team: str, kind: str) -> str:
 
 
 def _share(mode: HandlerMode, team: str) -> str:
-    if mode == "stop-on-arrival":
-        return ""
+    if mode in ("stop-on-arrival", "queue"):
+        return ""  # the account's quota only, as stop-on-arrival: the two differ only in holding vs stopping
     limits = f"capacity_limits: {{{ITYPE}: {TEAMS[team][0]}}}"
     if mode == "queue + lend/borrow":
         return f", share: {{{limits}, resource_sharing: LEND_AND_BORROW, borrow_limit: 100, preemption: allowed}}"
@@ -99,15 +103,23 @@ def _name(mode: HandlerMode, job: Job) -> str:
     return job.key if mode == "stop-on-arrival" else job_name_for(job.team, job.key)
 
 
-def run_mode(mode: HandlerMode, jobs: Sequence[Job], seed: int = 7) -> list[Accounted]:
-    """One day's arrivals in one mode through the handlers (inside moto's mock)."""
+def run_mode(
+    mode: HandlerMode, jobs: Sequence[Job], seed: int = 7, sweep_every: timedelta = DEFAULT_SWEEP_EVERY
+) -> list[Accounted]:
+    """One day's arrivals in one mode through the handlers (inside moto's mock), the sweep on
+    ``sweep_every`` (template.yaml's SweepSchedule; 5 minutes by default)."""
     for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
         os.environ.setdefault(key, value)
     policy = parse_policy(policy_text(mode), f"handler table {mode}")
     with (
         mock_aws(),
         Simulation(
-            scenario(mode, jobs), seed=seed, start=START, environment={"policy": policy}, quiet_handlers=True
+            scenario(mode, jobs),
+            seed=seed,
+            start=START,
+            environment={"policy": policy},
+            quiet_handlers=True,
+            sweep_every=sweep_every,
         ) as sim,
     ):
         sim.amt.set_applied_quota(ITYPE, QUOTA)
@@ -115,14 +127,24 @@ def run_mode(mode: HandlerMode, jobs: Sequence[Job], seed: int = 7) -> list[Acco
         return collect(sim.env.sagemaker, sim.env.services.store, {j.key: _name(mode, j) for j in jobs}, jobs)
 
 
-def measure_handlers(seeds: Sequence[int]) -> dict[HandlerMode, dict[str, Any]]:
+def _with_baseline(modes: Sequence[HandlerMode]) -> list[HandlerMode]:
+    first: HandlerMode = "stop-on-arrival"  # every row compares its kills with it
+    return [first, *(m for m in modes if m != first)]
+
+
+def measure_handlers(
+    seeds: Sequence[int],
+    modes: Sequence[HandlerMode] = HANDLER_MODES,
+    sweep_every: timedelta = DEFAULT_SWEEP_EVERY,
+) -> dict[HandlerMode, dict[str, Any]]:
     """Per mode, over ``seeds`` (``handlers_measure.summarise``): jobs; killed (work lost) and how many
     of stop-on-arrival's kills the mode also killed; preempted, resumed, fitted; trials wasted and never
     run; useful instance-hours; quota use over the arrival day and to the last trial's end; per team
     p50/p95 wait (minutes, jobs not killed) and mean instances held per 3-hour block."""
     days = [arrivals(seed) for seed in seeds]
     runs = {
-        mode: [run_mode(mode, day, seed=seed) for seed, day in zip(seeds, days, strict=True)] for mode in HANDLER_MODES
+        mode: [run_mode(mode, day, seed, sweep_every) for seed, day in zip(seeds, days, strict=True)]
+        for mode in _with_baseline(modes)
     }
     stopped = {
         (i, job.key)
@@ -130,7 +152,7 @@ def measure_handlers(seeds: Sequence[int]) -> dict[HandlerMode, dict[str, Any]]:
         for job, a in zip(day, run, strict=True)
         if a.killed
     }
-    return {mode: summarise(runs[mode], days, stopped) for mode in HANDLER_MODES}
+    return {mode: summarise(runs[mode], days, stopped) for mode in runs}
 
 
 def render_handlers(rows: Mapping[HandlerMode, Mapping[str, Any]], seeds: Sequence[int]) -> str:

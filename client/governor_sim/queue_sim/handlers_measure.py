@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from governor_sim.queue_sim.chains import PREEMPT_RULE, Accounted, Interval, JobRecord, TrialRecord, account
+from governor_sim.queue_sim.chains import Accounted, Interval, JobRecord, TrialRecord, account
 from governor_sim.queue_sim.table import _percentile
 from governor_sim.queue_sim.usage import render_usage, usage_by_block
 from governor_sim.queue_sim.workload import HOURS, QUOTA, START, TEAMS, Job
@@ -27,13 +27,10 @@ def _paged(call: Callable[..., dict[str, Any]], key: str, **kwargs: Any) -> list
         kwargs["NextToken"] = page["NextToken"]
 
 
-def _stopped_by(store: Any, name: str, status: str) -> str | None:
+def _stopped_by(store: Any, name: str) -> str | None:
+    """The rule of the governor's stop decision on ``name`` (``concurrency`` on arrival, ``queue-preempt``)."""
     rules = [d.get("rule") for d in store.decisions(name.lower()) if d.get("action") == "stopped"]
-    if rules:
-        return str(rules[0])
-    # Until the preemption records its decision, an admitted job Stopped without one was stopped by the
-    # queue's preemption (the only other stopper in this workload, the concurrency rule, records one).
-    return PREEMPT_RULE if status in ("Stopped", "Stopping") else None
+    return str(rules[0]) if rules else None
 
 
 def _record(sm: Any, store: Any, name: str) -> JobRecord:
@@ -52,7 +49,7 @@ def _record(sm: Any, store: Any, name: str) -> JobRecord:
         created=tuning["CreationTime"],
         max_parallel=int(limits["MaxParallelTrainingJobs"]),
         max_jobs=int(limits["MaxNumberOfTrainingJobs"]),
-        stopped_by=_stopped_by(store, name, status),
+        stopped_by=_stopped_by(store, name),
         trials=tuple(
             TrialRecord(t["TrainingJobStatus"], t.get("TrainingStartTime"), t.get("TrainingEndTime")) for t in trials
         ),

@@ -5,22 +5,28 @@ fit-to-share admits jobs with a lowered MaxParallel."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from governor_sim.queue_sim.handlers import HANDLER_MODES, measure_handlers, render_handlers
+from governor_sim.queue_sim.handlers import HANDLER_MODES, HandlerMode, measure_handlers, render_handlers
+from governor_sim.queue_sim.workload import TEAMS
 
-QUEUE_MODES = ("queue", "queue + lend/borrow", "queue + fit-to-share")
+QUEUE_MODES: tuple[HandlerMode, ...] = ("queue", "queue + lend/borrow", "queue + fit-to-share")
+Rows = dict[HandlerMode, dict[str, Any]]
+SHARES = {team: share for team, (share, _) in TEAMS.items()}
 
 
 @pytest.fixture(scope="module")
-def rows() -> dict[str, Any]:
+def rows() -> Rows:
     # Given one day of arrivals of three teams on a quota of 16, created directly and submitted in each mode
-    return dict(measure_handlers([1]))
+    # (the sweep every 15 minutes, a SweepSchedule deployers may choose, keeps this under a minute;
+    # admission also runs on every job's end, and docs/queue.md's figures use the template's 5 minutes)
+    return measure_handlers([1], HANDLER_MODES, timedelta(minutes=15))
 
 
-def test_stop_on_arrival_kills_jobs_for_capacity(rows: dict[str, Any]) -> None:
+def test_stop_on_arrival_kills_jobs_for_capacity(rows: Rows) -> None:
     assert ("stop-on-arrival", *QUEUE_MODES) == HANDLER_MODES
     stop = rows["stop-on-arrival"]
     assert stop["killed"] > 0 and stop["trials_never_run"] > 0
@@ -29,7 +35,7 @@ def test_stop_on_arrival_kills_jobs_for_capacity(rows: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("mode", QUEUE_MODES)
 def test_no_queue_mode_kills_what_stop_on_arrival_kills_and_each_uses_the_quota_as_well(
-    rows: dict[str, Any], mode: str
+    rows: Rows, mode: HandlerMode
 ) -> None:
     stop, queued = rows["stop-on-arrival"], rows[mode]
     # Then none of stop-on-arrival's kills is killed (its work lost), and no trial is left never run
@@ -41,15 +47,15 @@ def test_no_queue_mode_kills_what_stop_on_arrival_kills_and_each_uses_the_quota_
     assert len(queued["usage"]["vision"]) == 8
 
 
-def test_lend_borrow_lends_idle_share_and_fit_to_share_lowers_max_parallel(rows: dict[str, Any]) -> None:
+def test_lend_borrow_lends_idle_share_and_fit_to_share_lowers_max_parallel(rows: Rows) -> None:
     lend, fit, plain = rows["queue + lend/borrow"], rows["queue + fit-to-share"], rows["queue"]
-    # A team holds more than its share in some block only when shares are lent
-    assert any(v > 8 for v in lend["usage"]["vision"]) or any(v > 5 for v in lend["usage"]["nlp"])
-    assert all(v <= 8 for v in plain["usage"]["vision"]) and all(v <= 5 for v in plain["usage"]["nlp"])
+    # With RESERVE shares no team holds more than its share; lending lets a team borrow past it
+    assert all(v <= share + 1e-9 for team, share in SHARES.items() for v in fit["usage"][team])
+    assert any(v > share for team, share in SHARES.items() for v in lend["usage"][team])
     # Fit-to-share admits some jobs with a lowered MaxParallel; nothing else does
     assert fit["fitted"] > 0 and plain["fitted"] == 0 and lend["fitted"] == 0
     # Every preempted job was resumed (its work not lost), and nothing is preempted without lending
     assert plain["preempted"] == fit["preempted"] == 0
-    assert lend["preempted"] == 0 or lend["resumed"] >= lend["preempted"]
-    text = render_handlers(rows, [1])  # type: ignore[arg-type]
+    assert lend["preempted"] > 0 and lend["resumed"] >= lend["preempted"]
+    text = render_handlers(rows, [1])
     assert "| queue + lend/borrow |" in text and "/8 |" in text
