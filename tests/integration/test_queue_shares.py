@@ -11,7 +11,16 @@ import pytest
 from governor_sim.scenarios import ROLE_ARN
 from tests.conftest import REGION
 from tests.integration.conftest import World
-from tests.integration.test_queue_submission import CV_EXEC, P3, _role, created_jobs, record, request, slack_texts
+from tests.integration.test_queue_submission import (  # noqa: F401 - atomic_moto_requests is a fixture
+    CV_EXEC,
+    P3,
+    _role,
+    atomic_moto_requests,
+    created_jobs,
+    record,
+    request,
+    slack_texts,
+)
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
 from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
 from tuning_governor.app.queue_requests import read_record
@@ -224,3 +233,51 @@ def _trials(world: World, name: str) -> list[dict[str, Any]]:
     sm = world.env.sagemaker
     out = sm.list_training_jobs_for_hyper_parameter_tuning_job(HyperParameterTuningJobName=name, MaxResults=100)
     return list(out["TrainingJobSummaries"])
+
+
+@pytest.mark.usefixtures("atomic_moto_requests")
+@pytest.mark.parametrize("seed", [1, 2])
+def test_concurrent_submissions_never_take_a_reserved_share_whatever_the_passes_saw(
+    shares_world: Any, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Passes that ran on a stale view (every request proposed) must still leave nlp's RESERVE share to
+    nlp: the ledger's serialized commit re-checks the shares, as it checks the quota."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tuning_governor.app import queue_admission
+    from tuning_governor.domain.queue_schedule import QueueDecision
+
+    world, queue, ids = shares_world
+    services = world.env.services
+
+    def stale(policy: Any, live: Any, *args: Any, **kw: Any) -> list[QueueDecision]:
+        return [QueueDecision(e.job_name, "admit", "stale view") for e in live]
+
+    monkeypatch.setattr(queue_admission, "plan_decisions", stale)
+    # Given 10 submissions at once, mostly cv's (no share: the pool of 4), 1 to 3 instances each
+    sizes = [(seed * 5 + i * 2) % 3 + 1 for i in range(10)]
+    subs = [
+        read_record(
+            record(
+                f"{ids['nlp' if i % 4 == 3 else 'cv']}:u{i}",
+                request(parallel=n, **({} if i % 4 == 3 else {"team": "cv", "role": CV_EXEC})),
+                f"s{seed}-{i}",
+            )
+        )
+        for i, n in enumerate(sizes)
+    ]
+    barrier = threading.Barrier(len(subs))
+
+    def go(sub: Any) -> dict[str, Any]:
+        barrier.wait()
+        return submit(sub, services, queue)
+
+    with ThreadPoolExecutor(max_workers=len(subs)) as pool:
+        list(pool.map(go, subs))
+    # Then cv holds at most the pool, nlp at most its share, the account at most its quota
+    held = services.store.read_ledger().reservations.values()
+    by_team = {team: sum(sum(r.on_demand.values()) for r in held if r.team == team) for team in ("cv", "nlp")}
+    assert by_team["cv"] <= 4, f"cv took nlp's reserved share: {by_team}"
+    assert by_team["nlp"] <= 4 and sum(by_team.values()) <= 8
+    assert by_team["cv"] > 0

@@ -21,7 +21,7 @@ import queue_submissions
 from moto.core.botocore_stubber import BotocoreStubber
 
 from governor_sim.memory import MemoryStore
-from governor_sim.runner import FakeLambdaContext
+from governor_sim.runner import FakeLambdaContext, deliver_event
 from governor_sim.scenarios import ROLE_ARN, seed_tuning_request
 from governor_sim.submissions import StaticPrincipals, lambda_event, send_submission
 from tests.conftest import REGION
@@ -379,3 +379,29 @@ def test_a_request_without_an_instance_shape_is_refused_with_the_reason(queue_wo
     out = submit(read_record(record(f"{ids['nlp']}:ana", req, "shapeless")), world.env.services, queue)
     refused = world.env.services.store.get_request(out["job_name"])
     assert refused is not None and refused.state == "refused" and "instance type" in (refused.reason or "")
+
+
+def test_a_standalone_training_job_ending_admits_the_request_waiting_for_its_instances(queue_world: Any) -> None:
+    from governor_sim.requests import training_job_request
+
+    world, queue, ids = queue_world
+    services = world.env.services
+    # Given a standalone training job holds 6 of the 8 ml.p3.2xlarge, recorded by the governor
+    world.env.sagemaker.create_training_job(
+        **training_job_request("solo", team="cv", instance_type=P3, instance_count=6)
+    )
+    world.pump(60)
+    # And nlp's request for 4 waits for them
+    waiting = submit(read_record(record(f"{ids['nlp']}:ana", request(parallel=4), "after-solo")), services, queue)
+    assert waiting["admitted"] == [] and created_jobs(world) == []
+    # When the training job ends: the governor records it, then its end reaches the consumer (its rule)
+    ended: list[dict[str, Any]] = []
+    while not ended:
+        world.amt.advance(60)
+        for event in world.amt.drain_events():
+            deliver_event(event, services)
+            ended += [event] if event["detail"].get("TrainingJobStatus") == "Completed" else []
+    out = queue_submissions.handler(ended[0], FakeLambdaContext("queue-submissions"), services=services, queue=queue)
+    # Then the waiting request is created
+    assert [o["outcome"] for o in out["admitted"]] == ["admitted"]
+    assert created_jobs(world) == [job_name_for("nlp", "after-solo")]

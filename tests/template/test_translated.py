@@ -163,9 +163,9 @@ def _role_of(cfn: dict[str, Any], function_id: str) -> str:
 
 #: The tag-change rules (app/tag_events.py) target the tuning-events function beside its state-change rule.
 TAG_RULES = {"TuningEventsFunctionTuningJobTagCall", "TuningEventsFunctionTuningJobTagChange"}
-#: The queue consumer's second rule (docs/queue.md): a tuning job's end frees capacity; its schedule is its
-#: one function rule.
-QUEUE_RULES = {"QueueSubmissionsFunctionTuningJobEnded"}
+#: The queue consumer's job-end rules (docs/queue.md): a tuning or training job's end frees capacity; its
+#: schedule is its one function rule.
+QUEUE_RULES = {"QueueSubmissionsFunctionTuningJobEnded", "QueueSubmissionsFunctionTrainingJobEnded"}
 
 
 def _rules(cfn: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
@@ -350,6 +350,18 @@ def test_sweep_runs_on_the_configured_schedule(cfn_template: dict[str, Any]) -> 
     assert properties.get("State", "ENABLED") == "ENABLED"
     # A run that cannot be delivered within the default interval is superseded by the next one.
     assert target["RetryPolicy"]["MaximumEventAgeInSeconds"] <= 300
+
+
+def test_the_queue_consumer_runs_when_a_tuning_or_a_training_job_ends(cfn_template: dict[str, Any]) -> None:
+    """Capacity frees when jobs end (issue 20): both terminal events reach the consumer, with retries and the DLQ."""
+    rules = {rule_id: (properties, target) for _f, rule_id, properties, target in _rules(cfn_template)}
+    tuning, _ = rules["QueueSubmissionsFunctionTuningJobEnded"]
+    training, target = rules["QueueSubmissionsFunctionTrainingJobEnded"]
+    assert tuning["EventPattern"]["detail"] == {"HyperParameterTuningJobStatus": ["Completed", "Stopped", "Failed"]}
+    assert training["EventPattern"]["detail-type"] == ["SageMaker Training Job State Change"]
+    assert training["EventPattern"]["detail"] == {"TrainingJobStatus": ["Completed", "Stopped", "Failed"]}
+    assert getatt_target(target["Arn"]) == "QueueSubmissionsFunction"
+    assert "DeadLetterConfig" in target and target["RetryPolicy"]["MaximumRetryAttempts"] > 0
 
 
 def test_dlq_accepts_events_only_from_the_governor_rules(cfn_template: dict[str, Any]) -> None:

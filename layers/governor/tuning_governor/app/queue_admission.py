@@ -12,6 +12,7 @@ reservation held and Create answers "exists" for the name, so the job is created
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -23,6 +24,7 @@ from tuning_governor.app.queue_requests import Submission, build_entry, plans_of
 from tuning_governor.app.queue_shares import preempt, recorded_borrowing, with_parallel
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.job import iso_time
+from tuning_governor.domain.queue_on_shares import shares_refusal
 from tuning_governor.domain.queue_reports import QueueEvent, queue_report
 from tuning_governor.domain.queue_schedule import QueueDecision, Scheduler, fifo_schedule
 from tuning_governor.errors import RejectedEvent
@@ -99,6 +101,8 @@ def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[s
                 report_event(services, policy, entry, "expired", f"Not admitted within {minutes:g} minutes.")
             continue
         live.append(entry)
+    if not live:
+        return []  # nothing waits: no ledger or holder reads (most job and trial ends)
     capacity = account_limits(policy, services.quotas, queue_types(policy, live))
     by_name = {e.job_name: e for e in live}
     outcomes: list[dict[str, Any]] = []
@@ -111,7 +115,7 @@ def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[s
         elif decision.verdict == "refuse":
             outcomes.append(_refuse(services, policy, by_name[decision.job_name], decision.reason))
         elif decision.verdict == "admit":
-            outcomes.append(_admit(services, queue, policy, by_name[decision.job_name], decision))
+            outcomes.append(_admit(services, queue, policy, by_name[decision.job_name], decision, capacity))
     return outcomes
 
 
@@ -122,7 +126,12 @@ def _refuse(services: EngineServices, policy: Policy, entry: QueuedRequest, reas
 
 
 def _admit(
-    services: EngineServices, queue: QueueServices, policy: Policy, entry: QueuedRequest, decision: QueueDecision
+    services: EngineServices,
+    queue: QueueServices,
+    policy: Policy,
+    entry: QueuedRequest,
+    decision: QueueDecision,
+    capacity: Mapping[str, int],
 ) -> dict[str, Any]:
     owner, now = uuid.uuid4().hex, services.clock()
     if not services.store.claim_request(entry.job_name, owner, now, now + CLAIM_LEASE):
@@ -132,7 +141,9 @@ def _admit(
     unlisted = policy.passes_roles(entry.team, _roles(entry.request))
     if unlisted:  # the policy may have changed since the submission
         return _refuse(services, policy, entry, _unlisted_reason(entry, unlisted))
-    reservation, breaches = reserve(entry.job_name.lower(), entry.team, plans, slots, policy, services)
+    terms = policy.shares()
+    also = (lambda held: shares_refusal(entry, decision.max_parallel, held, terms, capacity)) if terms else None
+    reservation, breaches = reserve(entry.job_name.lower(), entry.team, plans, slots, policy, services, also)
     if reservation is None:
         services.store.release_request(entry.job_name, owner)
         return {"job_name": entry.job_name, "outcome": "waiting", "reason": "; ".join(breaches)}

@@ -23,6 +23,7 @@ from datetime import datetime
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.queue_schedule import QueueDecision, Verdict
 from tuning_governor.domain.queueing import Holding, QueuedRequest, ShareTerms, schedule
+from tuning_governor.domain.shares import Ledger
 from tuning_governor.models.queue import QueuedRequest as Entry
 
 _VERDICT: dict[str, Verdict] = {
@@ -99,3 +100,24 @@ def shares_schedule(
         )
         for d in decisions
     ]
+
+
+def shares_refusal(
+    entry: Entry,
+    max_parallel: int | None,
+    holders: Sequence[Holder],
+    shares: Mapping[str, ShareTerms],
+    capacity: Mapping[str, int],
+) -> str | None:
+    """Why ``entry`` (at ``max_parallel``; None: as asked) no longer fits the shares given ``holders``
+    (what the capacity ledger holds at the moment of commit), or None when it still does: a pass that
+    decided on a stale view never takes another team's RESERVE share nor borrows beyond its limit."""
+    request = _as_request(entry)
+    demand = request.demand(max_parallel)
+    ledger = Ledger.of(
+        _as_holdings([h for h in holders if h.key != entry.job_name.lower()], shares, {}), shares, capacity
+    )
+    if ledger.admissible(entry.team, demand) is not None:
+        return None
+    wanted = ", ".join(f"{n} {t}" for t, n in sorted(demand.items()))
+    return f"{wanted} no longer fits team {entry.team}'s share and what it may borrow (another admission took it)"

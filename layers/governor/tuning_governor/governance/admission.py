@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.domain.capacity import AdmissionPlan, Ledger, Quota, Reservation
+from tuning_governor.domain.capacity import AdmissionPlan, Holder, Ledger, Quota, Reservation
 from tuning_governor.domain.job import JobState, iso_time, job_state
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.actions import act
@@ -194,7 +194,13 @@ def admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices)
 
 
 def reserve(
-    job_key: str, team: str, plans: list[AdmissionPlan], slots: int, policy: Policy, services: EngineServices
+    job_key: str,
+    team: str,
+    plans: list[AdmissionPlan],
+    slots: int,
+    policy: Policy,
+    services: EngineServices,
+    also: Callable[[list[Holder]], str | None] | None = None,
 ) -> tuple[Reservation | None, list[str]]:
     """Reserve capacity for a tuning job the governor is about to create (a queued request), through
     the same serialized ledger as every arrival: read the ledger, judge the plans (in priority order)
@@ -204,6 +210,9 @@ def reserve(
     Returns (the reservation, []) when a plan fits (or the job is reserved already: a retried
     admission); (None, the breaches of the first plan) when none fits now. When the job's arrival
     event comes, ``admit`` finds it reserved and has nothing to judge.
+
+    ``also``: a further condition judged on the same ledger read and committed under the same version
+    (the queue's shares: why the job would no longer fit, given the ledger's holders, or None).
     """
     for attempt in range(ADMISSION_ATTEMPTS):
         ledger = services.store.read_ledger()
@@ -213,6 +222,9 @@ def reserve(
         chosen, judged = first_fit(plans, team, _room(job_key, team, plans, policy, services, ledger))
         if chosen is None:
             return None, judged[0].breaches if judged else ["no plan"]
+        refused = also(ledger.holders()) if also is not None else None
+        if refused is not None:
+            return None, [refused]
         now = iso_time(services.clock())
         reservation = Reservation.for_plan(job_key, team, plans[chosen], slots, now, version=ledger.version + 1)
         reservation = replace(reservation, job_created=now)
