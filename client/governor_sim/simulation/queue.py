@@ -47,7 +47,9 @@ class SimulatedQueue:
         if unique_id is None:
             unique_id = f"AROASIMULATED{len(self._ids):07d}"
             self._ids[unique_id] = action.submitter
-        submission = Submission(f"{unique_id}:{action.session}", "", dict(action.request), action.client_token)
+        submission = Submission(
+            f"{unique_id}:{action.session}", "", dict(action.request), action.client_token, action.fit_to_share
+        )
         self.outcomes.append(submit(submission, env.services, self._services(env)))
 
     def after(self, event: dict[str, Any] | None, env: OfflineEnvironment) -> None:

@@ -43,6 +43,8 @@ class SubmitTuningJob:
     submitter: str
     client_token: str
     session: str = "simulated"
+    fit_to_share: bool = False
+    """The submitter's consent to be admitted with a lower MaxParallelTrainingJobs (message ``fit_to_share``)."""
 
 
 ScenarioAction = CreateTuningJob | CreateTrainingJob | SubmitTuningJob
