@@ -85,15 +85,7 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
         return _invalid(source, request, [job], region, capacity_from)
     prices = (catalog or bundled_catalog()).with_policy_prices(policy.price_overrides(), policy.regional_prices())
     at = now or datetime.now(UTC)
-    judged = preflight(
-        job,
-        policy=policy,
-        catalog=prices,
-        region=region,
-        at=at,
-        holders=holders,
-        quotas=quotas,
-    )
+    judged = preflight(job, policy=policy, catalog=prices, region=region, at=at, holders=holders, quotas=quotas)
     cost = estimate(job, region, prices, Decimal(str(trial_minutes)) if trial_minutes is not None else None)
     findings = [
         *decision_findings(judged),
