@@ -48,15 +48,9 @@ MODES = ("simulator", "replay-memory", "replay-memory-one-pass", "replay-moto", 
 TARGET_SECONDS_50K = 60.0
 TARGET_RATIO = 3.0
 
-for _key, _value in {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_SERVICE_NAME": "tuning-governor",
-}.items():
-    os.environ.setdefault(_key, _value)
+from governor_sim.offline_env import use_offline_environment  # noqa: E402 - imports only os
+
+use_offline_environment(POWERTOOLS_SERVICE_NAME="tuning-governor")
 
 
 def canonical(value: Any) -> Any:

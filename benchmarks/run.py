@@ -55,15 +55,9 @@ RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 MODES = ("baseline", "handlers", "handlers-stock-moto", "handlers-info-logs")
 SMALL_ONLY_MODES = ("handlers-stock-moto", "handlers-info-logs")
 
-for _key, _value in {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_SERVICE_NAME": "tuning-governor",
-}.items():
-    os.environ.setdefault(_key, _value)
+from governor_sim.offline_env import use_offline_environment  # noqa: E402 - imports only os
+
+use_offline_environment(POWERTOOLS_SERVICE_NAME="tuning-governor")
 
 
 # -- the workload ----------------------------------------------------------------------------------------

@@ -29,7 +29,6 @@ import argparse
 import contextlib
 import datetime as dt
 import math
-import os
 import random
 import statistics
 import sys
@@ -57,16 +56,9 @@ RECONCILE = ("DescribeHyperParameterTuningJob", "ListTrainingJobsForHyperParamet
 TRAINING = "SageMaker Training Job State Change"
 TERMINAL = {"Completed", "Stopped", "Failed"}
 
-for _key, _value in {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": REGION,
-    "AWS_REGION": REGION,
-    "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_SERVICE_NAME": "tuning-governor",
-    "POWERTOOLS_METRICS_DISABLED": "true",
-}.items():
-    os.environ.setdefault(_key, _value)
+from governor_sim.offline_env import use_offline_environment  # noqa: E402 - imports only os
+
+use_offline_environment(REGION, POWERTOOLS_SERVICE_NAME="tuning-governor", POWERTOOLS_METRICS_DISABLED="true")
 
 
 @dataclass(frozen=True)

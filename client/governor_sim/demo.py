@@ -24,17 +24,10 @@ Slack messages are printed last.
 
 from __future__ import annotations
 
-import os
-
 # Fake credentials; Powertools reads its settings when the handlers are imported (just below).
-for _key, _value in {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-}.items():
-    os.environ.setdefault(_key, _value)
+from governor_sim.offline_env import use_offline_environment
+
+use_offline_environment()
 
 import argparse
 import sys

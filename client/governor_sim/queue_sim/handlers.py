@@ -15,7 +15,6 @@ and the governor's table (its stop decisions): ``queue_sim.handlers_measure``.
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
@@ -24,6 +23,7 @@ from typing import Any, Literal
 from moto import mock_aws
 
 from governor_sim.amt.plans import TrialPlan
+from governor_sim.offline_env import use_offline_environment
 from governor_sim.queue_sim.chains import Accounted
 from governor_sim.queue_sim.handlers_measure import collect, render, summarise
 from governor_sim.queue_sim.workload import ITYPE, QUOTA, START, TEAMS, Job, arrivals
@@ -108,8 +108,7 @@ def run_mode(
 ) -> list[Accounted]:
     """One day's arrivals in one mode through the handlers (inside moto's mock), the sweep on
     ``sweep_every`` (template.yaml's SweepSchedule; 5 minutes by default)."""
-    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
-        os.environ.setdefault(key, value)
+    use_offline_environment()
     policy = parse_policy(policy_text(mode), f"handler table {mode}")
     with (
         mock_aws(),

@@ -10,18 +10,12 @@ lateness of a stop against perfect delivery's, dollars mismatches; ``--details``
 from __future__ import annotations
 
 import argparse
-import os
 import time
 import warnings
 
-for _key, _value in {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-}.items():
-    os.environ.setdefault(_key, _value)
+from governor_sim.offline_env import use_offline_environment
+
+use_offline_environment()
 
 from .compare import PROFILES, SEEDS, Verdict, compare, max_lateness  # noqa: E402 - after the fake credentials
 from .scenarios import SCENARIOS  # noqa: E402 - after the fake credentials
