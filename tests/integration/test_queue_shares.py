@@ -20,6 +20,7 @@ from tests.integration.test_queue_submission import (  # noqa: F401 - atomic_mot
     record,
     request,
     slack_texts,
+    submit_at_once,
 )
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
 from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
@@ -29,13 +30,14 @@ from tuning_governor.models.queue import job_name_for
 from tuning_governor.policy import parse_policy
 
 
-@pytest.fixture
-def shares_world(world: World) -> tuple[World, QueueServices, dict[str, str]]:
-    """A quota of 8 ml.p3.2xlarge: nlp's RESERVE share 4, cv no share (the pool: the other 4)."""
+def _teams_world(world: World, nlp_share: str, cv_share: str | None) -> tuple[World, QueueServices, dict[str, str]]:
+    """A quota of 8 ml.p3.2xlarge; nlp and cv each with a submitter role and an execution role, and the
+    ``share`` mappings given (cv's None: no share)."""
     world.amt.set_applied_quota(P3, 8)
     iam = boto3.client("iam", region_name=REGION)
     nlp_arn, nlp_id = _role(iam, "nlp-submit")
     cv_arn, cv_id = _role(iam, "cv-submit")
+    cv_line = f"\n    share: {cv_share}" if cv_share else ""
     policy = parse_policy(
         f"""
 mode: enforce
@@ -44,14 +46,22 @@ teams:
   nlp:
     submitters: ["{nlp_arn}"]
     execution_roles: ["{ROLE_ARN}"]
-    share: {{capacity_limits: {{{P3}: 4}}, resource_sharing: RESERVE}}
-  cv: {{submitters: ["{cv_arn}"], execution_roles: ["{CV_EXEC}"]}}
+    share: {nlp_share}
+  cv:
+    submitters: ["{cv_arn}"]
+    execution_roles: ["{CV_EXEC}"]{cv_line}
 """,
         "test",
     )
     world.env.services.policy = lambda: policy
     queue = QueueServices(launcher=SageMakerLauncher(world.env.sagemaker), principals=IamPrincipals(iam))
     return world, queue, {"nlp": nlp_id, "cv": cv_id}
+
+
+@pytest.fixture
+def shares_world(world: World) -> tuple[World, QueueServices, dict[str, str]]:
+    """A quota of 8 ml.p3.2xlarge: nlp's RESERVE share 4, cv no share (the pool: the other 4)."""
+    return _teams_world(world, f"{{capacity_limits: {{{P3}: 4}}, resource_sharing: RESERVE}}", None)
 
 
 def test_a_reserved_share_stays_for_its_team_while_another_team_waits(shares_world: Any) -> None:
@@ -90,29 +100,11 @@ def test_a_request_above_what_its_team_can_ever_hold_is_refused_with_the_reason(
 def lending_world(world: World) -> tuple[World, QueueServices, dict[str, str]]:
     """A quota of 8 ml.p3.2xlarge: nlp lends a share of 4; cv may borrow beyond its share of 2, and
     its borrowing jobs may be preempted; the pool is the other 2."""
-    world.amt.set_applied_quota(P3, 8)
-    iam = boto3.client("iam", region_name=REGION)
-    nlp_arn, nlp_id = _role(iam, "nlp-submit")
-    cv_arn, cv_id = _role(iam, "cv-submit")
-    policy = parse_policy(
-        f"""
-mode: enforce
-quotas: {{{P3}: 8}}
-teams:
-  nlp:
-    submitters: ["{nlp_arn}"]
-    execution_roles: ["{ROLE_ARN}"]
-    share: {{capacity_limits: {{{P3}: 4}}, resource_sharing: LEND}}
-  cv:
-    submitters: ["{cv_arn}"]
-    execution_roles: ["{CV_EXEC}"]
-    share: {{capacity_limits: {{{P3}: 2}}, resource_sharing: LEND_AND_BORROW, preemption: allowed}}
-""",
-        "test",
+    return _teams_world(
+        world,
+        f"{{capacity_limits: {{{P3}: 4}}, resource_sharing: LEND}}",
+        f"{{capacity_limits: {{{P3}: 2}}, resource_sharing: LEND_AND_BORROW, preemption: allowed}}",
     )
-    world.env.services.policy = lambda: policy
-    queue = QueueServices(launcher=SageMakerLauncher(world.env.sagemaker), principals=IamPrincipals(iam))
-    return world, queue, {"nlp": nlp_id, "cv": cv_id}
 
 
 def _status(world: World, name: str) -> str:
@@ -242,9 +234,6 @@ def test_concurrent_submissions_never_take_a_reserved_share_whatever_the_passes_
 ) -> None:
     """Passes that ran on a stale view (every request proposed) must still leave nlp's RESERVE share to
     nlp: the ledger's serialized commit re-checks the shares, as it checks the quota."""
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
     from tuning_governor.app import queue_admission
     from tuning_governor.domain.queue_schedule import QueueDecision
 
@@ -267,14 +256,7 @@ def test_concurrent_submissions_never_take_a_reserved_share_whatever_the_passes_
         )
         for i, n in enumerate(sizes)
     ]
-    barrier = threading.Barrier(len(subs))
-
-    def go(sub: Any) -> dict[str, Any]:
-        barrier.wait()
-        return submit(sub, services, queue)
-
-    with ThreadPoolExecutor(max_workers=len(subs)) as pool:
-        list(pool.map(go, subs))
+    submit_at_once(subs, services, queue)
     # Then cv holds at most the pool, nlp at most its share, the account at most its quota
     held = services.store.read_ledger().reservations.values()
     by_team = {team: sum(sum(r.on_demand.values()) for r in held if r.team == team) for team in ("cv", "nlp")}

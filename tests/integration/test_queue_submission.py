@@ -230,6 +230,18 @@ def admit_everything(entries: Any, holdings: Any, shares: Any, capacity: Any) ->
     return [QueueDecision(e.job_name, "admit", "stale view") for e in entries]
 
 
+def submit_at_once(subs: list[Any], services: Any, queue: QueueServices) -> list[dict[str, Any]]:
+    """Each submission on its own thread, all released together (a barrier): concurrent consumers."""
+    barrier = threading.Barrier(len(subs))
+
+    def go(sub: Any) -> dict[str, Any]:
+        barrier.wait()
+        return submit(sub, services, queue)
+
+    with ThreadPoolExecutor(max_workers=len(subs)) as pool:
+        return list(pool.map(go, subs))
+
+
 @pytest.mark.parametrize("stale", [False, True], ids=["fifo", "stale-scheduler"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_concurrent_submissions_never_over_admit(
@@ -251,14 +263,7 @@ def test_concurrent_submissions_never_over_admit(
         )
         for i, n in enumerate(sizes)
     ]
-    barrier = threading.Barrier(len(subs))
-
-    def go(sub: Any) -> dict[str, Any]:
-        barrier.wait()
-        return submit(sub, services, queue)
-
-    with ThreadPoolExecutor(max_workers=len(subs)) as pool:
-        list(pool.map(go, subs))
+    submit_at_once(subs, services, queue)
     admit_waiting(services, queue)
     # Then what was created fits the quota and nlp's share, and each was created once
     ledger = services.store.read_ledger()
