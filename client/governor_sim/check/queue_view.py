@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from tuning_governor.app.queue_plan import account_limits, plan_decisions, queue_types
-from tuning_governor.app.queue_requests import demand_of
+from tuning_governor.app.queue_requests import demand_of, queue_terms
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.queue_schedule import QueueDecision
 from tuning_governor.models.queue import QueuedRequest
@@ -54,7 +54,7 @@ class SubmissionQueue:
             job_name=CHECKED,
             request=dict(request),
             demand=demand_of(dict(request)),
-            priority=self.policy.teams[team].request_priority() if team in self.policy.teams else 0,
+            priority=queue_terms(self.policy, team or "", now)[0],
             enqueued_at=now,
             fit_to_share=self.fit_to_share,
         )

@@ -104,6 +104,16 @@ def _governed_tags(tags: Any, policy: Policy, team: str, owner: str | None, owne
     return kept
 
 
+def queue_terms(policy: Policy, team: str, enqueued_at: datetime) -> tuple[int, datetime | None]:
+    """A queued request's priority and the time it expires (None: no limit), from ``teams.<team>``
+    (``request_priority``, ``max_wait_minutes``); a team the policy does not list: 0 and no limit."""
+    listed = policy.teams.get(team)
+    if listed is None:
+        return 0, None
+    wait = listed.max_wait_minutes
+    return listed.request_priority(), enqueued_at + timedelta(minutes=wait) if wait else None
+
+
 def build_entry(
     submission: Submission, policy: Policy, principals: Principals, now: datetime, owner_tag: str = "owner"
 ) -> QueuedRequest:
@@ -120,8 +130,7 @@ def build_entry(
     request = dict(submission.request) | {"HyperParameterTuningJobName": name}
     request["Tags"] = _governed_tags(request.get("Tags"), policy, team, owner, owner_tag)
     demand = demand_of(request) if shape_problem(request) is None else {}
-    team_policy = policy.teams[team]
-    wait = team_policy.max_wait_minutes
+    priority, wait_until = queue_terms(policy, team, now)
     return QueuedRequest(
         client_token=submission.client_token,
         team=team,
@@ -130,8 +139,8 @@ def build_entry(
         job_name=name,
         request=request,
         demand=demand,
-        priority=team_policy.request_priority(),
+        priority=priority,
         enqueued_at=now,
         fit_to_share=submission.fit_to_share,
-        wait_until=now + timedelta(minutes=wait) if wait else None,
+        wait_until=wait_until,
     )

@@ -14,11 +14,10 @@ resumed name is the same for the same stopped job, and the queue keeps one entry
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from tuning_governor.app.queue_admission import QueueServices, report_event
-from tuning_governor.app.queue_requests import demand_of
+from tuning_governor.app.queue_requests import demand_of, queue_terms
 from tuning_governor.app.queue_shares import PREEMPT_RULE
 from tuning_governor.domain.resume import ResumeRefused, StoppedJob, plan_resume
 from tuning_governor.governance.ports import EngineServices
@@ -64,7 +63,7 @@ def requeue_stopped(name: str, services: EngineServices, queue: QueueServices) -
     if not team:
         return {"job_name": name, "outcome": "not-requeued", "reason": "the job names no team"}
     now = services.clock()
-    wait = policy.teams[team].max_wait_minutes if team in policy.teams else 0
+    priority, wait_until = queue_terms(policy, str(team), now)
     entry = QueuedRequest(
         client_token=plan.name,
         team=str(team),
@@ -73,9 +72,9 @@ def requeue_stopped(name: str, services: EngineServices, queue: QueueServices) -
         job_name=plan.name,
         request=plan.request,
         demand=demand_of(plan.request),
-        priority=policy.teams[team].request_priority() if team in policy.teams else 0,
+        priority=priority,
         enqueued_at=now,
-        wait_until=now + timedelta(minutes=wait) if wait else None,
+        wait_until=wait_until,
     )
     stored, new = services.store.enqueue(entry)
     if new:
