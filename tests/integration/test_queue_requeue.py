@@ -30,8 +30,8 @@ teams:
 """
 
 
-def _launch(world: World) -> None:
-    """Team A (vision): 4 parallel x 1; a minute later team B (speech, its own execution role): 3 x 2."""
+def _launch(world: World, b_team: str = "speech") -> None:
+    """Team A (vision): 4 parallel x 1; a minute later team B (speech's execution role, tagged ``b_team``): 3 x 2."""
     sm = world.env.sagemaker
     a = seed_tuning_request(
         "team-a-hpo", team="vision", instance_type=P3_2X, instance_count=1, max_parallel=4, max_jobs=8
@@ -39,10 +39,20 @@ def _launch(world: World) -> None:
     sm.create_hyper_parameter_tuning_job(**a)
     world.pump(60)
     b = seed_tuning_request(
-        "team-b-hpo", team="speech", instance_type=P3_2X, instance_count=2, max_parallel=3, max_jobs=6
+        "team-b-hpo", team=b_team, instance_type=P3_2X, instance_count=2, max_parallel=3, max_jobs=6
     )
     b["TrainingJobDefinition"]["RoleArn"] = SPEECH_EXEC
     sm.create_hyper_parameter_tuning_job(**b)
+
+
+def _requeue_world(world: World) -> QueueServices:
+    """The policy above on a quota of 100, and the consumer's services with a stopped-job reader."""
+    world.amt.set_applied_quota(P3_2X, 100)
+    policy = parse_policy(POLICY, "test")
+    world.env.services.policy = lambda: policy
+    sm = world.env.sagemaker
+    iam = IamPrincipals(boto3.client("iam", region_name=REGION))
+    return QueueServices(launcher=SageMakerLauncher(sm), principals=iam, stopped_jobs=SageMakerLauncher(sm))
 
 
 def _run(world: World, queue: QueueServices) -> None:
@@ -58,12 +68,7 @@ def _run(world: World, queue: QueueServices) -> None:
 
 
 def test_a_job_stopped_on_arrival_is_queued_as_its_resumed_request_and_runs_later(world: World) -> None:
-    world.amt.set_applied_quota(P3_2X, 100)
-    policy = parse_policy(POLICY, "test")
-    world.env.services.policy = lambda: policy
-    sm = world.env.sagemaker
-    iam = IamPrincipals(boto3.client("iam", region_name=REGION))
-    queue = QueueServices(launcher=SageMakerLauncher(sm), principals=iam, stopped_jobs=SageMakerLauncher(sm))
+    queue, sm = _requeue_world(world), world.env.sagemaker
     stops = record_stop_calls(world)
     # Given team B's job arrives over the quota (A holds 4 of 8, B wants 6) and is stopped on arrival
     _launch(world)
@@ -80,19 +85,9 @@ def test_a_job_stopped_on_arrival_is_queued_as_its_resumed_request_and_runs_late
 
 
 def test_a_requeued_job_goes_to_the_team_the_governor_judged_it_for_not_its_tag(world: World) -> None:
-    world.amt.set_applied_quota(P3_2X, 100)
-    policy = parse_policy(POLICY, "test")
-    world.env.services.policy = lambda: policy
-    sm = world.env.sagemaker
-    iam = IamPrincipals(boto3.client("iam", region_name=REGION))
-    queue = QueueServices(launcher=SageMakerLauncher(sm), principals=iam, stopped_jobs=SageMakerLauncher(sm))
+    queue = _requeue_world(world)
     # Given team B's job runs as speech's execution role but is tagged team=vision
-    a = seed_tuning_request("team-a-hpo", team="vision", instance_type=P3_2X, instance_count=1, max_parallel=4)
-    sm.create_hyper_parameter_tuning_job(**a)
-    world.pump(60)
-    b = seed_tuning_request("team-b-hpo", team="vision", instance_type=P3_2X, instance_count=2, max_parallel=3)
-    b["TrainingJobDefinition"]["RoleArn"] = SPEECH_EXEC
-    sm.create_hyper_parameter_tuning_job(**b)
+    _launch(world, b_team="vision")
     _run(world, queue)
     # Then it is queued again for speech, the team whose role it runs as (the stop decision's team)
     entry = world.env.services.store.get_request(resume_name("team-b-hpo", 1))
