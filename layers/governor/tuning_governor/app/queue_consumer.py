@@ -1,5 +1,6 @@
 """The submission queue's consumer: a Lambda SQS event (a batch of submissions) recorded and admitted,
-and the entry other use cases call when capacity frees (``admit_after_release``).
+or a job's end / the schedule running admission (``process_queue_event``); and ``admit_after_release``,
+the never-raising pass the simulator runs after its sweeps.
 
 Each record is one submission: a record that cannot be read or whose sender is no listed submitter
 is dropped (logged and counted: retrying cannot help, there is nobody to tell); a transient failure
@@ -78,16 +79,16 @@ def process_queue_event(event: dict[str, Any], services: EngineServices, queue: 
         ended = job.detail.end_time or job.detail.last_modified_time or job.time
         services.store.release_reservation(job.detail.key, iso_time(ended))
         if detail.get("HyperParameterTuningJobStatus") == "Stopped":
-            requeue_stopped(str(name), services, queue)  # on_over_capacity: requeue
+            requeue_stopped(str(name), services, queue)  # a preemption, or on_over_capacity: requeue
     return {"admitted": admit_waiting(services, queue)}
 
 
-def admit_after_release(services: EngineServices, queue: QueueServices | None = None) -> list[dict[str, Any]]:
-    """Capacity freed (a trial or a job ended, the sweep released reservations): admit what now fits.
-    Never raises: the caller's own step (recording an end, the sweep) must not fail for the queue;
-    a request left waiting is admitted by the next release, submission or sweep."""
+def admit_after_release(services: EngineServices, queue: QueueServices) -> list[dict[str, Any]]:
+    """Capacity freed (the sweep released reservations): admit what now fits. Never raises: the caller's
+    own step must not fail for the queue; a request left waiting is admitted by the next release,
+    submission or sweep. (Deployed, the consumer's schedule rule runs ``process_queue_event`` instead.)"""
     try:
-        return admit_waiting(services, queue or default_queue_services())
+        return admit_waiting(services, queue)
     except Exception:
         logger.exception("queue admission after a release failed; the next release or sweep retries it")
         metrics.add_metric(name="QueueAdmissionFailures", unit=MetricUnit.Count, value=1)
