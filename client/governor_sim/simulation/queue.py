@@ -54,13 +54,15 @@ class SimulatedQueue:
 
     def after(self, event: dict[str, Any] | None, env: OfflineEnvironment) -> None:
         """Admission after a delivered event that ends a tuning job, or after a sweep (``event`` None)."""
+        status = ((event or {}).get("detail") or {}).get("HyperParameterTuningJobStatus")
+        if event is not None and status not in TUNING_TERMINAL:
+            return  # most events: nothing frees, and the policy is not read
         if self._queue is None and env.services.policy().defaults.on_over_capacity != "requeue":
             return
         queue = self._services(env)
-        status = ((event or {}).get("detail") or {}).get("HyperParameterTuningJobStatus")
         if event is None:
             self.outcomes.extend(admit_after_release(env.services, queue))
-        elif status in TUNING_TERMINAL:
+        else:
             try:
                 self.outcomes.extend(process_queue_event(event, env.services, queue)["admitted"])
             except Exception:  # the deployed consumer's event would be retried; the next release or sweep admits
