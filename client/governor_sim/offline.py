@@ -18,12 +18,11 @@ from typing import Any, Literal, get_args
 import boto3
 
 from governor_sim.memory import MemoryStore
+from tuning_governor.adapters.channels import ChannelClients, ChannelNotifiers, default_notifiers
 from tuning_governor.adapters.dynamodb import GovernorStore
-from tuning_governor.adapters.notifiers import SnsNotifier
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.adapters.team_channels import TeamNotifiers
-from tuning_governor.app.wiring import Services, channel_grants, slack_from_secret
+from tuning_governor.app.wiring import Services, channel_grants
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy
 from tuning_governor.ports import Notifier
@@ -199,14 +198,14 @@ def _channels(region: str, slack_url: str | None) -> _Channels:
     return _Channels(sns_client, sqs, secrets, topic_arn, queue_url, secret_arn)
 
 
+def _clients(channels: _Channels) -> ChannelClients:
+    return ChannelClients(sns_client=lambda: channels.sns_client, secrets_client=lambda: channels.secrets)
+
+
 def _notifiers(channels: _Channels, sns: bool) -> list[Notifier]:
-    notifiers: list[Notifier] = []
-    if sns:
-        notifiers.append(SnsNotifier(channels.sns_client, channels.topic_arn))
-    if channels.secret_arn:
-        # The same path as in Lambda: Powertools Parameters reads (and caches) the secret.
-        notifiers.append(slack_from_secret(channels.secret_arn, channels.secrets))
-    return notifiers
+    # The same path as in Lambda: Powertools Parameters reads (and caches) the webhook secret.
+    targets = {"sns": channels.topic_arn if sns else "", "slack": channels.secret_arn}
+    return default_notifiers(targets, _clients(channels))
 
 
 def _settings(
@@ -242,6 +241,6 @@ def _services(
     )
 
 
-def _team_notifiers(channels: _Channels) -> TeamNotifiers:
+def _team_notifiers(channels: _Channels) -> ChannelNotifiers:
     """As in Lambda: the teams' secrets read through Powertools Parameters, their topics on the SNS client."""
-    return TeamNotifiers(sns_client=lambda: channels.sns_client, secrets_client=lambda: channels.secrets)
+    return ChannelNotifiers(_clients(channels))

@@ -15,7 +15,7 @@ import pytest
 from governor_sim.offline import TABLE_NAME
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
-from tuning_governor.adapters.notifiers import SlackNotifier
+from tuning_governor.adapters.channels.slack import SlackNotifier
 from tuning_governor.domain.reports import Report
 from tuning_governor.errors import DeliveryFailed
 from tuning_governor.observability import logger as governor_logger

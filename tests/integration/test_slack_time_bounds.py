@@ -19,7 +19,7 @@ import tuning_events
 from governor_sim.runner import FakeLambdaContext, deliver_event
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, run_sweep
-from tuning_governor.adapters.notifiers import SlackNotifier
+from tuning_governor.adapters.channels.slack import SlackNotifier
 from tuning_governor.domain.reports import Report
 from tuning_governor.errors import DeliveryFailed, DeliveryUnconfirmed
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tuning_governor.adapters.channels.slack import render_blocks
 from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.domain.cost import trial_cost
 from tuning_governor.domain.pricing import PriceCatalog, PriceEntry
@@ -277,7 +278,7 @@ def test_report_attributes_and_blocks() -> None:
     # the owner tag is an attribute too, for SNS filter policies
     assert report.attributes == {"status": "Stopped", "team": "churn", "outcome": "stopped", "owner": "ana@example.com"}
     assert len(report.subject) <= 100
-    assert report.blocks[0]["type"] == "header"
+    assert render_blocks(report)[0]["type"] == "header"
     assert "validation:auc" in report.text and "0.9" in report.text
-    assert all(len(field["text"]) <= 2000 for field in report.blocks[1]["fields"])
-    assert len(report.blocks[1]["fields"]) <= 10
+    assert all(len(field["text"]) <= 2000 for field in render_blocks(report)[1]["fields"])
+    assert len(render_blocks(report)[1]["fields"]) <= 10

@@ -204,7 +204,7 @@ def test_every_type_of_the_bundled_price_catalog_is_a_valid_policy_key() -> None
         (
             "teams: {vision: {budgets: 1}}",
             # the deprecated budget_usd is still read, but never suggested
-            'teams.vision.budgets: unknown key; did you mean "job_budget_usd"? expected one of: execution_roles, instances, '
+            'teams.vision.budgets: unknown key; did you mean "job_budget_usd"? expected one of: channels, execution_roles, instances, '
             "job_budget_usd, max_wait_minutes, monthly_budget_usd, queue_priority, share, slack_secret, sns_topic_arn,"
             " submitters",
         ),

@@ -8,8 +8,10 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tuning_governor.domain.reports import decision_report, escape_mrkdwn
-from tuning_governor.domain.slack_text import mrkdwn_field as _mrkdwn
+from tuning_governor.adapters.channels.slack import render_blocks
+from tuning_governor.adapters.channels.slack_text import escape_mrkdwn
+from tuning_governor.adapters.channels.slack_text import mrkdwn_field as _mrkdwn
+from tuning_governor.domain.reports import decision_report
 
 HOSTILE = "budget tag value '<!channel> <https://evil.example|click> & more'"
 
@@ -45,7 +47,7 @@ def test_a_hostile_tag_value_in_a_decision_is_escaped_in_every_mrkdwn_text() -> 
         action="warned",
         detail="reported only",
     )
-    texts = _mrkdwn_texts(report.blocks)
+    texts = _mrkdwn_texts(render_blocks(report))
     assert texts
     joined = "\n".join(texts)
     assert "<!channel>" not in joined and "<!here>" not in joined and "<https://" not in joined
@@ -55,7 +57,7 @@ def test_a_hostile_tag_value_in_a_decision_is_escaped_in_every_mrkdwn_text() -> 
     assert "*tags* (warning)" in joined
     # the plain-text body (SNS, email) is left as written
     assert HOSTILE in report.text
-    assert "<!channel>" not in json.dumps(report.blocks)
+    assert "<!channel>" not in json.dumps(render_blocks(report))
 
 
 @given(st.text(max_size=200), st.integers(min_value=5, max_value=50))

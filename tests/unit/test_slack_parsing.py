@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from governor_sim.slack_server import SlackWebhookServer
-from tuning_governor.adapters.notifiers import SlackNotifier
+from tuning_governor.adapters.channels.slack import SlackNotifier
 from tuning_governor.domain.reports import Report, decision_report
 
 MANUAL = re.compile(r"<([!@#][^>|]*)(?:\|[^>]*)?>|<(https?://[^>|]*)(?:\|[^>]*)?>")
@@ -73,7 +73,7 @@ def hostile_report(owner_member: str | None = None) -> Report:
         action="warned",
         detail="reported only",
         owner=HOSTILE_OWNER,
-        owner_member=owner_member,
+        handles={"slack": owner_member} if owner_member else None,
     )
 
 

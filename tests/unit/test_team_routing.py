@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tuning_governor.adapters.channels.slack import render_blocks
 from tuning_governor.app.wiring import policy_loader
 from tuning_governor.domain.reports import Report, decision_report
 from tuning_governor.policy import FilePolicySource, Policy, PolicyError, parse_policy
@@ -64,7 +65,7 @@ def _mrkdwn(report: Report) -> str:
             for value in node:
                 walk(value)
 
-    walk(report.blocks)
+    walk(render_blocks(report))
     return "\n".join(texts)
 
 
@@ -120,8 +121,8 @@ def test_team_channels_and_slack_users_parse_and_default_to_none() -> None:
         ("slack_users: [alice]", "slack_users: expected a mapping, got a list"),
         (
             "teams: {vision: {slack_secrets: x}}",
-            'teams.vision.slack_secrets: unknown key; did you mean "slack_secret"? expected one of: execution_roles,'
-            " instances, job_budget_usd, max_wait_minutes, monthly_budget_usd, queue_priority, share, slack_secret,"
+            'teams.vision.slack_secrets: unknown key; did you mean "slack_secret"? expected one of: channels,'
+            " execution_roles, instances, job_budget_usd, max_wait_minutes, monthly_budget_usd, queue_priority, share, slack_secret,"
             " sns_topic_arn, submitters",
         ),
     ],
@@ -245,7 +246,7 @@ def test_the_policy_loader_logs_ungranted_team_channels_once_per_policy_text(
 
 # -- owner: mentioned in Slack, escaped otherwise, an SNS attribute ------------------------------------
 def test_a_known_owner_is_mentioned_in_slack_and_is_an_sns_attribute() -> None:
-    report = _report(owner="alice@example.com", owner_member="U012AB3CD")
+    report = _report(owner="alice@example.com", handles={"slack": "U012AB3CD"})
 
     assert "*Owner*\n<@U012AB3CD>" in _mrkdwn(report)
     assert report.attributes["owner"] == "alice@example.com"
@@ -258,16 +259,16 @@ def test_an_unmapped_owner_is_named_escaped_never_pinged() -> None:
 
     texts = _mrkdwn(report)
     assert "*Owner*\n&lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;" in texts
-    assert "<@" not in texts and "<!channel>" not in json.dumps(report.blocks)
+    assert "<@" not in texts and "<!channel>" not in json.dumps(render_blocks(report))
     # SNS and email show the value as given (they do not read mrkdwn)
     assert report.attributes["owner"] == "<!channel> & <https://evil.example|click>"
 
 
 def test_only_a_member_id_is_ever_mentioned() -> None:
-    report = _report(owner="mallory", owner_member="<!here>")
+    report = _report(owner="mallory", handles={"slack": "<!here>"})
 
     assert "*Owner*\nmallory" in _mrkdwn(report)
-    assert "<!here>" not in json.dumps(report.blocks)
+    assert "<!here>" not in json.dumps(render_blocks(report))
 
 
 def test_without_an_owner_there_is_no_owner_attribute() -> None:
@@ -282,14 +283,16 @@ def test_without_an_owner_there_is_no_owner_attribute() -> None:
 LAZY = """
 import json, sys
 from tuning_governor.domain import reports
+from tuning_governor.adapters.channels import slack
+report = reports.decision_report(rule="r", verdict="breach", job_key="j", job_name="j", team=None, message="m",
+                                 numbers={}, at="t", mode="monitor", action="would-stop", detail="d")
 before = sorted(m for m in sys.modules if m.startswith("slack_sdk"))
-reports.decision_report(rule="r", verdict="breach", job_key="j", job_name="j", team=None, message="m",
-                        numbers={}, at="t", mode="monitor", action="would-stop", detail="d")
+slack.render_blocks(report)
 print(json.dumps({"before": before, "after": "slack_sdk.models.blocks" in sys.modules}))
 """
 
 
-def test_blocks_are_built_with_slack_sdk_imported_only_when_a_report_is_built() -> None:
+def test_slack_sdk_is_imported_only_when_a_report_is_drawn_for_slack() -> None:
     result = subprocess.run(  # noqa: S603 - this interpreter, our own snippet
         [sys.executable, "-c", LAZY], capture_output=True, text=True, timeout=120, check=False
     )
@@ -300,4 +303,4 @@ def test_blocks_are_built_with_slack_sdk_imported_only_when_a_report_is_built() 
 def test_a_headline_longer_than_slack_allows_is_cut_to_150_characters() -> None:
     report = _report(job_name="j" * 200)
 
-    assert len(report.blocks[0]["text"]["text"]) == 150
+    assert len(render_blocks(report)[0]["text"]["text"]) == 150

@@ -7,10 +7,19 @@ its dotenv and cloud sources) cost about 30 ms of every cold start.
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cache
+from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+
+def _json_object(value: Any) -> Any:
+    """An environment variable holding a JSON object (empty: none)."""
+    if isinstance(value, str):
+        return json.loads(value) if value.strip() else {}
+    return value
 
 
 class Settings(BaseModel):
@@ -20,6 +29,11 @@ class Settings(BaseModel):
     topic_arn: str = Field(default="", validation_alias="TOPIC_ARN")
     slack_secret_arn: str = Field(default="", validation_alias="SLACK_SECRET_ARN")
     region: str = Field(validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION"))
+    channel_secrets: Annotated[dict[str, str], BeforeValidator(_json_object)] = Field(
+        default={}, validation_alias="CHANNEL_SECRETS"
+    )
+    """The stack's own webhook channels besides Slack, ``{"<kind>": "<secret ARN>"}`` as JSON (kinds of
+    ``tuning_governor.domain.channels``; an empty ARN: that channel is off)."""
     slack_secret_prefix: str = Field(default="", validation_alias="SLACK_SECRET_PREFIX")
     """Team Slack secrets the stack may read are named under this prefix (empty: no team Slack)."""
     team_topic_prefix: str = Field(default="", validation_alias="TEAM_TOPIC_PREFIX")

@@ -24,6 +24,7 @@ from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.observability import metrics
+from tuning_governor.policy.routing import owner_handles
 
 #: How long after its tuning job ended a summary report waits for trials SageMaker lists as finished
 #: but the governor could not record yet (judged by the sweep); then it goes out naming them.
@@ -155,8 +156,8 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
         return {notifier.channel: "waiting-for-trials" for notifier in services.notifiers}
     decisions = decision_lines(done.decisions)
     policy = services.policy()
-    member = policy.slack_member(summary.owner)
-    report = summary_report(summary, decisions, owner_member=member)
+    handles = owner_handles(policy, summary.owner)
+    report = summary_report(summary, decisions, handles=handles)
     channels = deliver(report, store, services.notifiers_for(report, policy), services.clock)
     if reported_at is None:
         if all_delivered(channels):
@@ -167,7 +168,7 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
         return channels
     reported = done.state.summary_reported_usd if done.state is not None else Decimal(0)
     if abs(summary.cost.priced_cost_usd - reported) > CORRECTION_THRESHOLD:
-        correction = corrected_report(summary, reported, decisions, owner_member=member)
+        correction = corrected_report(summary, reported, decisions, handles=handles)
         corrected = deliver(correction, store, services.notifiers_for(correction, policy), services.clock)
         channels |= {f"{channel}-corrected": result for channel, result in corrected.items()}
         metrics.add_metric(name="SummariesCorrected", unit=MetricUnit.Count, value=1)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tuning_governor.adapters import channels
 from tuning_governor.adapters.checks import SchedulerChecks
 from tuning_governor.adapters.dynamodb import GovernorStore
-from tuning_governor.adapters.notifiers import SlackNotifier, SnsNotifier
 from tuning_governor.adapters.pricing import PriceListGateway
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
-from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.governance.facts import Trigger
 from tuning_governor.governance.rules import registry
 from tuning_governor.policy import SsmPolicySource
@@ -60,7 +59,7 @@ class FunctionNeeds:
         if self.quotas:
             needed |= set(QuotaGateway.permissions.values())
         if self.reports:
-            needed |= SnsNotifier.permissions | SlackNotifier.permissions | TeamNotifiers.permissions
+            needed |= channels.permissions()
         if self.policy:
             needed |= SsmPolicySource.permissions
         if self.checks:

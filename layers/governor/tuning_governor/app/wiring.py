@@ -11,16 +11,15 @@ from typing import Any
 
 import boto3
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
+from aws_lambda_powertools.utilities.parameters import SSMProvider
 from botocore.config import Config
 
+from tuning_governor.adapters.channels import ChannelClients, ChannelNotifiers, default_notifiers
 from tuning_governor.adapters.checks import SchedulerChecks
 from tuning_governor.adapters.clients import deferred
 from tuning_governor.adapters.dynamodb import GovernorStore
-from tuning_governor.adapters.notifiers import SlackNotifier, SnsNotifier, webhook_from_secret
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.adapters.team_channels import TeamNotifiers
 from tuning_governor.app.stored_prices import StoredPrices
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.domain.reports import Report
@@ -57,7 +56,7 @@ class Services:
     """The refreshed catalogs in DynamoDB (None: trials are priced from ``catalog`` and the policy only)."""
     checks: CheckScheduler | None = None
     """Where one-time budget checks are scheduled (None: budgets are judged on events and sweeps only)."""
-    team_notifiers: TeamNotifiers | None = None
+    team_notifiers: ChannelNotifiers | None = None
     """The teams' own channels (None: every report goes to ``notifiers`` only)."""
     grants: ChannelGrants = field(default_factory=ChannelGrants)
     """Which team secrets and topics the stack may use (see ``tuning_governor.policy.routing``)."""
@@ -67,7 +66,8 @@ class Services:
         policy names them and the stack grants them (``routing.team_channels``)."""
         if self.team_notifiers is None:
             return list(self.notifiers)
-        team = [self.team_notifiers.notifier(channel) for channel in team_channels(report, policy, self.grants)]
+        channels = team_channels(report, policy, self.grants)
+        team = [self.team_notifiers.notifier(c.kind, c.target, c.channel) for c in channels]
         return [*self.notifiers, *team]
 
     def price_catalog(self, policy: Policy) -> PriceCatalog:
@@ -119,38 +119,29 @@ def channel_grants(settings: Settings) -> ChannelGrants:
     )
 
 
-def slack_from_secret(secret_arn: str, secrets_client: Any, *, max_age: int = 300) -> SlackNotifier:
-    """A Slack notifier whose webhook URL is read (and cached) through Powertools Parameters."""
-    provider = SecretsProvider(boto3_client=secrets_client)
-    return SlackNotifier(webhook_from_secret(provider, secret_arn, max_age=max_age))
-
-
-def _default_notifiers(settings: Settings, sns: Any, retrying: Config) -> list[Notifier]:
-    """The default channels: the SNS topic and the Slack webhook, whichever the stack configures."""
-    notifiers: list[Notifier] = []
-    if sns is not None:
-        notifiers.append(SnsNotifier(sns, settings.topic_arn))
-    if settings.slack_secret_arn:
-        notifiers.append(
-            slack_from_secret(
-                settings.slack_secret_arn,
-                deferred(lambda: boto3.client("secretsmanager", config=retrying)),
-                max_age=settings.secret_max_age_seconds,
-            )
-        )
-    return notifiers
-
-
-def _team_notifiers(settings: Settings, grants: ChannelGrants, sns: Any, retrying: Config) -> TeamNotifiers | None:
-    """The teams' own channels, when the stack grants any; clients made when a team channel is first
-    used (the SNS client shared with the default topic)."""
-    if not (grants.slack_secret_prefix or grants.topic_prefix):
-        return None
-    return TeamNotifiers(
+def channel_clients(settings: Settings, sns: Any, retrying: Config) -> ChannelClients:
+    """The clients every channel is built with, each made on first use (the SNS client shared with the
+    default topic)."""
+    return ChannelClients(
         sns_client=lambda: sns if sns is not None else boto3.client("sns", config=retrying),
-        secrets_client=lambda: boto3.client("secretsmanager", config=retrying),
+        # Made when a webhook is first posted to: a cold start does not pay for it.
+        secrets_client=lambda: deferred(lambda: boto3.client("secretsmanager", config=retrying)),
         secret_max_age=settings.secret_max_age_seconds,
     )
+
+
+def _default_notifiers(settings: Settings, clients: ChannelClients) -> list[Notifier]:
+    """The default channels: the SNS topic, the Slack webhook and any other webhook channel the stack
+    configures (``CHANNEL_SECRETS``)."""
+    targets = {**settings.channel_secrets, "sns": settings.topic_arn, "slack": settings.slack_secret_arn}
+    return default_notifiers(targets, clients)
+
+
+def _team_notifiers(grants: ChannelGrants, clients: ChannelClients) -> ChannelNotifiers | None:
+    """The teams' own channels, when the stack grants any."""
+    if not (grants.slack_secret_prefix or grants.topic_prefix):
+        return None
+    return ChannelNotifiers(clients)
 
 
 def _checks(settings: Settings, retrying: Config) -> SchedulerChecks | None:
@@ -172,7 +163,8 @@ def default_services() -> Services:
     # Standard retry mode backs off on throttling before an error reaches the governor.
     retrying = Config(retries={"mode": "standard", "max_attempts": 5})
     sns = deferred(lambda: boto3.client("sns", config=retrying)) if settings.topic_arn else None
-    notifiers = _default_notifiers(settings, sns, retrying)
+    clients = channel_clients(settings, sns, retrying)
+    notifiers = _default_notifiers(settings, clients)
     ssm = SSMProvider(boto3_client=boto3.client("ssm", config=retrying)) if settings.policy_parameter else None
     source = policy_source(
         parameter=settings.policy_parameter,
@@ -192,7 +184,7 @@ def default_services() -> Services:
         store=store,
         stored_prices=StoredPrices(store, clock=_utcnow, ttl=timedelta(seconds=settings.price_cache_seconds)),
         notifiers=notifiers,
-        team_notifiers=_team_notifiers(settings, grants, sns, retrying),
+        team_notifiers=_team_notifiers(grants, clients),
         grants=grants,
         policy=policy_loader(source, grants),
         quotas=QuotaGateway(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Literal
 
 from tuning_governor.domain.reports import Report, clean_owner
-from tuning_governor.domain.slack_text import escape_mrkdwn
 from tuning_governor.models.queue import QueuedRequest
 
 QueueEvent = Literal["queued", "admitted", "expired", "refused", "preempted", "conflict"]
@@ -36,14 +35,13 @@ def queue_report(
     owner = clean_owner(entry.owner)
     if owner:
         attributes["owner"] = owner
-    block = {"type": "section", "text": {"type": "mrkdwn", "text": escape_mrkdwn(text)[:3000]}}
     return Report(
         kind=f"queue-{event}#{once_per}" if once_per else f"queue-{event}",
         job_key=entry.job_name.lower(),
         subject=subject,
         text=text,
         attributes=attributes,
-        blocks=[block],
+        paragraphs=(text,),
         team=entry.team,
         owner=owner,
     )

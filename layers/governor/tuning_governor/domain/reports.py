@@ -1,49 +1,70 @@
-"""Human reports of a finished tuning job: a plain-text body for SNS/email and Block Kit for Slack.
+"""Human reports, channel-neutral: what a report says (a headline, a lead line, labelled facts, notes,
+paragraphs, and a plain-text body), never how a channel draws it.
 
-Slack blocks are built with ``slack_sdk.models.blocks`` (which checks Block Kit's limits) and stored as
-plain dicts (``.to_dict()``). slack_sdk is imported inside the builders, never at module level: a
-handler's cold start does not pay for it (``import slack_sdk`` loads its web client and asyncio), only
-the first report it builds.
+Each channel under ``tuning_governor.adapters.channels`` renders a :class:`Report` its own way (Slack
+Block Kit, SNS text with filterable attributes, a Microsoft Teams Adaptive Card) and escapes free text
+by its own rules: every value here is plain, untrusted text.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, Unpack
+from typing import Any, Literal, NotRequired, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict
 
-from tuning_governor.domain.slack_text import (
-    defuse_mentions,
-    escape_mrkdwn,
-    mrkdwn_field,
-    slack_fallback,
-    verbatim_mrkdwn,
-)
 from tuning_governor.models.decisions import Decision
 from tuning_governor.models.records import JobSummary
 
-if TYPE_CHECKING:
-    from slack_sdk.models.blocks import Block, MarkdownTextObject
-
-__all__ = ["Report", "decision_report", "defuse_mentions", "escape_mrkdwn", "slack_fallback", "summary_report"]
+__all__ = ["Fact", "Lead", "Note", "Report", "decision_report", "summary_report"]
 
 OUTCOMES = {"Completed": "completed", "Stopped": "stopped", "Failed": "failed"}
 #: One governance decision as a summary report lists it: (rule, verdict, action).
 DecisionLine = tuple[str, str, str]
-#: A Slack member ID (U..., or W... on Enterprise Grid): the only thing a report ever mentions.
-SLACK_MEMBER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
 #: SNS message attribute values and AWS tag values: at most 256 characters kept from the owner tag.
 _MAX_OWNER = 256
 TEAM_OWNER = "Team / owner"
 
 
+class Fact(BaseModel):
+    """A labelled value. ``role``: ``owner`` (the value is the job's owner: a channel may mention its
+    handle instead) or ``team-owner`` (``team / owner``, with ``team`` the team alone)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    value: str
+    role: Literal["text", "owner", "team-owner"] = "text"
+    team: str | None = None
+
+
+class Lead(BaseModel):
+    """The line a decision report leads with: ``title`` (the rule) emphasised, ``qualifier`` (the
+    verdict) beside it, then ``text`` (why)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    title: str
+    qualifier: str
+    text: str
+
+
+class Note(BaseModel):
+    """A small-print line under the facts; ``warning`` marks it as one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    warning: bool = False
+
+
 class Report(BaseModel):
-    """One message, rendered for every channel. ``attributes`` feed SNS filter policies; ``team`` routes
-    it to the team's own channels too (see ``tuning_governor.policy.routing``); ``owner`` is the job's owner
-    tag value, as given (untrusted text)."""
+    """One message, rendered by every channel. ``text`` is the whole report as plain text (SNS, email);
+    ``headline``, ``lead``, ``facts``, ``notes`` and ``paragraphs`` are its parts for channels that draw
+    them. ``attributes`` feed SNS filter policies; ``team`` routes it to the team's own channels too (see
+    ``tuning_governor.policy.routing``); ``owner`` is the job's owner tag value, as given (untrusted
+    text); ``handles`` the owner's handle per channel kind (``{"slack": "U012AB3CD"}``), when known."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -52,9 +73,14 @@ class Report(BaseModel):
     subject: str
     text: str
     attributes: dict[str, str]
-    blocks: list[dict[str, Any]]
+    headline: str | None = None
+    lead: Lead | None = None
+    facts: tuple[Fact, ...] = ()
+    notes: tuple[Note, ...] = ()
+    paragraphs: tuple[str, ...] = ()
     team: str | None = None
     owner: str | None = None
+    handles: Mapping[str, str] = {}
 
 
 def clean_owner(owner: str | None) -> str | None:
@@ -63,30 +89,10 @@ def clean_owner(owner: str | None) -> str | None:
     return value or None
 
 
-def owner_mrkdwn(owner: str | None, member_id: str | None = None) -> str:
-    """The owner as Slack mrkdwn: a mention ``<@ID>`` when ``member_id`` is a Slack member ID, else the
-    name escaped as plain text (shown, never a ping or a link), or ``-`` when unknown."""
-    if member_id and SLACK_MEMBER_ID.match(member_id):
-        return f"<@{member_id}>"
-    name = clean_owner(owner)
-    return escape_mrkdwn(name) if name else "-"
-
-
 def _attributes(base: dict[str, str], owner: str | None) -> dict[str, str]:
     # SNS rejects an empty attribute value: the owner attribute is there only when it is known.
     name = clean_owner(owner)
     return base | {"owner": name} if name else base
-
-
-def _header(text: str) -> Block:
-    from slack_sdk.models.blocks import HeaderBlock, PlainTextObject  # noqa: PLC0415
-
-    # plain_text cannot be verbatim: mentions are defused instead.
-    return HeaderBlock(text=PlainTextObject(text=defuse_mentions(text)[:150]))
-
-
-def _dicts(blocks: Sequence[Block]) -> list[dict[str, Any]]:
-    return [block.to_dict() for block in blocks]
 
 
 def _money(value: Decimal | None) -> str:
@@ -156,41 +162,21 @@ def _lines(summary: JobSummary) -> list[tuple[str, str]]:
     return rows
 
 
-def _summary_blocks(
-    summary: JobSummary, rows: list[tuple[str, str]], outcome: str, owner_member: str | None
-) -> list[dict[str, Any]]:
-    from slack_sdk.models.blocks import ContextBlock, SectionBlock  # noqa: PLC0415
-
-    def field(label: str, value: str) -> MarkdownTextObject:
-        if label == TEAM_OWNER:
-            # The owner mentioned (or named, escaped); the team escaped like any free text.
-            team = mrkdwn_field("*{label}*\n{team} / ", 1700, label=label, team=summary.team or "-")
-            return verbatim_mrkdwn(team + owner_mrkdwn(summary.owner, owner_member))
-        return verbatim_mrkdwn(mrkdwn_field("*{label}*\n{value}", 2000, label=label, value=value))
-
-    blocks: list[Block] = [
-        _header(f"Tuning job {outcome}: {summary.job_name}"),
-        SectionBlock(fields=[field(label, value) for label, value in rows[:10]]),
-    ]
-    extra = rows[10:]
-    if extra:
-        text = "\n".join(mrkdwn_field("*{k}*: {v}", 2990 // len(extra), k=k, v=v) for k, v in extra)
-        blocks.append(SectionBlock(text=verbatim_mrkdwn(text)))
-    if summary.warnings:
-        blocks.append(
-            ContextBlock(
-                elements=[verbatim_mrkdwn(mrkdwn_field(":warning: {w}", 3000, w=w)) for w in summary.warnings[:10]]
-            )
-        )
-    return _dicts(blocks)
+def _summary_facts(summary: JobSummary, rows: list[tuple[str, str]]) -> tuple[Fact, ...]:
+    return tuple(
+        Fact(label=label, value=value, role="team-owner", team=summary.team or "-")
+        if label == TEAM_OWNER
+        else Fact(label=label, value=value)
+        for label, value in rows
+    )
 
 
 def summary_report(
-    summary: JobSummary, decisions: Sequence[DecisionLine] = (), *, owner_member: str | None = None
+    summary: JobSummary, decisions: Sequence[DecisionLine] = (), *, handles: Mapping[str, str] | None = None
 ) -> Report:
     """The report sent once when a tuning job finishes. ``decisions``: the governance decisions made
     on the job (rule, verdict, action), including those judged after it ended (``already-ended``).
-    ``owner_member``: the Slack member ID of the job's owner (mentioned in Slack), if known."""
+    ``handles``: the owner's handle per channel kind (a Slack member ID to mention), if known."""
     outcome = OUTCOMES.get(summary.status, summary.status.lower())
     subject = f"[tuning-governor] {summary.job_name} {outcome}: {_money(summary.cost.cost_usd)}"[:100]
     rows = _lines(summary)
@@ -200,7 +186,6 @@ def summary_report(
     text_lines += [f"{label}: {value}" for label, value in rows]
     for warning in summary.warnings:
         text_lines.append(f"Warning: {warning}")
-    blocks = _summary_blocks(summary, rows, outcome, owner_member)
     return Report(
         kind=f"summary-{outcome}",
         job_key=summary.job_key,
@@ -209,9 +194,12 @@ def summary_report(
         attributes=_attributes(
             {"status": summary.status, "team": summary.team or "unknown", "outcome": outcome}, summary.owner
         ),
-        blocks=blocks,
+        headline=f"Tuning job {outcome}: {summary.job_name}",
+        facts=_summary_facts(summary, rows),
+        notes=tuple(Note(text=warning, warning=True) for warning in summary.warnings),
         team=summary.team,
         owner=clean_owner(summary.owner),
+        handles=dict(handles or {}),
     )
 
 
@@ -220,11 +208,11 @@ def corrected_report(
     reported_usd: Decimal,
     decisions: Sequence[DecisionLine] = (),
     *,
-    owner_member: str | None = None,
+    handles: Mapping[str, str] | None = None,
 ) -> Report:
     """The one correction of a summary report whose figures changed after it went out (trials recorded
     late, or warm-pool retention billed after the job ended); ``reported_usd``: what the report said."""
-    base = summary_report(summary, decisions, owner_member=owner_member)
+    base = summary_report(summary, decisions, handles=handles)
     now = _money(summary.cost.priced_cost_usd)
     headline = f"Corrected summary of {summary.job_name}: {now} (reported {_money(reported_usd)})"
     return base.model_copy(
@@ -233,7 +221,7 @@ def corrected_report(
             "subject": f"[tuning-governor] {summary.job_name} corrected: {now} (was {_money(reported_usd)})"[:100],
             "text": f"{headline}.\n\n{base.text}",
             "attributes": base.attributes | {"outcome": "corrected"},
-            "blocks": [*_dicts([_header(headline)]), *base.blocks[1:]],
+            "headline": headline,
         }
     )
 
@@ -292,7 +280,7 @@ class DecisionFields(TypedDict):
     action: str
     detail: str
     owner: NotRequired[str | None]
-    owner_member: NotRequired[str | None]
+    handles: NotRequired[Mapping[str, str] | None]
 
 
 def _decision_text(facts: DecisionFields, headline: str) -> str:
@@ -312,28 +300,14 @@ def _decision_text(facts: DecisionFields, headline: str) -> str:
     return "\n".join(body)
 
 
-def _decision_blocks(facts: DecisionFields, headline: str) -> list[dict[str, Any]]:
-    from slack_sdk.models.blocks import ContextBlock, SectionBlock  # noqa: PLC0415
-
-    why = mrkdwn_field(
-        "*{rule}* ({verdict}): {message}", 3000, rule=facts["rule"], verdict=facts["verdict"], message=facts["message"]
+def _decision_facts(facts: DecisionFields) -> tuple[Fact, ...]:
+    return (
+        Fact(label="Mode", value=facts["mode"]),
+        Fact(label="Action", value=facts["action"]),
+        Fact(label="Team", value=facts["team"] or "-"),
+        Fact(label="Owner", value=clean_owner(facts.get("owner")) or "-", role="owner"),
+        Fact(label="Decided at", value=facts["at"]),
     )
-    numbers = mrkdwn_field("{numbers}", 3000, numbers="\n".join(_numbers_text(facts["numbers"])) or "-")
-    blocks: list[Block] = [
-        _header(headline),
-        SectionBlock(text=verbatim_mrkdwn(why)),
-        SectionBlock(
-            fields=[
-                verbatim_mrkdwn(f"*Mode*\n{facts['mode']}"),
-                verbatim_mrkdwn(f"*Action*\n{facts['action']}"),
-                verbatim_mrkdwn(mrkdwn_field("*Team*\n{team}", 2000, team=facts["team"] or "-")),
-                verbatim_mrkdwn(f"*Owner*\n{owner_mrkdwn(facts.get('owner'), facts.get('owner_member'))}"),
-                verbatim_mrkdwn(f"*Decided at*\n{facts['at']}"),
-            ]
-        ),
-        ContextBlock(elements=[verbatim_mrkdwn(numbers)]),
-    ]
-    return _dicts(blocks)
 
 
 def decision_fields(
@@ -344,10 +318,10 @@ def decision_fields(
     detail: str,
     job_name: str | None = None,
     owner: str | None = None,
-    owner_member: str | None = None,
+    handles: Mapping[str, str] | None = None,
 ) -> DecisionFields:
     """What a report says of ``decision`` once acted on (``job_name``: another name to show, e.g. a team's;
-    ``owner``/``owner_member``: see :func:`decision_report`)."""
+    ``owner``/``handles``: see :func:`decision_report`)."""
     return DecisionFields(
         rule=decision.rule,
         verdict=decision.verdict,
@@ -361,7 +335,7 @@ def decision_fields(
         action=action,
         detail=detail,
         owner=owner,
-        owner_member=owner_member,
+        handles=handles,
     )
 
 
@@ -369,8 +343,8 @@ def decision_report(**fields: Unpack[DecisionFields]) -> Report:
     """The report of one governance decision, sent once however often the deciding event arrives.
 
     ``fields``: those of :class:`DecisionFields`. ``owner``: the job's owner tag value (named in the text,
-    an SNS attribute ``owner``); Slack mentions ``owner_member`` (a Slack member ID) instead when given,
-    else shows the owner escaped."""
+    an SNS attribute ``owner``); ``handles``: the owner's handle per channel kind (Slack mentions its
+    member ID instead of naming the owner)."""
     facts = fields
     outcome = DECISION_OUTCOMES.get(facts["action"], facts["action"])
     headline = _decision_headline(
@@ -385,7 +359,11 @@ def decision_report(**fields: Unpack[DecisionFields]) -> Report:
         attributes=_attributes(
             {"status": "InProgress", "team": team or "unknown", "outcome": outcome}, facts.get("owner")
         ),
-        blocks=_decision_blocks(facts, headline),
+        headline=headline,
+        lead=Lead(title=facts["rule"], qualifier=facts["verdict"], text=facts["message"]),
+        facts=_decision_facts(facts),
+        notes=(Note(text="\n".join(_numbers_text(facts["numbers"])) or "-"),),
         team=team,
         owner=clean_owner(facts.get("owner")),
+        handles=dict(facts.get("handles") or {}),
     )

@@ -23,6 +23,7 @@ from tuning_governor.governance.rules import Decision
 from tuning_governor.models.keys import job_key_of
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
+from tuning_governor.policy.routing import owner_handles
 
 
 def enforce(decision: Decision, tags: dict[str, str], policy: Policy, services: EngineServices) -> tuple[str, str]:
@@ -152,7 +153,7 @@ def _carry_out(
     if stored.get("own_report", True):
         owner = tags.get(services.settings.owner_tag)
         fields = decision_fields(
-            decision, mode=mode, action=action, detail=detail, owner=owner, owner_member=policy.slack_member(owner)
+            decision, mode=mode, action=action, detail=detail, owner=owner, handles=owner_handles(policy, owner)
         )
         report = decision_report(**fields)
         delivered = all_delivered(

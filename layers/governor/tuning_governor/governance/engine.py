@@ -37,6 +37,7 @@ from tuning_governor.governance.trials import with_stagnation_spend
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
+from tuning_governor.policy.routing import owner_handles
 
 Outcomes = list[dict[str, Any]]
 LATE_DETAIL = "the job had ended when this trial was recorded: no stop call"
@@ -145,7 +146,7 @@ class Late:
             action="already-ended",
             detail=LATE_DETAIL,
             owner=self.owner,
-            owner_member=policy.slack_member(self.owner),
+            handles=owner_handles(policy, self.owner),
         )
         report = decision_report(**fields)
         channels = deliver(report, services.store, services.notifiers_for(report, policy), services.clock)

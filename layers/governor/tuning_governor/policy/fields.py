@@ -18,8 +18,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from tuning_governor.domain.channels import CHANNEL_KINDS
 from tuning_governor.domain.pricing import BILLING_CODES
-from tuning_governor.domain.reports import SLACK_MEMBER_ID
 from tuning_governor.models.limits import dynamodb_number_problem
 
 # Lower case only: SageMaker spells instance types in lower case, and a key that never matches a real type
@@ -67,6 +67,25 @@ def _topic_arn(value: str) -> str:
     return value
 
 
+#: A Slack member ID (U..., or W... on Enterprise Grid): the only thing a report ever mentions.
+SLACK_MEMBER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+
+
+def _channel_targets(value: dict[str, str]) -> dict[str, str]:
+    """Each ``kind: target`` a registered channel kind, its target a secret name or a topic ARN as the
+    kind says."""
+    for kind, target in value.items():
+        registered = CHANNEL_KINDS.get(kind)
+        if registered is None:
+            raise PydanticCustomError(
+                "channel_kind",
+                "unknown channel kind {kind}; the kinds are {known}",
+                {"kind": kind, "known": ", ".join(CHANNEL_KINDS)},
+            )
+        (_topic_arn if registered.target == "topic" else _secret_name)(target)
+    return value
+
+
 def _slack_member(value: str) -> str:
     if not SLACK_MEMBER_ID.match(value):
         raise PydanticCustomError(
@@ -79,6 +98,7 @@ InstanceType = Annotated[str, AfterValidator(_instance_type)]
 SecretName = Annotated[str, Field(strict=True), AfterValidator(_secret_name)]
 TopicArn = Annotated[str, Field(strict=True), AfterValidator(_topic_arn)]
 SlackMemberId = Annotated[str, Field(strict=True), AfterValidator(_slack_member)]
+ChannelTargets = Annotated[dict[str, Annotated[str, Field(strict=True)]], AfterValidator(_channel_targets)]
 # An owner tag value as a job carries it (AWS tag values: at most 256 characters).
 OwnerValue = Annotated[str, Field(min_length=1, max_length=256)]
 # -- bounds: every number the policy sets stays where the arithmetic on it cannot overflow -------------

@@ -14,10 +14,11 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WrapValidator, model_validator
 from pydantic_core import PydanticCustomError
 
-from tuning_governor.domain.reports import SLACK_MEMBER_ID
 from tuning_governor.domain.shares import ShareTerms
 from tuning_governor.policy.errors import render_path
 from tuning_governor.policy.fields import (
+    SLACK_MEMBER_ID,
+    ChannelTargets,
     Count,
     GraceMinutes,
     Hours,
@@ -114,12 +115,15 @@ class TeamPolicy(_PolicyModel):
     """The team's budget for a calendar month (UTC) over all its tuning jobs; None or 0 = none."""
     budget_usd: Money | None = None
     """Deprecated old name of ``job_budget_usd`` (still read for one release, with a policy warning)."""
+    channels: Annotated[ChannelTargets, BeforeValidator(none_to_empty)] = {}
+    """The team's own report channels, ``<kind>: <target>`` (``msteams: tuning-governor/teams/vision``):
+    a Secrets Manager secret name holding a webhook URL (a URL or JSON ``{"webhook_url": ...}``, used
+    only under ``SlackSecretPrefix``), or for ``sns`` a topic ARN (in the stack's account and region,
+    under ``TeamTopicPrefix``). Kinds: ``tuning_governor.domain.channels``."""
     slack_secret: SecretName | None = None
-    """Name of the Secrets Manager secret holding the team's own Slack incoming-webhook URL (a plain URL
-    or JSON ``{"webhook_url": ...}``); used only under the stack's ``SlackSecretPrefix``."""
+    """The older key for ``channels.slack`` (``channels`` wins when both are set)."""
     sns_topic_arn: TopicArn | None = None
-    """The team's own SNS topic for its reports; used only in the stack's account and region and under
-    its ``TeamTopicPrefix``."""
+    """The older key for ``channels.sns`` (``channels`` wins when both are set)."""
     execution_roles: Annotated[list[RoleArn], BeforeValidator(none_to_empty), Field(max_length=100)] = []
     """The SageMaker execution roles (ARNs) the team's jobs run as. When set, a job is the team's if and
     only if it runs as one of them, whatever its team tag says (see ``policy.identity``)."""
@@ -327,16 +331,12 @@ class Policy(_PolicyModel):
         """The Slack member ID to mention for a job's owner tag value: its entry in ``slack_users``
         (exact, then ignoring case), or the value itself when it is a member ID (``U012AB3CD``); None
         otherwise (the owner is then named as plain text, never pinged)."""
-        value = (owner or "").strip()
-        if not value:
+        if not (value := (owner or "").strip()):
             return None
-        mapped = self.slack_users.get(value)
-        if mapped is None:
-            folded = value.casefold()
-            mapped = next((v for k, v in sorted(self.slack_users.items()) if k.strip().casefold() == folded), None)
-        if mapped is not None:
-            return mapped
-        return value if SLACK_MEMBER_ID.match(value) else None
+        mapped = self.slack_users.get(value) or next(
+            (v for k, v in sorted(self.slack_users.items()) if k.strip().casefold() == value.casefold()), None
+        )
+        return mapped or (value if SLACK_MEMBER_ID.match(value) else None)
 
     def team_monthly_budget(self, team: str | None) -> Decimal | None:
         """The team's budget for a calendar month over all its jobs; None when it has none (0 = none)."""

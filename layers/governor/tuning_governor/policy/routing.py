@@ -2,11 +2,13 @@
 names them and the stack grants them. Pure: the report, the policy and the stack's grants in, channels out.
 
 Channel names key the delivery rows (``DELIVERY#<kind>#<channel>``), so each is sent at most once and
-a retry resumes where it stopped: ``sns`` and ``slack`` for the stack's own topic and webhook (as
-always), ``slack:team:<team>`` and ``sns:team:<team>`` for a team's (``teams.<team>.slack_secret`` /
-``teams.<team>.sns_topic_arn``).
+a retry resumes where it stopped: the kind (``sns``, ``slack``, ``msteams``...) for the stack's own,
+``<kind>:team:<team>`` for a team's (``teams.<team>.channels.<kind>``, or the older keys
+``teams.<team>.slack_secret`` / ``teams.<team>.sns_topic_arn``). The kinds, and whether each is named
+by a secret or a topic, are registered in ``tuning_governor.domain.channels``.
 
 The stack grants ``secretsmanager:GetSecretValue`` only on secrets named under ``SlackSecretPrefix``
+(every webhook channel's team secrets live there)
 and ``sns:Publish`` only on topics of its own account and region named under ``TeamTopicPrefix`` (an
 empty prefix grants nothing). A prefix must end in its delimiter (``/`` for secrets, ``-`` or ``_`` for
 topics; the template refuses any other): a prefix that ends mid-name (``t``) would cover every name
@@ -18,12 +20,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
+from tuning_governor.domain.channels import CHANNEL_KINDS
 from tuning_governor.domain.reports import Report
 from tuning_governor.policy.errors import render_path
 from tuning_governor.policy.fields import TOPIC_ARN
-from tuning_governor.policy.model import Policy
+from tuning_governor.policy.model import Policy, TeamPolicy
 
 DEFAULT_CHANNELS = ("sns", "slack")
 # The template's AllowedPatterns for SlackSecretPrefix and TeamTopicPrefix (tests/template holds them equal).
@@ -49,10 +51,11 @@ class TeamChannel:
     """One of a team's own channels: its delivery channel name and what it sends to."""
 
     channel: str
-    kind: Literal["slack", "sns"]
+    kind: str
+    """A kind registered in ``tuning_governor.domain.channels``."""
     team: str
     target: str
-    """The Secrets Manager secret name (Slack) or the topic ARN (SNS)."""
+    """The Secrets Manager secret name (webhook channels) or the topic ARN (SNS)."""
 
 
 def secret_problem(name: str, grants: ChannelGrants) -> str | None:
@@ -85,27 +88,51 @@ def topic_problem(arn: str, grants: ChannelGrants) -> str | None:
     return None
 
 
+def _targets(settings: TeamPolicy) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(kind, target, policy path) of each channel a team names, in registration order."""
+    named: dict[str, tuple[str, tuple[str, ...]]] = {
+        kind: (target, ("channels", kind)) for kind, target in settings.channels.items()
+    }
+    if settings.slack_secret:
+        named.setdefault("slack", (settings.slack_secret, ("slack_secret",)))
+    if settings.sns_topic_arn:
+        named.setdefault("sns", (settings.sns_topic_arn, ("sns_topic_arn",)))
+    return [(kind, *named[kind]) for kind in CHANNEL_KINDS if kind in named]
+
+
+def _problem(kind: str, target: str, grants: ChannelGrants) -> str | None:
+    if CHANNEL_KINDS[kind].target == "topic":
+        return topic_problem(target, grants)
+    return secret_problem(target, grants)
+
+
 def team_channels(report: Report, policy: Policy, grants: ChannelGrants) -> list[TeamChannel]:
-    """The team's own channels ``report`` also goes to (Slack first, then SNS): none for a report
-    without a team, a team the policy does not list, or a channel outside the stack's grants."""
+    """The team's own channels ``report`` also goes to (in registration order: Slack, SNS, Teams...):
+    none for a report without a team, a team the policy does not list, or a channel outside the
+    stack's grants."""
     team = report.team
     settings = policy.teams.get(team) if team else None
     if team is None or settings is None:
         return []
-    out: list[TeamChannel] = []
-    if settings.slack_secret and secret_problem(settings.slack_secret, grants) is None:
-        out.append(TeamChannel(f"slack:team:{team}", "slack", team, settings.slack_secret))
-    if settings.sns_topic_arn and topic_problem(settings.sns_topic_arn, grants) is None:
-        out.append(TeamChannel(f"sns:team:{team}", "sns", team, settings.sns_topic_arn))
-    return out
+    return [
+        TeamChannel(f"{kind}:team:{team}", kind, team, target)
+        for kind, target, _ in _targets(settings)
+        if _problem(kind, target, grants) is None
+    ]
 
 
 def routing_warnings(policy: Policy, grants: ChannelGrants) -> list[tuple[str, str]]:
     """(path, message) for every team channel the stack does not grant, in team order."""
     found: list[tuple[str, str]] = []
     for name, team in sorted(policy.teams.items()):
-        if team.slack_secret and (problem := secret_problem(team.slack_secret, grants)):
-            found.append((render_path(("teams", name, "slack_secret")), problem))
-        if team.sns_topic_arn and (problem := topic_problem(team.sns_topic_arn, grants)):
-            found.append((render_path(("teams", name, "sns_topic_arn")), problem))
+        for kind, target, path in _targets(team):
+            if problem := _problem(kind, target, grants):
+                found.append((render_path(("teams", name, *path)), problem))
     return found
+
+
+def owner_handles(policy: Policy, owner: str | None) -> dict[str, str]:
+    """The owner's handle per channel kind, for channels that mention people: a Slack member ID
+    (``Policy.slack_member``) when the policy maps or the tag holds one; empty otherwise."""
+    member = policy.slack_member(owner)
+    return {"slack": member} if member else {}

@@ -1,6 +1,6 @@
 """The notifier port: one report channel (the stack's SNS topic or Slack webhook, or a team's own).
 
-Adapters: ``tuning_governor.adapters.notifiers`` (SNS, Slack) and the offline recorders.
+Adapters: ``tuning_governor.adapters.channels`` (one module per kind) and the offline recorders.
 """
 
 from __future__ import annotations
