@@ -87,6 +87,7 @@ _TOPIC = {
 _TOPIC_KEYS = {"Fn::Sub": "arn:${AWS::Partition}:kms:${AWS::Region}:${AWS::AccountId}:key/*"}
 # AWSSecretsManagerGetSecretValuePolicy's expansion with SecretArn: !Ref SlackWebhookSecretArn.
 _SLACK_SECRET = {"Fn::Sub": ["${secretArn}", {"secretArn": {"Ref": "SlackWebhookSecretArn"}}]}
+_TEAMS_SECRET = {"Fn::Sub": ["${secretArn}", {"secretArn": {"Ref": "TeamsWebhookSecretArn"}}]}
 # Teams' own channels: the secrets named under SlackSecretPrefix, the topics named under TeamTopicPrefix.
 _TEAM_SLACK_SECRETS = {
     "Fn::Sub": "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:${SlackSecretPrefix}*"
@@ -123,7 +124,7 @@ SCOPES: dict[str, list[Any]] = {
     "sns:Publish": [_TOPIC, _TEAM_TOPICS],
     "kms:GenerateDataKey*": [_TOPIC_KEYS],
     "kms:Decrypt": [_TOPIC_KEYS],
-    "secretsmanager:GetSecretValue": [_SLACK_SECRET, _TEAM_SLACK_SECRETS],
+    "secretsmanager:GetSecretValue": [_SLACK_SECRET, _TEAMS_SECRET, _TEAM_SLACK_SECRETS],
     "ssm:GetParameter": [_POLICY_PARAMETER],
     "sqs:SendMessage": [{"Fn::GetAtt": [DLQ, "Arn"]}],
     "scheduler:CreateSchedule": [_CHECK_SCHEDULES],
@@ -144,6 +145,7 @@ SCOPES: dict[str, list[Any]] = {
 # action and resource it then grants. sns:Publish is also granted without a condition, on the stack's topic.
 CONDITIONAL_GRANTS: dict[str, tuple[str, Any]] = {
     "HasSlack": ("secretsmanager:GetSecretValue", _SLACK_SECRET),
+    "HasTeamsWebhook": ("secretsmanager:GetSecretValue", _TEAMS_SECRET),
     "HasTeamSlackSecrets": ("secretsmanager:GetSecretValue", _TEAM_SLACK_SECRETS),
     "HasTeamTopics": ("sns:Publish", _TEAM_TOPICS),
     "HasPolicyParameter": ("ssm:GetParameter", _POLICY_PARAMETER),

@@ -29,5 +29,6 @@ CHANNEL_KINDS: dict[str, ChannelKind] = {
     for kind in (
         ChannelKind("slack", "secret", "slack"),
         ChannelKind("sns", "topic", "sns"),
+        ChannelKind("msteams", "secret", "msteams"),
     )
 }
