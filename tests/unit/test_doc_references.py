@@ -1,0 +1,135 @@
+"""The docs name only what exists: every file, module, function, command and policy key a user doc cites
+in backticks is looked up in the tree, so a rename that leaves a doc behind fails here."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tuning_governor.policy.model import Defaults, TeamPolicy
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = sorted([ROOT / "README.md", *ROOT.glob("docs/**/*.md")])
+#: Where a path a doc gives may be rooted: the repository, the layer's and the client's packages.
+PATH_ROOTS = (ROOT, ROOT / "layers/governor/tuning_governor", ROOT / "client/governor_sim", ROOT / "layers/governor")
+PACKAGES = {"tuning_governor": ROOT / "layers/governor/tuning_governor", "governor_sim": ROOT / "client/governor_sim"}
+_CODE = re.compile(r"`([^`\n]+)`")
+#: A path into the tree: under one of its source folders (a page or a file the governor writes is not).
+_PATH = re.compile(
+    r"^((app|governance|adapters|domain|models|policy|ports|layers|client|functions|scripts|benchmarks|tests|docs"
+    r"|examples|events)/[\w./-]+|test_\w+\.py)(::\w+)?$"
+)
+_DOTTED = re.compile(r"^(tuning_governor|governor_sim)(\.\w+)+$")
+_COMMAND = re.compile(r"^tuning-governor ([a-z][a-z-]*)")
+_POLICY_KEY = re.compile(r"^(defaults|teams\.<\w+>)\.(\w+)")
+#: A module defines ``name``: a function, a class, an assignment, or an import (a package's re-export).
+_DEFINES = r"^\s*(def|class|async def) {name}\b|^{name}\b\s*[:=]|^\s+{name}\s*[:=]|^\s*(from \S+ )?import .*\b{name}\b"
+
+
+def _citations() -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for doc in DOCS:
+        text = doc.read_text()
+        found += [(doc.relative_to(ROOT).as_posix(), code.strip()) for code in _CODE.findall(text)]
+    return found
+
+
+CITATIONS = _citations()
+
+
+_SUFFIX = re.compile(r"\.(py|md|json|yaml|yml|jsonl|txt|png|html|toml)$")
+
+
+def _path_exists(cited: str) -> bool:
+    path, _, test = cited.partition("::")
+    if "/" in path and not test and any((root / path).exists() for root in PATH_ROOTS):
+        return True  # a folder, or a file without a suffix (a Makefile)
+    if "/" in path and not _SUFFIX.search(path):
+        # ``app/queue_plan.plan_decisions`` or ``domain/queue_reports``: a module's path, then names in it.
+        head, _, names = path.partition(".")
+        return any(_names_exist(root / head, [n for n in names.split(".") if n]) for root in PATH_ROOTS)
+    candidates = [root / path for root in PATH_ROOTS]
+    if "/" not in path and path.startswith("test_"):
+        candidates += list((ROOT / "tests").rglob(path))
+    for candidate in candidates:
+        if candidate.exists():
+            return not test or re.search(rf"def {test}\b", candidate.read_text()) is not None
+    return False
+
+
+def _names_exist(where: Path, names: list[str]) -> bool:
+    """``names`` defined in the module or package ``where`` (its path without ``.py``)."""
+    module = where / "__init__.py" if where.is_dir() else where.with_suffix(".py")
+    return module.exists() and len(names) <= 2 and all(_defined(module, name) for name in names)
+
+
+def _defined(source: Path, name: str) -> bool:
+    return re.search(_DEFINES.format(name=re.escape(name)), source.read_text(), re.MULTILINE) is not None
+
+
+def _dotted_exists(cited: str) -> bool:
+    first, *parts = cited.split(".")
+    where = PACKAGES[first]
+    while parts and ((where / parts[0]).is_dir() or (where / f"{parts[0]}.py").exists()):
+        where = where / parts.pop(0)
+    # What is left names at most a function or class of the module and one of its members.
+    return _names_exist(where, parts)
+
+
+def _commands() -> set[str]:
+    """The CLI's commands, as its own ``--help`` lists them."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "governor_sim.cli", "--help"], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    listing = shown.split("commands:", 1)[1]
+    return set(re.findall(r"^ {4}([a-z][a-z-]*) {2,}\S", listing, re.MULTILINE))
+
+
+def _policy_keys(model: type) -> set[str]:
+    fields = model.model_fields  # type: ignore[attr-defined]
+    return set(fields) | {field.alias for field in fields.values() if field.alias}
+
+
+#: A layout the governor writes (``events/YYYY/MM/DD/HH/``), not a path of the tree.
+_PLACEHOLDER = re.compile(r"<|/[A-Z]{2,}/")
+
+
+@pytest.mark.parametrize(
+    ("doc", "cited"), [c for c in CITATIONS if _PATH.match(c[1]) and not _PLACEHOLDER.search(c[1])]
+)
+def test_a_cited_file_exists(doc: str, cited: str) -> None:
+    assert _path_exists(cited), f"{doc} cites {cited}, which is not in the tree"
+
+
+@pytest.mark.parametrize(("doc", "cited"), [c for c in CITATIONS if _DOTTED.match(c[1])])
+def test_a_cited_module_or_function_exists(doc: str, cited: str) -> None:
+    assert _dotted_exists(cited), f"{doc} cites {cited}, which names no module, class or function"
+
+
+def test_every_cited_command_is_a_command_of_the_cli() -> None:
+    commands = _commands()
+    assert {"check", "replay", "validate", "demo"} <= commands  # the reader of the CLI still finds them
+    unknown = {(doc, cited) for doc, cited in CITATIONS if (m := _COMMAND.match(cited)) and m[1] not in commands}
+    assert not unknown, f"docs cite commands the CLI does not have: {sorted(unknown)}"
+
+
+def test_every_cited_policy_key_is_a_key_of_the_policy() -> None:
+    keys = {"defaults": _policy_keys(Defaults), "teams": _policy_keys(TeamPolicy)}
+    unknown = {
+        (doc, cited)
+        for doc, cited in CITATIONS
+        if (m := _POLICY_KEY.match(cited)) and m[2] not in keys[m[1].split(".")[0]]
+    }
+    assert not unknown, f"docs cite policy keys the policy does not have: {sorted(unknown)}"
+
+
+def test_the_lookups_find_what_the_docs_cite() -> None:
+    # The checks above would pass on nothing: they must see real citations of each kind.
+    kinds = [_PATH, _DOTTED, _COMMAND, _POLICY_KEY]
+    assert all(sum(1 for _, cited in CITATIONS if kind.match(cited)) >= 5 for kind in kinds)
+    assert not _path_exists("app/no_such_module.py")
+    assert not _dotted_exists("tuning_governor.app.sweep.no_such_function")
