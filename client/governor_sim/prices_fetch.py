@@ -32,7 +32,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
-from governor_sim.cli_errors import CommandError
+from governor_sim.cli_errors import CommandError, ExitCode
 from tuning_governor.domain.pricing import PriceCatalog, PriceEntry, RegionCatalog, bundled_catalog, region_catalog
 
 OFFERS_HOST = "https://pricing.us-east-1.amazonaws.com"
@@ -65,7 +65,7 @@ def client_catalog() -> PriceCatalog:
     except (OSError, ValueError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise CommandError(
-            f"cannot read the fetched prices {path} ({first}): run `tuning-governor prices fetch` again", 2
+            f"cannot read the fetched prices {path} ({first}): run `tuning-governor prices fetch` again", ExitCode.USAGE
         ) from exc
 
 
@@ -85,11 +85,11 @@ def _json(read: Reader, url: str) -> dict[str, Any]:
         data = json.loads(read(url))
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise CommandError(f"cannot read {url}: {reason}", 3) from exc
+        raise CommandError(f"cannot read {url}: {reason}", ExitCode.AWS) from exc
     except ValueError as exc:
-        raise CommandError(f"{url} is not a price list file ({str(exc).splitlines()[0]})", 3) from exc
+        raise CommandError(f"{url} is not a price list file ({str(exc).splitlines()[0]})", ExitCode.AWS) from exc
     if not isinstance(data, dict):
-        raise CommandError(f"{url} is not a price list file (not a JSON object)", 3)
+        raise CommandError(f"{url} is not a price list file (not a JSON object)", ExitCode.AWS)
     return data
 
 
@@ -98,10 +98,12 @@ def offer_urls(read: Reader, host: str, regions: list[str]) -> dict[str, str]:
     index_url = host.rstrip("/") + REGION_INDEX
     listed = _json(read, index_url).get("regions")
     if not isinstance(listed, dict):
-        raise CommandError(f"{index_url} is not a region index (no regions)", 3)
+        raise CommandError(f"{index_url} is not a region index (no regions)", ExitCode.AWS)
     missing = sorted(set(regions) - set(listed))
     if missing:
-        raise CommandError(f"AWS publishes no SageMaker offer file for {', '.join(missing)} ({index_url})", 2)
+        raise CommandError(
+            f"AWS publishes no SageMaker offer file for {', '.join(missing)} ({index_url})", ExitCode.USAGE
+        )
     chosen = regions or sorted(listed)
     return {region: host.rstrip("/") + str(listed[region]["currentVersionUrl"]) for region in chosen}
 
@@ -187,7 +189,7 @@ def _numbers(entry: dict[str, Any]) -> dict[str, Any]:
     return {key: float(value) if isinstance(value, Decimal) else value for key, value in entry.items()}
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``prices fetch [--region R ...] [--out FILE]``, on the ``prices`` subcommand's actions."""
     fetch_parser = parser.add_parser(
         "fetch",

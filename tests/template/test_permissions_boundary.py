@@ -214,7 +214,7 @@ def _parliament_knows_resource_aliases() -> None:
 def _parliament(document: dict[str, Any]) -> list[tuple[str, str]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        from parliament import analyze_policy_string  # type: ignore[import-untyped]  # no stubs
+        from parliament import analyze_policy_string
 
     return [(f.issue, str(f.detail)) for f in analyze_policy_string(json.dumps(document)).findings]
 
