@@ -223,8 +223,8 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
             file=err,
         )
     empty = [c.region for c in catalogs if not c.prices]
-    target = Path(args.out) if args.out and args.out != "-" else (None if args.out == "-" else user_catalogue_path())
-    previous = _previous(target) if args.out is None else None
+    target = None if args.out == "-" else Path(args.out) if args.out else user_catalogue_path()
+    previous = _previous(target) if args.out is None else None  # only the user catalogue gathers regions
     text = json.dumps(document(catalogs, previous), indent=2) + "\n"
     if target is None:
         out.write(text)
