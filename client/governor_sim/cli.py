@@ -105,9 +105,10 @@ SUBCOMMANDS: tuple[tuple[str, Callable[[argparse.ArgumentParser], None], Command
         "prices",
         prices_export.add_arguments,
         prices_export.run_command,
-        "the prices the deployed governor uses: prices export (AWS credentials)",
-        "Read the price catalogs the deployed governor's daily refresh stored in its DynamoDB table (calls AWS"
-        " with your AWS credentials) and write them in the bundled catalogue's format, for replay --prices FILE.",
+        "prices: fetch (AWS's public offer files, for check and replay) or export (the deployed governor's)",
+        "prices fetch: read AWS's public SageMaker offer files (internet, no credentials) into the catalogue check and"
+        " replay price with. prices export: read the price catalogs the deployed governor's daily refresh stored in"
+        " its DynamoDB table (your AWS credentials), in the bundled catalogue's format, for replay --prices FILE.",
     ),
     (
         "check",

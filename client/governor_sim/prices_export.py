@@ -19,7 +19,6 @@ import argparse
 import json
 import sys
 from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,6 +27,8 @@ from pydantic import ValidationError
 
 from governor_sim.cli_aws import cli_client
 from governor_sim.cli_errors import CommandError, classify
+from governor_sim.prices_fetch import add_arguments as fetch_arguments
+from governor_sim.prices_fetch import catalogue_file, client_catalog, user_catalogue_path
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.domain.pricing import PriceCatalog, RegionCatalog, bundled_catalog
 
@@ -37,7 +38,7 @@ class PricesInputError(ValueError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``prices`` subcommand: ``prices export``."""
+    """The ``prices`` subcommand: ``prices export`` and ``prices fetch``."""
     actions = parser.add_subparsers(title="actions", dest="prices_action", required=True, metavar="ACTION")
     export = actions.add_parser(
         "export",
@@ -52,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("--region", help="the table's region (default: your AWS configuration's)")
     export.add_argument("--out", default="-", metavar="FILE", help="where to write the catalogue (default - = stdout)")
     export.set_defaults(command=run_command)
+    fetch_arguments(actions)
 
 
 def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,27 +90,11 @@ def stored_catalogs(table: str, region: str | None = None, client: Any = None) -
 
 def catalogue_document(catalogs: list[RegionCatalog], table: str) -> dict[str, Any]:
     """The catalogs as the bundled catalogue's file (``CatalogFile``), every entry with its provenance."""
-    regions = {
-        catalog.region: {
-            itype: _numbers(entry.model_dump(mode="python", exclude_none=True))
-            for itype, entry in sorted(catalog.entries().items())
-        }
-        for catalog in sorted(catalogs, key=lambda c: c.region)
-    }
     exported = datetime.now(tz=UTC).isoformat(timespec="seconds")
-    return {
-        "schema_version": 1,
-        "currency": "USD",
-        "unit": "instance-hour",
-        "component": "Training",
-        "notes": f"Exported from the governor's table {table} at {exported} (tuning-governor prices export).",
-        "regions": regions,
-    }
-
-
-def _numbers(entry: dict[str, Any]) -> dict[str, Any]:
-    # Prices are JSON numbers in the bundled file; float's shortest repr keeps a Price List figure's digits.
-    return {key: float(value) if isinstance(value, Decimal) else value for key, value in entry.items()}
+    return catalogue_file(
+        {catalog.region: catalog.entries() for catalog in catalogs},
+        f"Exported from the governor's table {table} at {exported} (tuning-governor prices export).",
+    )
 
 
 def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -130,7 +116,8 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
 
 
 def replay_catalog(args: argparse.Namespace) -> PriceCatalog | None:
-    """The catalog a replay prices with (over the bundled one), or None without ``--prices*``."""
+    """The catalog a replay prices with (over the bundled one): ``--prices*``'s, else the one ``prices fetch``
+    wrote (``governor_sim.prices_fetch.user_catalogue_path``), else None (the bundled one)."""
     if getattr(args, "prices_from_table", None):
         catalogs = stored_catalogs(args.prices_from_table, getattr(args, "prices_region", None))
         if not catalogs:
@@ -144,4 +131,4 @@ def replay_catalog(args: argparse.Namespace) -> PriceCatalog | None:
         except (ValueError, ValidationError) as exc:
             first = str(exc).splitlines()[0]
             raise PricesInputError(f"{args.prices} is not a price catalogue ({first})") from None
-    return None
+    return client_catalog() if user_catalogue_path().is_file() else None

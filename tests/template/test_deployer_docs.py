@@ -88,7 +88,8 @@ def test_the_rollout_captures_events_before_it_replays_them() -> None:
 def test_the_readme_tells_the_deployer_to_create_the_boundary_first() -> None:
     section = README.split("**What a deployer needs.**", 1)[1].split("\n\n**", 1)[0]
     for needed in (
-        "docs/iam/permissions-boundary.json",
+        "docs/iam/permissions-boundary.yaml",
+        "--parameter-overrides",
         "TuningGovernorPermissionsBoundary",
         "PermissionsBoundaryArn=",
         "tuning-governor",

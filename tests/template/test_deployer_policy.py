@@ -1,8 +1,9 @@
 """docs/iam/deployer-policy.json deploys the stack for every documented parameter combination and
 nothing more: each resource the translated template creates (CaptureEvents true and false, every optional
 channel set) is allowed by a statement scoped to stacks named ``tuning-governor*``; the roles it creates
-carry docs/iam/permissions-boundary.json; roles go only to the services the template hands them to; and
-parliament (an offline IAM policy linter) finds nothing in either document."""
+carry the permissions boundary (docs/iam/permissions-boundary.yaml, checked in test_permissions_boundary.py);
+roles go only to the services the template hands them to; and parliament (an offline IAM policy linter) finds
+nothing in the deployer policy."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.template.cfn import resources_of_type, role_statements
+from tests.template.cfn import resources_of_type
 from tests.template.deployer import (
     BOUNDARY_ARN,
     ROLE_HANDOVERS,
@@ -30,8 +31,6 @@ from tests.template.deployer import (
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOYER_TEXT = (ROOT / "docs" / "iam" / "deployer-policy.json").read_text()
 DEPLOYER = json.loads(DEPLOYER_TEXT)
-BOUNDARY_TEXT = (ROOT / "docs" / "iam" / "permissions-boundary.json").read_text()
-BOUNDARY = json.loads(BOUNDARY_TEXT)
 
 # What `sam deploy` itself calls besides the stack's resources: the change set (with the Serverless
 # transform) on the stack; SAM's artifacts stack (read) and bucket (objects under the stack's prefix).
@@ -54,18 +53,6 @@ PLUMBING = {
     "s3:ListBucket",
     "s3:PutObject",
     "iam:PassRole",
-}
-# What the AWS managed policies SAM attaches to the function roles grant (AWSLambdaBasicExecutionRole,
-# AWSXrayWriteOnlyAccess): the boundary must leave them, or logs and traces stop.
-SAM_MANAGED_ACTIONS = {
-    "logs:CreateLogGroup",
-    "logs:CreateLogStream",
-    "logs:PutLogEvents",
-    "xray:PutTraceSegments",
-    "xray:PutTelemetryRecords",
-    "xray:GetSamplingRules",
-    "xray:GetSamplingTargets",
-    "xray:GetSamplingStatisticSummaries",
 }
 
 
@@ -92,10 +79,6 @@ def _parliament(text: str) -> list[tuple[str, str]]:
         from parliament import analyze_policy_string  # type: ignore[import-untyped]  # no stubs
 
         return [(f.issue, str(f.detail)) for f in analyze_policy_string(text).findings]
-
-
-def test_parliament_finds_nothing_in_the_permissions_boundary() -> None:
-    assert _parliament(BOUNDARY_TEXT) == []
 
 
 # Actions newer than parliament 1.6.4's action database (2025-04), which it would report as unknown (and then
@@ -216,20 +199,3 @@ def test_the_deployer_cannot_loosen_or_drop_the_boundary() -> None:
         assert allowing(DEPLOYER, action, role) == [], action
     # a boundary may be put on a role (a stack first deployed without one), only this one
     assert all(_requires_boundary(s) for s in allowing(DEPLOYER, "iam:PutRolePermissionsBoundary", role))
-
-
-def test_the_boundary_leaves_every_role_what_the_template_grants_it(cfn_template: dict[str, Any]) -> None:
-    wanted = set(SAM_MANAGED_ACTIONS)
-    for role_id in resources_of_type(cfn_template, "AWS::IAM::Role"):
-        for statement in role_statements(cfn_template, role_id):
-            if statement.effect == "Allow":
-                wanted |= set(statement.actions)
-    allowed = {a for s in BOUNDARY["Statement"] if s["Effect"] == "Allow" for a in _as_list(s["Action"])}
-    assert wanted - allowed == set()
-    # and nothing that administers IAM: handing the scheduler its role and SageMaker the teams' execution
-    # roles (each conditioned on the service), and reading a role's unique id (the queue's SenderId)
-    iam = {a for a in allowed if a.startswith("iam:")}
-    assert iam == {"iam:PassRole", "iam:GetRole"}
-    for statement in BOUNDARY["Statement"]:
-        if "iam:PassRole" in _as_list(statement["Action"]):
-            assert set(statement["Condition"]["StringEquals"]) == {"iam:PassedToService"}

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from tests.template.cfn import REGION, ROOT, TEMPLATE, sam_env
 
 
-def test_cfn_lint_reports_nothing() -> None:
+@pytest.mark.parametrize(
+    "template", [TEMPLATE, ROOT / "docs" / "iam" / "permissions-boundary.yaml"], ids=lambda p: p.name
+)
+def test_cfn_lint_reports_nothing(template: Path) -> None:
     from cfnlint.api import ManualArgs, lint_file
 
-    # Given the template, linted with informational checks too (I3011: explicit deletion policies)
-    matches = lint_file(TEMPLATE, config=ManualArgs(regions=[REGION], include_checks=["I"]))
+    # Given the template (and the boundary's), linted with informational checks too (I3011: explicit deletion policies)
+    matches = lint_file(template, config=ManualArgs(regions=[REGION], include_checks=["I"]))
 
     # Then nothing is reported; a suppression belongs in the template, with its reason beside it
     assert not matches, "cfn-lint findings:\n" + "\n".join(

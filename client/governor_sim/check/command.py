@@ -13,6 +13,7 @@ from governor_sim.check.core import check_request
 from governor_sim.check.queue_view import SubmissionQueue
 from governor_sim.check.result import render_text
 from governor_sim.cli_errors import CommandError, ExitCode
+from governor_sim.prices_fetch import client_catalog
 from governor_sim.validate.findings import DEFAULT_REGION
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.errors import TransientError
@@ -125,6 +126,7 @@ def run_command(args: argparse.Namespace) -> int:
             request,
             policy,
             region=args.region,
+            catalog=client_catalog(),
             holders=holders,
             quotas=quotas,
             trial_minutes=args.trial_minutes,

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from governor_sim import approximate_prices
 from governor_sim.check.cost import estimate
 from governor_sim.check.lint import cost_findings, request_findings
 from governor_sim.check.queue_view import SubmissionQueue
@@ -89,11 +90,20 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
     cost = estimate(job, region, prices, Decimal(str(trial_minutes)) if trial_minutes is not None else None)
     findings = [
         *decision_findings(judged),
+        *price_findings(prices, region, job),
         *request_findings(request),
         *cost_findings(cost, policy, job.tags, job.role_arns()),
     ]
     admission = queue_verdict(judged, request, queue, at) if queue is not None else verdict(judged, job.name)
     return _result(source, job.name, region, capacity_from, admission, cost, findings)
+
+
+def price_findings(prices: PriceCatalog, region: str, job: TuningJob) -> list[Finding]:
+    """approximate-price (note): the request's types whose price in ``region`` is not AWS's Price List figure
+    there, the price used, and the one command that fetches AWS's (``governor_sim.approximate_prices``)."""
+    types = {t for d in job.definitions() for shape in d.alternatives() for t in shape}
+    message = approximate_prices.describe(approximate_prices.approximate_prices(prices, region, types))
+    return [Finding(severity="note", code="approximate-price", path=None, message=message)] if message else []
 
 
 def _result(

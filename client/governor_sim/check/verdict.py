@@ -72,7 +72,7 @@ def queue_verdict(preflight: Preflight, request: Mapping[str, Any], queue: Submi
 
 def decision_findings(preflight: Preflight) -> list[Finding]:
     """never-fits (error): the concurrency rule breaches even on an idle account, so the job can never
-    run under these limits; and the arrival rules' warnings (tags, pricing) as they would be reported."""
+    run under these limits; and the arrival rules' warnings (tags) as they would be reported."""
     found = [
         Finding(
             severity="error",
@@ -83,12 +83,11 @@ def decision_findings(preflight: Preflight) -> list[Finding]:
         for d in preflight.alone
         if d.rule == "concurrency" and d.verdict == "breach"
     ]
-    for d in preflight.now:
-        if d.verdict != "warning":
-            continue
-        if d.rule != "pricing":
-            found.append(Finding(severity="warning", code=f"rule-{d.rule}", path=None, message=d.message))
-        elif d.numbers.get("approximate_types"):  # unpriced types are lint's unpriced-instance-type
-            notes = "; ".join(f"{t}: {n}" for t, n in sorted(d.numbers.get("prices", {}).items()))
-            found.append(Finding(severity="note", code="approximate-price", path=None, message=notes or d.message))
+    # The pricing rule's warning is said from the catalogue (check.core's approximate-price note, which also
+    # names third-party figures in the region); unpriced types are lint's unpriced-instance-type.
+    found += [
+        Finding(severity="warning", code=f"rule-{d.rule}", path=None, message=d.message)
+        for d in preflight.now
+        if d.verdict == "warning" and d.rule != "pricing"
+    ]
     return found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from governor_sim import approximate_prices
 from governor_sim.replay.model import ReplayResult
 from governor_sim.replay.schedule import interval_text, utc_text
 
@@ -39,6 +40,13 @@ def _history_lines(result: ReplayResult, events_source: str) -> list[str]:
         f"Tuning jobs: {len(jobs)} ({finished} finished, {len(jobs) - finished} unfinished when the history ends)",
         f"Cost in the history: ${spent:,.2f}" + (f" (+ {unpriced} job(s) not fully priced)" if unpriced else ""),
     ]
+    approximate = approximate_prices.describe(
+        approximate_prices.from_decisions(
+            d.numbers for job in jobs.values() for d in job.decisions if d.rule == "pricing" and d.verdict == "warning"
+        )
+    )
+    if approximate:
+        lines.append(f"Approximate prices: {approximate}")
     if result.sweeps.every_seconds:
         interval = interval_text(result.sweeps.every_seconds)
         lines.append(f"Sweeps: {result.sweeps.runs} (every {interval}, on the events' timeline)")
