@@ -24,6 +24,7 @@ STACK_PREFIX = "tuning-governor"
 
 SAMPLE_PARAMETERS: dict[str, str | list[str]] = {
     "SlackWebhookSecretArn": f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:ml-platform/slack-AbCdEf",
+    "TeamsWebhookSecretArn": f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:ml-platform/teams-GhIjKl",
     "SlackSecretPrefix": "ml-platform/team-slack/",
     "TeamTopicPrefix": "ml-team-",
     "PolicyParameterName": "/ml-platform/governance-policy",
