@@ -20,7 +20,7 @@ from tuning_governor.policy import parse_policy
 PYTORCH = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3.0-gpu-py311"
 
 
-def _request(  # noqa: PLR0913 - one keyword per part of the request a test varies
+def _request(
     *,
     static: dict[str, str] | None = None,
     integers: list[dict[str, str]] | None = None,
@@ -51,7 +51,9 @@ def _request(  # noqa: PLR0913 - one keyword per part of the request a test vari
     }
 
 
-def _batch(low: str = "32", high: str = "512", scaling: str = "Logarithmic", name: str = "batch_size") -> dict[str, str]:
+def _batch(
+    low: str = "32", high: str = "512", scaling: str = "Logarithmic", name: str = "batch_size"
+) -> dict[str, str]:
     return {"Name": name, "MinValue": low, "MaxValue": high, "ScalingType": scaling}
 
 
