@@ -31,7 +31,7 @@ class LargeBatchRule(Rule):
 
     def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
         settings = policy.large_batch
-        if not job.batch_request or settings.on_arrival == "off":
+        if not job.batch_request or settings.on_arrival == "skip":
             return None
         found = [f for f in findings(job.batch_request, settings=settings, team=job.team) if f.severity == "warning"]
         if not found:
