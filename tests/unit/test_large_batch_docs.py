@@ -43,7 +43,8 @@ def test_check_reports_each_finding_with_its_source_and_cost_at_risk() -> None:
     found = {f.code: f for f in result.findings}
     assert found["global-batch-range"].severity == "note" and found["global-batch-range"].usd_at_risk is None
     # Every trial (20) for the unscaled learning rate; 15 of them (75 %) for the missing warmup; 5 past 8,192.
-    assert found["lr-not-scaled"].usd_at_risk == Decimal("6030.08") == result.cost.worst_case_usd  # type: ignore[union-attr]
+    assert result.cost is not None
+    assert found["lr-not-scaled"].usd_at_risk == Decimal("6030.08") == result.cost.worst_case_usd
     assert found["no-warmup"].usd_at_risk == Decimal("4522.56")
     assert found["batch-beyond-literature"].usd_at_risk == Decimal("1507.52")
     assert all(f.source for f in found.values())
