@@ -97,9 +97,9 @@ class Span:
     def share_above(self, threshold: float, *, inclusive: bool = False) -> float:
         """The share of trials whose value is above ``threshold`` (at or above with ``inclusive``), as AMT
         samples it: listed values count each; a range is read uniform in its scale (linear or log)."""
-        above = (lambda v: v >= threshold) if inclusive else (lambda v: v > threshold)
         if self.values is not None:
-            return sum(1 for v in self.values if above(v)) / len(self.values)
+            hits = [v for v in self.values if v > threshold or (inclusive and v == threshold)]
+            return len(hits) / len(self.values)
         if self.high <= threshold and not (inclusive and self.high == threshold):
             return 0.0
         if self.low >= threshold and (inclusive or self.low > threshold):
