@@ -63,7 +63,7 @@ class LargeBatchSettings(BaseModel):
         "lamb",
     ]
     """Optimizers whose learning rate scales with the square root of the batch (Malladi et al. 2022)."""
-    linear_optimizers: list[Annotated[str, Field(min_length=1)]] = ["sgd", "momentum", "nesterov", "lars"]
+    linear_optimizers: list[Annotated[str, Field(min_length=1)]] = ["sgd", "momentum", "nesterov", "nag", "lars"]
     """Optimizers whose learning rate scales linearly with the batch (Goyal et al. 2017)."""
     names: dict[HyperparameterName, Role] = {}
     team_names: dict[Annotated[str, Field(min_length=1)], dict[HyperparameterName, Role]] = {}
