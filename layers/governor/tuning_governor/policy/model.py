@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WrapValidator, model_validator
 from pydantic_core import PydanticCustomError
 
+from tuning_governor.domain.large_batch import LargeBatchSettings
 from tuning_governor.domain.reports import SLACK_MEMBER_ID
 from tuning_governor.domain.shares import ShareTerms
 from tuning_governor.policy.errors import render_path
@@ -197,6 +198,7 @@ class Policy(_PolicyModel):
     slack_users: Annotated[dict[OwnerValue, SlackMemberId], BeforeValidator(none_to_empty)] = {}
     """Owner tag value (``alice@example.com``, ``alice``) -> Slack member ID, so Slack reports mention
     the job's owner; see ``slack_member``."""
+    large_batch: Annotated[LargeBatchSettings, BeforeValidator(none_to_empty)] = LargeBatchSettings()
 
     @model_validator(mode="after")
     def _one_team_per_role(self) -> Policy:
@@ -247,10 +249,8 @@ class Policy(_PolicyModel):
         return resolve_team(tags.get(self.team_tag), roles, team_roles)
 
     def team_of(self, tags: Mapping[str, str], roles: Iterable[str] = ()) -> str | None:
-        """The owning team (see ``team_identity``); None when none.
-
-        The team need not be listed under ``teams`` (then it has no team limits or team budget).
-        """
+        """The owning team (see ``team_identity``); None when none. The team need not be listed under
+        ``teams`` (then it has no team limits or team budget)."""
         return self.team_identity(tags, roles).team
 
     def is_exempt(self, tags: Mapping[str, str]) -> bool:
