@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from governor_sim.check.batch_lint import batch_findings
 from governor_sim.check.cost import estimate
 from governor_sim.check.lint import cost_findings, request_findings
 from governor_sim.check.queue_view import SubmissionQueue
@@ -91,6 +92,7 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
         *decision_findings(judged),
         *request_findings(request),
         *cost_findings(cost, policy, job.tags, job.role_arns()),
+        *batch_findings(request, policy, cost, policy.team_of(job.tags, job.role_arns())),
     ]
     admission = queue_verdict(judged, request, queue, at) if queue is not None else verdict(judged, job.name)
     return _result(source, job.name, region, capacity_from, admission, cost, findings)

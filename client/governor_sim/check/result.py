@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from governor_sim.validate.findings import Finding
 
@@ -60,6 +60,21 @@ class Admission(_Frozen):
     path: Literal["create", "queue"] = "create"
 
 
+class CheckFinding(Finding):
+    """A finding of ``check``: as ``validate``'s, plus, for a large-batch one (``domain.large_batch``), the
+    paper or page its rule comes from and the worst-case cost in USD of the trials it puts at risk."""
+
+    source: str | None = None
+    usd_at_risk: Decimal | None = None
+
+
+def _widened(findings: Any) -> Any:
+    """Validate's findings read as check's (same fields, no source or cost)."""
+    if not isinstance(findings, list):
+        return findings
+    return [f.model_dump() if isinstance(f, Finding) and not isinstance(f, CheckFinding) else f for f in findings]
+
+
 class CheckResult(_Frozen):
     """What ``check --json`` prints (its JSON Schema: docs/check-result.schema.json)."""
 
@@ -72,7 +87,7 @@ class CheckResult(_Frozen):
     capacity_from: str
     admission: Admission
     cost: CostEstimate | None
-    findings: list[Finding]
+    findings: Annotated[list[CheckFinding], BeforeValidator(_widened)]
 
 
 def status_of(findings: list[Finding], admission: Admission) -> Status:
@@ -87,6 +102,13 @@ def status_of(findings: list[Finding], admission: Admission) -> Status:
 
 def _money(value: Decimal | None) -> str:
     return "unknown" if value is None else f"${value:,.2f}"
+
+
+def _cited(finding: CheckFinding) -> str:
+    if finding.source is None:
+        return ""
+    risk = "" if finding.usd_at_risk is None else f"; worst case of the trials at risk {_money(finding.usd_at_risk)}"
+    return f" (source: {finding.source}{risk})"
 
 
 def render_text(result: CheckResult) -> str:
@@ -107,7 +129,10 @@ def render_text(result: CheckResult) -> str:
             f" ({cost.max_trials or 'unbounded'} trials, {cost.max_parallel} in parallel,"
             f" up to {cost.max_trial_runtime_seconds} s each; at once: {at_once or 'unknown'})"
         )
-    lines += [f"{name}: {f.severity} [{f.code}] {f.path + ': ' if f.path else ''}{f.message}" for f in result.findings]
+    lines += [
+        f"{name}: {f.severity} [{f.code}] {f.path + ': ' if f.path else ''}{f.message}{_cited(f)}"
+        for f in result.findings
+    ]
     counts = {s: sum(f.severity == s for f in result.findings) for s in ("error", "warning", "note")}
     lines.append(
         f"{name}: {result.status} (exit {result.exit_code}; {counts['error']} errors, {counts['warning']} warnings,"

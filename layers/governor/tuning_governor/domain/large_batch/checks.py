@@ -133,7 +133,8 @@ def judged_before_warmup(j: Judged) -> BatchFinding | None:
         return None
     length, how = warm
     if j.strategy == "Hyperband":
-        first, who = j.min_resource or 1, f"Hyperband judges every trial first at MinResource {j.min_resource or 1}"
+        first = j.min_resource or 1
+        who = f"Hyperband judges every trial first at MinResource {first} epoch{'s' if first != 1 else ''}"
     elif j.early_stopping:
         first, who = 1, "early stopping (Auto) judges trials from their first epoch"
     else:
@@ -141,7 +142,7 @@ def judged_before_warmup(j: Judged) -> BatchFinding | None:
     if first > length:
         return None
     reason = (
-        f"{who} epoch(s), within the warmup of {length:.3g} epochs ({how}): trials are compared while the"
+        f"{who}, within the warmup of {length:.3g} epochs ({how}): trials are compared while the"
         " learning rate is still ramping up, so the large-batch ones are cut before they converge"
     )
     return j.finding("judged-before-warmup", reason, SOURCE_JUDGED, j.dollars(1.0))
