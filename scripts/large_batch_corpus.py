@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tuning_governor.domain.large_batch import BatchFinding, findings
+from tuning_governor.domain.large_batch import BatchFinding, devices_per_instance, findings
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "large_batch_corpus"
@@ -134,12 +134,34 @@ name mapping, no critical batch size).
 """
 
 
+def _shape(request: dict[str, Any]) -> tuple[str, int]:
+    definition = request.get("TrainingJobDefinition") or (request.get("TrainingJobDefinitions") or [{}])[0]
+    config = definition.get("ResourceConfig") or {}
+    return str(config.get("InstanceType", "?")), int(config.get("InstanceCount", 1))
+
+
+def _composition(rows: list[Row]) -> list[str]:
+    shapes = [_shape(r.request) for r in rows]
+    multi_instance = sum(1 for _, count in shapes if count > 1)
+    multi_device = sum(1 for kind, _ in shapes if (devices_per_instance(kind) or 1) > 1)
+    batched = sum(1 for r in rows if r.batch != "-")
+    expected = sum(len(r.expected) for r in rows)
+    return [
+        f"- {multi_instance} of the requests run a trial on more than one instance, {multi_device} on an instance"
+        f" with several GPUs; the checks read a gradient batch in {batched} (the others are tabular or"
+        " built-in algorithms without one, or tune no batch at all).",
+        f"- {sum(1 for r in rows if r.expected)} requests carry {expected} expected warnings: each is worth"
+        f" {1 / expected if expected else 0:.2f} of the recall, so the figures are a small sample.",
+    ]
+
+
 def _figures(rows: list[Row]) -> list[str]:
     total = score(rows)
     agree = sum(1 for r in rows if r.agrees)
     lines = [
         "## Figures",
         "",
+        *_composition(rows),
         f"- Warnings expected: {total.true_positives + total.false_negatives};"
         f" found: {total.true_positives + total.false_positives}; both: {total.true_positives}.",
         f"- **Precision {total.precision:.2f}** (target {PRECISION_TARGET}),"
