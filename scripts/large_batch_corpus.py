@@ -103,10 +103,21 @@ def score(rows: list[Row]) -> Score:
     )
 
 
-def _cluster(request: dict[str, Any]) -> str:
+def _shape(request: dict[str, Any]) -> tuple[str, int]:
+    """The (first) definition's instance type and count: its ResourceConfig, else its first InstanceConfigs."""
     definition = request.get("TrainingJobDefinition") or (request.get("TrainingJobDefinitions") or [{}])[0]
-    config = definition.get("ResourceConfig") or {}
-    return f"{config.get('InstanceCount', '?')} x {config.get('InstanceType', '?')}"
+    config = definition.get("ResourceConfig") or next(
+        iter((definition.get("HyperParameterTuningResourceConfig") or {}).get("InstanceConfigs") or []), {}
+    )
+    return str(config.get("InstanceType", "?")), int(config.get("InstanceCount", 1))
+
+
+def _cluster(request: dict[str, Any]) -> str:
+    instance_type, count = _shape(request)
+    others = len(request.get("TrainingJobDefinitions") or []) - 1
+    return f"{count} x {instance_type}" + (
+        f" (+{others} more definition{'s' if others > 1 else ''})" if others > 0 else ""
+    )
 
 
 def _codes(codes: frozenset[str]) -> str:
@@ -132,12 +143,6 @@ Each request is labelled by hand with the warnings a careful ML engineer would r
 independently of what the checks say, and the checks run with their default settings (no team
 name mapping, no critical batch size).
 """
-
-
-def _shape(request: dict[str, Any]) -> tuple[str, int]:
-    definition = request.get("TrainingJobDefinition") or (request.get("TrainingJobDefinitions") or [{}])[0]
-    config = definition.get("ResourceConfig") or {}
-    return str(config.get("InstanceType", "?")), int(config.get("InstanceCount", 1))
 
 
 def _composition(rows: list[Row]) -> list[str]:
