@@ -106,9 +106,10 @@ def score(rows: list[Row]) -> Score:
 def _shape(request: dict[str, Any]) -> tuple[str, int]:
     """The (first) definition's instance type and count: its ResourceConfig, else its first InstanceConfigs."""
     definition = request.get("TrainingJobDefinition") or (request.get("TrainingJobDefinitions") or [{}])[0]
-    config = definition.get("ResourceConfig") or next(
-        iter((definition.get("HyperParameterTuningResourceConfig") or {}).get("InstanceConfigs") or []), {}
-    )
+    options: list[dict[str, Any]] = (definition.get("HyperParameterTuningResourceConfig") or {}).get(
+        "InstanceConfigs"
+    ) or [{}]
+    config: dict[str, Any] = definition.get("ResourceConfig") or options[0]
     return str(config.get("InstanceType", "?")), int(config.get("InstanceCount", 1))
 
 
