@@ -52,7 +52,17 @@ def policy(text: str) -> Policy:
 
 #: The rules the governor ships with, in the order the engine judges them. A new rule is its own module
 #: in governance/rules/ and needs no line here: the checks below hold for every registered rule.
-SHIPPED = ["concurrency", "budget", "team-budget", "runtime", "stagnation", "tags", "failed-trials", "pricing"]
+SHIPPED = [
+    "concurrency",
+    "budget",
+    "team-budget",
+    "runtime",
+    "stagnation",
+    "tags",
+    "large-batch",
+    "failed-trials",
+    "pricing",
+]
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:
@@ -128,6 +138,7 @@ def test_every_rule_declares_how_the_engine_runs_it() -> None:
         "team-budget": ("team", False, False, False, False),
         "runtime": ("job", False, False, True, False),
         "stagnation": ("job", False, True, True, False),
+        "large-batch": ("job", False, False, False, False),
         "tags": ("job", False, False, False, False),
         "failed-trials": ("job", False, True, True, False),
         "pricing": ("job", False, True, False, False),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -78,6 +78,8 @@ class JobFacts(Frozen):
     price_notes: dict[str, str] = {}
     """Per unpriced or approximate type: the price used and where it comes from."""
 
+    batch_request: dict[str, Any] = {}
+    """The parts of its request the large-batch checks read (``domain.large_batch.arrival``; empty: none)."""
     budget: Budget | None = None
     """The job's budget as the policy sets it, loaded once per judgement (None: not loaded yet)."""
 

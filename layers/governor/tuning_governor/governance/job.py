@@ -60,6 +60,7 @@ def job_facts(
         objectives=job.objectives,
         admission=job.admission,
         arrival_facts_incomplete=job.item.get("arrival_facts") == "incomplete",
+        batch_request=dict(job.item.get("batch_request") or {}),
     )
 
 

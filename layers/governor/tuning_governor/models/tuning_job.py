@@ -68,6 +68,9 @@ class TrainingJobDefinition(AwsShape):
     stopping_condition: StoppingCondition | None = None
     # Per-definition objective (multi-definition jobs); when absent the job's top-level objective applies.
     tuning_objective: Annotated[TuningObjective | None, BeforeValidator(empty_to_none)] = None
+    # Read by the large-batch checks only (domain.large_batch), kept as SageMaker sends them.
+    algorithm_specification: Annotated[dict[str, Any] | None, BeforeValidator(empty_to_none)] = None
+    hyper_parameter_ranges: Annotated[dict[str, Any] | None, BeforeValidator(empty_to_none)] = None
 
     def cluster_options(self) -> list[dict[str, int]]:
         """Every cluster shape a trial of this definition may get, as {instance type: count}."""
@@ -121,6 +124,8 @@ class TuningJobConfig(AwsShape):
     hyper_parameter_tuning_job_objective: TuningObjective | None = None
     resource_limits: ResourceLimits | None = None
     training_job_early_stopping_type: Label | None = None
+    parameter_ranges: Annotated[dict[str, Any] | None, BeforeValidator(empty_to_none)] = None
+    """The tuned ranges (read by the large-batch checks only), as SageMaker sends them."""
 
 
 class ObjectiveMetric(AwsShape):

@@ -22,6 +22,7 @@ from tuning_governor.adapters.dynamodb.keys import (
     team_pk,
     trial_sk,
 )
+from tuning_governor.domain.large_batch.arrival import checked_request
 from tuning_governor.domain.spend import MONTH_PREFIX
 
 if TYPE_CHECKING:
@@ -69,6 +70,8 @@ def job_attributes(
         "owner": owner,
         # The execution roles its trials run as: a team listing them is the job's team (policy.identity).
         "roles": job.role_arns() or None,
+        # What the large-batch rule judges on arrival (absent for a job it has nothing to judge on).
+        "batch_request": checked_request(job) or None,
     }
     return {name: value for name, value in attributes.items() if value is not None}
 

@@ -36,9 +36,9 @@ class LargeBatchSettings(BaseModel):
 
     enabled: bool = True
     """False: no large-batch finding, before launch or on arrival."""
-    on_arrival: Literal["warn", "stop", "off"] = "warn"
+    on_arrival: Literal["warn", "stop", "skip"] = "warn"
     """What the arrival judgement does with a finding: ``warn`` records one warning decision (never a stop),
-    ``stop`` makes it a breach (stopped under ``mode: enforce``), ``off`` judges nothing on arrival."""
+    ``stop`` makes it a breach (stopped under ``mode: enforce``), ``skip`` judges nothing on arrival (not ``off``: YAML reads that as false)."""
     range_ratio: Annotated[float, Field(gt=1, le=1_000_000)] = 4.0
     """A global batch range spanning at least this max/min ratio must scale the learning rate with it."""
     warmup_batch: Annotated[int, Field(ge=1)] = 2048
