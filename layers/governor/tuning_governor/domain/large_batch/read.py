@@ -9,6 +9,7 @@ each definition's HyperParameterRanges for TrainingJobDefinitions).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -23,12 +24,14 @@ COMMON_NAMES: dict[str, Role] = {
     "train_batch_size": "per_device_batch",
     "per_device_train_batch_size": "per_device_batch",
     "per_gpu_train_batch_size": "per_device_batch",
+    "batchsize": "per_device_batch",
     "mini_batch_size": "per_device_batch",
     "global_batch_size": "global_batch",
     "gradient_accumulation_steps": "accumulation",
     "lr": "learning_rate",
     "learning_rate": "learning_rate",
     "base_lr": "learning_rate",
+    "lr0": "learning_rate",  # YOLOv5/Ultralytics' initial learning rate
     "warmup_epochs": "warmup_epochs",
     "warmup_ratio": "warmup_ratio",
     "optimizer": "optimizer",
@@ -181,15 +184,28 @@ def role_of(name: str, names: Mapping[str, Role]) -> Role | None:
     return "warmup" if "warmup" in key or "warm_up" in key else None
 
 
+def _unquoted(value: Any) -> str:
+    """A value as the training script reads it: the SDK's framework estimators JSON-encode static values
+    and categorical values (``"sgd"`` arrives as ``'"sgd"'``, categorical 32 as ``'"32"'``)."""
+    text = str(value)
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            return text
+        return decoded if isinstance(decoded, str) else text
+    return text
+
+
 def _static(name: str, role: Role, text: Any) -> Hyperparameter:
-    value = _number(text)
+    value = _number(_unquoted(text))
     span = Span(value, value) if value is not None else None
-    return Hyperparameter(name, role, span, (str(text),))
+    return Hyperparameter(name, role, span, (_unquoted(text),))
 
 
 def _ranged(name: str, role: Role, kind: str, entry: Mapping[str, Any]) -> Hyperparameter:
     if kind == "CategoricalParameterRanges":
-        texts = tuple(str(v) for v in entry.get("Values") or [])
+        texts = tuple(_unquoted(v) for v in entry.get("Values") or [])
         numbers = [_number(t) for t in texts]
         if not texts or any(n is None for n in numbers):
             return Hyperparameter(name, role, None, texts)

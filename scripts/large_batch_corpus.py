@@ -1,0 +1,258 @@
+"""The large-batch checks measured on real tuning requests: precision and recall against hand labels.
+
+    python scripts/large_batch_corpus.py           # print the table and the figures
+    python scripts/large_batch_corpus.py --write   # write docs/large-batch-corpus.md
+
+Each file of tests/data/large_batch_corpus/ is one CreateHyperParameterTuningJob request taken from a
+public SageMaker example (or an SDK HyperparameterTuner call translated by hand into the request it
+sends), with its source, the warning codes a careful ML engineer would raise on it (``labels``) and why.
+The checks (``tuning_governor.domain.large_batch.findings``, default settings) run on every request; a
+warning code both expected and found is a true positive, found only a false positive, expected only a
+false negative. ``global-batch-range`` is information, not a warning: it is shown, not scored.
+tests/unit/test_large_batch_corpus.py keeps the page current and the figures above their targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tuning_governor.domain.large_batch import BatchFinding, devices_per_instance, findings
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "data" / "large_batch_corpus"
+DOC = ROOT / "docs" / "large-batch-corpus.md"
+INFO = "global-batch-range"
+#: The warning codes a label may name (``instance-count-not-rescaled`` needs two requests: not scored here).
+WARNINGS = ("lr-not-scaled", "no-warmup", "batch-beyond-literature", "past-critical-batch", "judged-before-warmup")
+PRECISION_TARGET, RECALL_TARGET = 0.9, 0.8
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    source: dict[str, Any]
+    request: dict[str, Any]
+    expected: frozenset[str]
+    found: frozenset[str]
+    batch: str
+    why: str
+
+    @property
+    def agrees(self) -> bool:
+        return self.expected == self.found
+
+
+@dataclass(frozen=True)
+class Score:
+    true_positives: int
+    false_positives: int
+    false_negatives: int
+
+    @property
+    def precision(self) -> float:
+        flagged = self.true_positives + self.false_positives
+        return self.true_positives / flagged if flagged else 1.0
+
+    @property
+    def recall(self) -> float:
+        labelled = self.true_positives + self.false_negatives
+        return self.true_positives / labelled if labelled else 1.0
+
+
+def fixtures() -> list[tuple[str, dict[str, Any]]]:
+    """Every corpus file, by name: (short name, its parsed JSON)."""
+    return [(path.stem, json.loads(path.read_text(encoding="utf-8"))) for path in sorted(CORPUS.glob("*.json"))]
+
+
+def _batch(found: list[BatchFinding]) -> str:
+    info = next((f for f in found if f.code == INFO), None)
+    if info is None:
+        return "-"
+    return info.reason.split(" per optimizer step", 1)[0].removeprefix("global batch ")
+
+
+def evaluate() -> list[Row]:
+    """Each request judged by the checks under their default settings."""
+    rows = []
+    for name, fixture in fixtures():
+        found = findings(fixture["request"])
+        rows.append(
+            Row(
+                name=name,
+                source=fixture["source"],
+                request=fixture["request"],
+                expected=frozenset(fixture["labels"]),
+                found=frozenset(f.code for f in found if f.severity == "warning"),
+                batch=_batch(found),
+                why=fixture["why"],
+            )
+        )
+    return rows
+
+
+def score(rows: list[Row]) -> Score:
+    return Score(
+        true_positives=sum(len(r.expected & r.found) for r in rows),
+        false_positives=sum(len(r.found - r.expected) for r in rows),
+        false_negatives=sum(len(r.expected - r.found) for r in rows),
+    )
+
+
+def _shape(request: dict[str, Any]) -> tuple[str, int]:
+    """The (first) definition's instance type and count: its ResourceConfig, else its first InstanceConfigs."""
+    definition = request.get("TrainingJobDefinition") or (request.get("TrainingJobDefinitions") or [{}])[0]
+    options: list[dict[str, Any]] = (definition.get("HyperParameterTuningResourceConfig") or {}).get(
+        "InstanceConfigs"
+    ) or [{}]
+    config: dict[str, Any] = definition.get("ResourceConfig") or options[0]
+    return str(config.get("InstanceType", "?")), int(config.get("InstanceCount", 1))
+
+
+def _cluster(request: dict[str, Any]) -> str:
+    instance_type, count = _shape(request)
+    others = len(request.get("TrainingJobDefinitions") or []) - 1
+    return f"{count} x {instance_type}" + (
+        f" (+{others} more definition{'s' if others > 1 else ''})" if others > 0 else ""
+    )
+
+
+def _codes(codes: frozenset[str]) -> str:
+    return ", ".join(f"`{c}`" for c in sorted(codes)) or "none"
+
+
+def _source(source: dict[str, Any]) -> str:
+    return f"{source['repository']} `{source['path'].rsplit('/', 1)[-1]}`"
+
+
+INTRO = """\
+# The large-batch checks on real tuning requests
+
+Generated by `python scripts/large_batch_corpus.py --write`; `tests/unit/test_large_batch_corpus.py`
+fails when this page is stale.
+
+{count} CreateHyperParameterTuningJob requests from public SageMaker examples and repositories
+(`tests/data/large_batch_corpus/`, each with its repository, path and commit), most of them
+SageMaker Python SDK `HyperparameterTuner` calls translated by hand into the request the SDK sends
+(a framework estimator's static hyperparameters and categorical values JSON-encoded, as the SDK
+does). Only the facts carry over: hyperparameter names and ranges, instance types and counts.
+Each request is labelled by hand with the warnings a careful ML engineer would raise on it,
+independently of what the checks say, and the checks run with their default settings (no team
+name mapping, no critical batch size).
+"""
+
+
+def _composition(rows: list[Row]) -> list[str]:
+    shapes = [_shape(r.request) for r in rows]
+    multi_instance = sum(1 for _, count in shapes if count > 1)
+    multi_device = sum(1 for kind, _ in shapes if (devices_per_instance(kind) or 1) > 1)
+    batched = sum(1 for r in rows if r.batch != "-")
+    expected = sum(len(r.expected) for r in rows)
+    return [
+        f"- {multi_instance} of the requests run a trial on more than one instance, {multi_device} on an instance"
+        f" with several GPUs; the checks read a gradient batch in {batched} (the others are tabular or"
+        " built-in algorithms without one, or tune no batch at all).",
+        f"- {sum(1 for r in rows if r.expected)} requests carry {expected} expected warnings: each is worth"
+        f" {1 / expected if expected else 0:.2f} of the recall, so the figures are a small sample.",
+    ]
+
+
+def _figures(rows: list[Row]) -> list[str]:
+    total = score(rows)
+    agree = sum(1 for r in rows if r.agrees)
+    lines = [
+        "## Figures",
+        "",
+        *_composition(rows),
+        f"- Warnings expected: {total.true_positives + total.false_negatives};"
+        f" found: {total.true_positives + total.false_positives}; both: {total.true_positives}.",
+        f"- **Precision {total.precision:.2f}** (target {PRECISION_TARGET}),"
+        f" **recall {total.recall:.2f}** (target {RECALL_TARGET}).",
+        f"- Requests where the checks agree with the labels: {agree} of {len(rows)}.",
+        "",
+        "| warning | expected | found | both | precision | recall |",
+        "|---|---|---|---|---|---|",
+    ]
+    for code in WARNINGS:
+        s = score([_only(r, code) for r in rows])
+        expected, found = s.true_positives + s.false_negatives, s.true_positives + s.false_positives
+        if expected or found:
+            lines.append(
+                f"| `{code}` | {expected} | {found} | {s.true_positives} | {s.precision:.2f} | {s.recall:.2f} |"
+            )
+    return lines
+
+
+def _disagreements(rows: list[Row]) -> list[str]:
+    lines = ["## Where the checks and the labels disagree", ""]
+    wrong = [r for r in rows if not r.agrees]
+    if not wrong:
+        lines.append("Nowhere.")
+    for r in wrong:
+        missed, extra = r.expected - r.found, r.found - r.expected
+        said = "; ".join(
+            part
+            for part in (f"missed {_codes(missed)}" if missed else "", f"extra {_codes(extra)}" if extra else "")
+            if part
+        )
+        lines.append(f"- **{r.name}** ({_cluster(r.request)}): {said}. The label's reason: {r.why}")
+    return lines
+
+
+def _table(rows: list[Row]) -> list[str]:
+    lines = [
+        "## Every request",
+        "",
+        "Global batch: the information finding's range (per optimizer step), `-` when the checks read no batch.",
+        "",
+        "| request | source | cluster | global batch | expected | found | agrees |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.name} | {_source(r.source)} | {_cluster(r.request)} | {r.batch} | {_codes(r.expected)}"
+            f" | {_codes(r.found)} | {'yes' if r.agrees else '**no**'} |"
+        )
+    return lines
+
+
+def render(rows: list[Row]) -> str:
+    """The whole docs page: the figures, the disagreements with their labels' reasons, the table."""
+    sections = [
+        INTRO.format(count=len(rows)).rstrip("\n"),
+        *map("\n".join, (_figures(rows), _disagreements(rows), _table(rows))),
+    ]
+    return "\n\n".join(sections) + "\n"
+
+
+def _only(row: Row, code: str) -> Row:
+    return Row(
+        row.name,
+        row.source,
+        row.request,
+        row.expected & {code},
+        row.found & {code},
+        row.batch,
+        row.why,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help=f"write {DOC.relative_to(ROOT)}")
+    args = parser.parse_args(argv)
+    page = render(evaluate())
+    if args.write:
+        DOC.write_text(page, encoding="utf-8")
+        print(f"wrote {DOC.relative_to(ROOT)}")
+    else:
+        sys.stdout.write(page)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
