@@ -82,9 +82,7 @@ def _hyperband(min_resource: int) -> dict[str, Any]:
 def requests() -> dict[str, tuple[str, dict[str, Any]]]:
     """File name -> (what it shows, the request)."""
     batch = {"Name": "batch_size", "MinValue": "32", "MaxValue": "512", "ScalingType": "Logarithmic"}
-    # As the SageMaker Python SDK sets it for distribution={"torch_distributed": {"enabled": True}}: torchrun
-    # starts one process per GPU, so batch_size is per device.
-    ddp = {"sagemaker_torch_distributed_enabled": "true", "epochs": "30"}
+    ddp = {"sagemaker_distributed_dataparallel_enabled": "false", "epochs": "30"}
     fixed = _request(
         "resnet-ddp-fixed-lr",
         image=PYTORCH,

@@ -20,7 +20,7 @@ from tuning_governor.policy import parse_policy
 PYTORCH = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3.0-gpu-py311"
 
 
-def _request(  # noqa: PLR0913 - one keyword per part of the request a test varies
+def _request(
     *,
     static: dict[str, str] | None = None,
     integers: list[dict[str, str]] | None = None,
@@ -30,11 +30,8 @@ def _request(  # noqa: PLR0913 - one keyword per part of the request a test vari
     image: str = PYTORCH,
     trials: int = 20,
     strategy: dict[str, Any] | None = None,
-    launcher: bool = True,
 ) -> dict[str, Any]:
     config: dict[str, Any] = strategy or {"Strategy": "Bayesian", "TrainingJobEarlyStoppingType": "Off"}
-    # As the SageMaker Python SDK sets it for distribution={"torch_distributed": {"enabled": True}}.
-    static = ({"sagemaker_torch_distributed_enabled": "true"} if launcher else {}) | (static or {})
     return {
         "HyperParameterTuningJobName": "ddp",
         "HyperParameterTuningJobConfig": config
@@ -47,7 +44,7 @@ def _request(  # noqa: PLR0913 - one keyword per part of the request a test vari
             },
         },
         "TrainingJobDefinition": {
-            "StaticHyperParameters": static,
+            "StaticHyperParameters": static or {},
             "AlgorithmSpecification": {"TrainingImage": image, "TrainingInputMode": "File"},
             "ResourceConfig": {"InstanceType": instance[0], "InstanceCount": instance[1], "VolumeSizeInGB": 50},
         },
@@ -144,19 +141,6 @@ def test_hugging_face_with_gradient_accumulation_multiplies_it_in() -> None:
     assert "gradient_accumulation_steps 4" in found["global-batch-range"].reason
     # One value of three reaches 2,048: ceil(9/3) = 3 trials x $30.
     assert "33% of the trials" in found["no-warmup"].reason and found["no-warmup"].dollars == 90.0
-
-
-def test_without_a_launcher_a_bare_batch_size_is_one_process_per_instance() -> None:
-    # No distribution flag: SageMaker runs the script once per instance, so batch_size x 4 instances
-    # (128-2,048); per_device_train_batch_size (as Hugging Face's Trainer reads it) stays x 32 devices.
-    bare = _request(static={"lr": "0.1"}, integers=[_batch()], launcher=False)
-    found = _by_code(findings(bare))["global-batch-range"]
-    assert "global batch 128-2,048 (16x)" in found.reason and "one process per instance" in found.reason
-    named = _request(static={"lr": "0.1"}, integers=[_batch(name="per_device_train_batch_size")], launcher=False)
-    assert "1,024-16,384" in _by_code(findings(named))["global-batch-range"].reason
-    # A team that says its batch_size is per device is taken at its word.
-    mapped = findings(bare, settings=LargeBatchSettings(names={"batch_size": "per_device_batch"}))
-    assert "1,024-16,384" in _by_code(mapped)["global-batch-range"].reason
 
 
 def test_image_classification_mini_batch_size_is_per_machine() -> None:

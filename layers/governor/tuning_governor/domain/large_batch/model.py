@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tuning_governor.domain.large_batch.read import PER_PROCESS_NAMES, Definition, Hyperparameter, Span, devices, normal
+from tuning_governor.domain.large_batch.read import Definition, Hyperparameter, Span, devices, normal
 from tuning_governor.domain.large_batch.settings import LargeBatchSettings
 
 SOURCE_RANGE = (
@@ -100,25 +100,20 @@ def global_batch(definition: Definition) -> tuple[Span, str] | None:
     if batch.role == "global_batch":
         return batch.span, f"{batch.name} {spread(batch.span)} (global)"
     clusters = definition.clusters or (("an unknown type", 1),)
-    name = normal(batch.name)
-    per_machine = batch.role == "per_machine_batch" or (definition.per_machine and name == "mini_batch_size")
-    # A bare batch_size is one process's: per device only when SageMaker starts a process per device.
-    per_process = name in PER_PROCESS_NAMES and name not in definition.per_device_names
-    per_machine = per_machine or (per_process and not definition.per_device_launch)
+    per_machine = batch.role == "per_machine_batch" or (
+        definition.per_machine and normal(batch.name) == "mini_batch_size"
+    )
     counts = [cluster[1] if per_machine else devices(cluster)[0] for cluster in clusters]
     low, high = min(counts), max(counts)
     span = batch.span.product(Span(low, high, low != high)).product(steps)
-    kind = "per machine" if batch.role == "per_machine_batch" or definition.per_machine else "per device"
-    if per_machine and per_process and not definition.per_machine:
-        kind = "per process; no SageMaker distribution launcher, so one process per instance"
-    return span, _explain(batch, clusters, kind=kind, steps=steps, accumulation=accumulation)
+    return span, _explain(batch, clusters, per_machine=per_machine, steps=steps, accumulation=accumulation)
 
 
 def _explain(
     batch: Hyperparameter,
     clusters: tuple[tuple[str, int], ...],
     *,
-    kind: str,
+    per_machine: bool,
     steps: Span,
     accumulation: Hyperparameter | None,
 ) -> str:
@@ -127,13 +122,14 @@ def _explain(
         total, known = devices(cluster)
         instance_type, count = cluster
         per_instance = total // count
-        if not kind.startswith("per device"):
+        if per_machine:
             shapes.append(f"{count} x {instance_type}")
         elif known:
             shapes.append(f"{per_instance} devices per {instance_type} x {count} instances")
         else:
             shapes.append(f"{count} x {instance_type} (devices per instance unknown: counted as 1)")
     where = " or ".join(shapes)
+    kind = "per machine" if per_machine else "per device"
     text = f"{batch.name} {spread(batch.span or Span(0, 0))} ({kind}) x {where}"
     if accumulation is not None:
         text += f" x {accumulation.name} {spread(steps)}"

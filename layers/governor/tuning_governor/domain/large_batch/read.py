@@ -40,19 +40,6 @@ COMMON_NAMES: dict[str, Role] = {
     "num_epochs": "epochs",
     "num_train_epochs": "epochs",
 }
-#: Names a script may read as one process's batch whether it runs one process per device or one per
-#: machine: per device only when SageMaker launches one process per device (``LAUNCHER_FLAGS``).
-PER_PROCESS_NAMES = frozenset({"batch_size", "train_batch_size", "mini_batch_size"})
-#: StaticHyperParameters the SageMaker Python SDK sets for a ``distribution`` that starts one process per
-#: device (torchrun, PyTorch DDP, smdistributed data parallel, MPI/Horovod, XLA, TF multi-worker mirrored).
-LAUNCHER_FLAGS = (
-    "sagemaker_torch_distributed_enabled",
-    "sagemaker_pytorch_ddp_enabled",
-    "sagemaker_distributed_dataparallel_enabled",
-    "sagemaker_mpi_enabled",
-    "sagemaker_pytorch_xla_multi_worker_enabled",
-    "sagemaker_multi_worker_mirrored_strategy_enabled",
-)
 #: Built-in algorithms whose ``mini_batch_size`` is per machine: "For the multi-machine training in
 #: dist_sync mode, the actual batch size is mini_batch_size*number of machines" (SageMaker Developer
 #: Guide, Image Classification / Object Detection / Semantic Segmentation hyperparameters).
@@ -145,10 +132,6 @@ class Definition:
     hyperparameters: tuple[Hyperparameter, ...]
     clusters: tuple[tuple[str, int], ...]
     """Every (instance type, InstanceCount) a trial may run on."""
-    per_device_launch: bool = False
-    """SageMaker starts one process per device (a ``LAUNCHER_FLAGS`` hyperparameter is true)."""
-    per_device_names: frozenset[str] = frozenset()
-    """Names the policy maps to ``per_device_batch`` (read per device whatever the launcher)."""
 
     def find(self, *roles: Role) -> Hyperparameter | None:
         return next((h for h in self.hyperparameters if h.role in roles), None)
@@ -257,32 +240,21 @@ def _clusters(definition: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
     return tuple(found)
 
 
-def _definition(
-    label: str, entry: Mapping[str, Any], ranges: Mapping[str, Any], names: Mapping[str, Role]
-) -> Definition:
-    static = entry.get("StaticHyperParameters") or {}
-    launch = any(str(static.get(flag, "")).strip().strip('"').lower() == "true" for flag in LAUNCHER_FLAGS)
-    return Definition(
-        label,
-        _algorithm(entry),
-        _hyperparameters(static, ranges, names),
-        _clusters(entry),
-        per_device_launch=launch,
-        per_device_names=frozenset(normal(k) for k, v in names.items() if v == "per_device_batch"),
-    )
-
-
 def definitions(request: Mapping[str, Any], names: Mapping[str, Role]) -> Iterator[Definition]:
     """Each training job definition of ``request``, read for the checks."""
     single = request.get("TrainingJobDefinition")
     if isinstance(single, Mapping):
         config = request.get("HyperParameterTuningJobConfig") or {}
         ranges = single.get("HyperParameterRanges") or config.get("ParameterRanges") or {}
-        yield _definition("TrainingJobDefinition", single, ranges, names)
+        static = single.get("StaticHyperParameters") or {}
+        yield Definition(
+            "TrainingJobDefinition", _algorithm(single), _hyperparameters(static, ranges, names), _clusters(single)
+        )
     for index, entry in enumerate(request.get("TrainingJobDefinitions") or []):
         if isinstance(entry, Mapping):
             label = str(entry.get("DefinitionName") or f"TrainingJobDefinitions[{index}]")
-            yield _definition(label, entry, entry.get("HyperParameterRanges") or {}, names)
+            static, ranges = entry.get("StaticHyperParameters") or {}, entry.get("HyperParameterRanges") or {}
+            yield Definition(label, _algorithm(entry), _hyperparameters(static, ranges, names), _clusters(entry))
 
 
 def devices(cluster: tuple[str, int]) -> tuple[int, bool]:
