@@ -126,7 +126,7 @@ def _codes(codes: frozenset[str]) -> str:
 
 
 def _source(source: dict[str, Any]) -> str:
-    return f"{source['repository']} `{source['path'].rsplit('/', 1)[-1]}`"
+    return f"`{source['repository']}:{source['path']}`"
 
 
 INTRO = """\
