@@ -22,11 +22,11 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "screenshots"
 WIDTH, SCALED = 1400, 1000
 PAGES = {
-    "demo-act-1.png": ("act-1-enforce", 4200),
-    "demo-act-2.png": ("act-2-monitor", 2600),
-    "demo-act-3.png": ("act-3-queue", 2600),
+    "demo-act-1.png": ("act-1-enforce", 3900),
+    "demo-act-2.png": ("act-2-monitor", 1500),
+    "demo-act-3.png": ("act-3-queue", 1900),
 }
-REPLAY = ("replay-page.png", 5200)
+REPLAY = ("replay-page.png", 4400)
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 CHROMIUM_FLAGS += ["--disable-component-update", "--disable-sync", "--hide-scrollbars", "--virtual-time-budget=5000"]
 
@@ -65,14 +65,18 @@ def pages(work: Path) -> dict[str, tuple[Path, int]]:
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
     demo.run(report_dir=work / "demo", out=io.StringIO())
     found = {name: (work / "demo" / folder / "index.html", height) for name, (folder, height) in PAGES.items()}
-    events = work / "events.jsonl"
+    # Run from ``work`` with relative names, so the page names its inputs as a user's would be named.
+    shutil.copy(ROOT / "policy.example.yaml", work / "policy.example.yaml")
+    here = Path.cwd()
     with open(os.devnull, "w") as quiet:
         stdout, sys.stdout = sys.stdout, quiet
         try:
-            cli(["simulate", str(ROOT / "examples" / "scenario.yaml"), "--out", str(events)])
-            cli(["replay", str(events), "--policy", str(ROOT / "policy.example.yaml"), "--html", str(work / "replay")])
+            os.chdir(work)
+            cli(["simulate", str(ROOT / "examples" / "scenario.yaml"), "--out", "events.jsonl"])
+            cli(["replay", "events.jsonl", "--policy", "policy.example.yaml", "--html", "replay"])
         finally:
             sys.stdout = stdout
+            os.chdir(here)
     found[REPLAY[0]] = (work / "replay" / "index.html", REPLAY[1])
     return found
 

@@ -60,7 +60,7 @@ class Wait:
     """A submission the queue held: from ``queued`` to ``admitted`` (None: still waiting at the end)."""
 
     label: str
-    """The client token beside the generated job name."""
+    """The submission's client token (what its owner typed; the stack names the generated job)."""
     team: str
     queued: datetime
     admitted: datetime | None
@@ -202,7 +202,6 @@ def _whole_window(
 def _waits(queue: Sequence[QueuedRequest], views: list[JobView], out: dict[str, TypeUsage]) -> None:
     """Each request the queue held (submitted before its admission), on every type it asks for."""
     created = {v.name.lower(): v.created for v in views}
-    labels = {v.name.lower(): v.label for v in views}
     ordered = sorted(queue, key=lambda r: r.order())
     for request in ordered:
         admitted = created.get(request.job_name.lower())
@@ -215,7 +214,7 @@ def _waits(queue: Sequence[QueuedRequest], views: list[JobView], out: dict[str, 
             and (created.get(other.job_name.lower()) or datetime.max.replace(tzinfo=request.enqueued_at.tzinfo))
             > request.enqueued_at
         ]
-        label = labels.get(request.job_name.lower(), f"{request.client_token} ({request.job_name})")
+        label = request.client_token  # the stack beside it names the generated job too
         for itype, count in request.demand.items():
             wait = Wait(label, request.team, request.enqueued_at, admitted, len(ahead) + 1, count)
             out.setdefault(itype, TypeUsage(itype)).waits.append(wait)

@@ -42,7 +42,7 @@ def dollars(value: Decimal | float) -> str:
     return f"${value:,.2f}" if value < 1000 else f"${value:,.0f}"
 
 
-OFF_SCALE = 4.0
+OFF_SCALE = 10.0
 """A budget more than this many times the team's highest spend is named in the legend, not drawn: drawn,
 it would flatten the spend to a line at $0 (a $1.76 month on a $0-20,000 axis)."""
 
