@@ -45,7 +45,7 @@ from governor_sim.demo_cli import DESCRIPTION, add_arguments
 from governor_sim.demo_output import print_results, queue_lines, timeline, write_raw
 from governor_sim.demo_progress import act_progress
 from governor_sim.offline import store_kind
-from governor_sim.report import write_report
+from governor_sim.report import applied_limits, write_report
 from governor_sim.scenarios import SeedWorkload
 from governor_sim.simulation import Scenario, Simulation
 from governor_sim.slack_server import SlackWebhookServer
@@ -91,7 +91,11 @@ def _run_act(
         sns = sim.env.sns_messages()
         page = (
             write_report(
-                sim.env.services.store, report_dir, title=f"Tuning Governor demo: {title} (policy mode {policy.mode})"
+                sim.env.services.store,
+                report_dir,
+                title=f"Tuning Governor demo: {title} (policy mode {policy.mode})",
+                limits=applied_limits(policy, sim.env.services.quotas, (P3_2X, P3_8X, "ml.m5.xlarge")),
+                queue=requests,
             )
             if report_dir is not None
             else None

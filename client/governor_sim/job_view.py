@@ -42,6 +42,14 @@ class JobView:
     """Instances per type the job asks for at once (its table's ``demand``: per trial x parallel trials),
     which the capacity ledger counts as used from its admission until it ends."""
     plots: dict[str, bytes] = field(default_factory=dict)
+    client_token: str | None = None
+    """The client token of the submission the queue created the job for (its name is generated from
+    it: ``q-`` and a hash the owner never typed); None for a job created directly."""
+
+    @property
+    def label(self) -> str:
+        """How pages name the job: ``speech-asr-hpo (q-a061...)`` for a submission, else its name."""
+        return f"{self.client_token} ({self.name})" if self.client_token else self.name
 
     @property
     def budget_usd(self) -> Decimal | None:

@@ -16,7 +16,7 @@ decoded (``data-plots-loaded`` on ``<body>``), which the browser test reads.
 from __future__ import annotations
 
 from argparse import ArgumentTypeError
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,11 @@ from governor_sim.pictures.account import TypeUsage, account_figure, account_usa
 from governor_sim.pictures.interactive import account_chart
 from governor_sim.pictures.job import cost_figure, job_note, objective_figure
 from tuning_governor.adapters.dynamodb import GovernorStore
+from tuning_governor.domain.capacity import effective_limit
+from tuning_governor.models.queue import JOB_NAME_PREFIX, QueuedRequest
+from tuning_governor.policy import Policy
 from tuning_governor.ports import Store
+from tuning_governor.ports.quotas import Quotas
 
 __all__ = ["JobView", "collect", "write_report"]
 
@@ -69,9 +73,29 @@ def collect(
                 summary=store.get_summary(key),
                 budget_check_at=str(meta["budget_check_at"]) if meta.get("budget_check_at") else None,
                 reserved={str(k): int(v) for k, v in (meta.get("demand") or {}).items()},
+                client_token=_client_token(store, key),
             )
         )
     return views
+
+
+def _client_token(store: Store, key: str) -> str | None:
+    """The submission's client token, for a job the queue created (its name starts ``q-``)."""
+    if not key.startswith(JOB_NAME_PREFIX):
+        return None
+    request = store.get_request(key)
+    return request.client_token if request is not None else None
+
+
+def applied_limits(policy: Policy, quotas: Quotas | None, types: Iterable[str]) -> dict[str, tuple[int, str]]:
+    """The limit per type the governor applies (the lower of the policy's quota and the applied
+    Service Quota), with its source as its decisions name it; a type with neither is left out."""
+    out: dict[str, tuple[int, str]] = {}
+    for itype in sorted(set(types)):
+        found = effective_limit(policy.account_limit(itype), quotas.training_quota(itype) if quotas else None)
+        if found is not None:
+            out[itype] = (found.limit, found.source)
+    return out
 
 
 # -- plots ---------------------------------------------------------------------------------------------
@@ -136,8 +160,11 @@ def _figures(view: JobView) -> list[tuple[str, str]]:
         figures.append(
             ("cost", f"${cost:,.2f}" if cost is not None else f"unpriced (${summary.cost.priced_cost_usd:,.2f} priced)")
         )
-        if summary.objective is not None:
-            figures.append(("best objective", f"{summary.objective.name} = {summary.objective.value}"))
+    if summary is not None and summary.objective is not None and summary.objective.value is not None:
+        figures.append(("best objective", f"{summary.objective.name} = {summary.objective.value}"))
+    elif summary is not None:
+        why = "stopped before any trial reported one" if view.status == "Stopped" else "no trial reported one"
+        figures.append(("best objective", f"no objective ({why})"))
     return figures
 
 
@@ -166,17 +193,22 @@ def write_report(
     job: str | None = None,
     team: str | None = None,
     month: str | None = None,
+    limits: Mapping[str, tuple[int, str]] | None = None,
+    queue: Sequence[QueuedRequest] = (),
 ) -> Path:
-    """Write ``index.html`` and one PNG per plot into ``out_dir``; the page's path.
+    """Write ``index.html`` and one PNG per plot into ``out_dir``; the page's path. ``limits``: the
+    applied limit per type (``applied_limits``), drawn for the whole window; ``queue``: the
+    submissions the queue held, drawn as their waits.
 
     The account pictures are account-wide even for one job or team: every job created in the months of
     the jobs shown, cut to the time those jobs span (the other teams' instances are what a breach is about)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     views = collect(store, job=job, team=team, month=month)
     draw_all(views, out_dir)
-    accounts = draw_accounts(
-        account_usage(_account_views(store, views, narrowed=bool(job or team)), window(views)), out_dir
+    usage = account_usage(
+        _account_views(store, views, narrowed=bool(job or team)), window(views), applied=limits, queue=queue
     )
+    accounts = draw_accounts(usage, out_dir)
     page = out_dir / "index.html"
     page.write_text(render(views, title, accounts), encoding="utf-8")
     return page

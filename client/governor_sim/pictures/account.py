@@ -7,18 +7,25 @@ areas are what the governor's capacity ledger counts as used: each admitted job'
 line beside them is what its finished trials really held (start to end). Concurrency decisions give
 the limit the governor applied (the applied Service Quota or the policy's quota, with its source) and
 the arrivals it judged over it; a job stopped on arrival reserved nothing.
+
+The limit is drawn for the whole window: the limits the caller read as the governor does (``applied``),
+else the first one a concurrency decision read, from the window's start (a quota holds until it is
+changed). A job's reservation ends when the job ended, or at the governor's stop if that came first (in
+a replay the history ran on past it). Every type of a page shares one time axis (``TypeUsage.window``).
+A request the queue held is drawn as its wait: from its submission to its admission, with its place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from governor_sim.html_page import pyplot
-from governor_sim.job_view import JobView
+from governor_sim.job_view import JobView, stops
 from governor_sim.pictures.axes import clock, legend_below, span, utc_time_axis
+from tuning_governor.models.queue import QueuedRequest
 
 NAMED_JOBS = 8
 """Jobs drawn by name in a view; the others are stacked per team as ``<team>: k other jobs``."""
@@ -48,6 +55,26 @@ class Breach:
     action: str
 
 
+@dataclass(frozen=True)
+class Wait:
+    """A submission the queue held: from ``queued`` to ``admitted`` (None: still waiting at the end)."""
+
+    label: str
+    """The submission's client token (what its owner typed; the stack names the generated job)."""
+    team: str
+    queued: datetime
+    admitted: datetime | None
+    position: int
+    """Its place in the queue when it was submitted (1: next)."""
+    demand: int
+    """Instances of the type it asks for."""
+
+    def text(self) -> str:
+        end = f"admitted {clock(self.admitted)}" if self.admitted else "still waiting"
+        waited = f", waited {(self.admitted - self.queued) / timedelta(minutes=1):.1f} min" if self.admitted else ""
+        return f"{self.label} ({self.team}): queued {clock(self.queued)} at position {self.position}, {end}{waited}"
+
+
 @dataclass
 class TypeUsage:
     """What the account held of one instance type, and the limit applied to it."""
@@ -60,6 +87,9 @@ class TypeUsage:
     limits: list[tuple[datetime, int, str]] = field(default_factory=list)
     """(time of the decision, limit, its source), in time order; one per change."""
     breaches: list[Breach] = field(default_factory=list)
+    waits: list[Wait] = field(default_factory=list)
+    window: tuple[datetime, datetime] | None = None
+    """The page's time axis (every type's the same): from the first job's creation to the last end."""
 
     def level_at(self, at: datetime) -> int:
         """Instances reserved at ``at`` (a job holds its reservation from its creation until it ends)."""
@@ -109,9 +139,17 @@ def window(views: Iterable[JobView]) -> tuple[datetime, datetime] | None:
     return (min(times), max(times)) if times else None
 
 
-def account_usage(views: Iterable[JobView], within: tuple[datetime, datetime] | None = None) -> dict[str, TypeUsage]:
-    """Per instance type (sorted), the account's reservations, trials, applied limits and breaching
-    arrivals; with ``within``, only jobs whose time (creation to last trial end) overlaps it."""
+def account_usage(
+    views: Iterable[JobView],
+    within: tuple[datetime, datetime] | None = None,
+    *,
+    applied: Mapping[str, tuple[int, str]] | None = None,
+    queue: Sequence[QueuedRequest] = (),
+) -> dict[str, TypeUsage]:
+    """Per instance type (sorted), the account's reservations, trials, applied limits, breaching
+    arrivals and queue waits; with ``within``, only jobs whose time (creation to last trial end)
+    overlaps it. ``applied``: the limit (and its source) per type as the governor reads it, drawn for
+    the whole window; ``queue``: the submissions the queue held."""
     views = [v for v in views if within is None or _overlaps(v, within)]
     out: dict[str, TypeUsage] = {}
     for view in views:
@@ -120,7 +158,7 @@ def account_usage(views: Iterable[JobView], within: tuple[datetime, datetime] | 
                 continue
             for itype, count in trial.instances.items():
                 if count:
-                    holding = Holding(view.name, view.team, trial.start_time, trial.end_time, count)
+                    holding = Holding(view.label, view.team, trial.start_time, trial.end_time, count)
                     out.setdefault(itype, TypeUsage(itype)).running.append(holding)
         for decision in view.decisions:
             if decision.get("rule") == "concurrency" and decision.get("at"):
@@ -131,10 +169,55 @@ def account_usage(views: Iterable[JobView], within: tuple[datetime, datetime] | 
     )
     for view in views:
         _reserve(view, out, last)
-    for usage in out.values():
-        usage.limits = _changes(sorted(usage.limits))
+    _waits(queue, views, out)
+    shared = _shared_window(out)
+    for itype, usage in out.items():
+        usage.window = shared
+        usage.limits = _whole_window(_changes(sorted(usage.limits)), (applied or {}).get(itype), shared)
         usage.breaches.sort(key=lambda b: (b.at, b.job))
     return dict(sorted(out.items()))
+
+
+def _shared_window(out: Mapping[str, TypeUsage]) -> tuple[datetime, datetime] | None:
+    times = [t for u in out.values() for h in u.holdings + u.running for t in (h.start, h.end)]
+    times += [b.at for u in out.values() for b in u.breaches]
+    times += [t for u in out.values() for w in u.waits for t in (w.queued, w.admitted) if t is not None]
+    return (min(times), max(times)) if times else None
+
+
+def _whole_window(
+    read: list[tuple[datetime, int, str]], applied: tuple[int, str] | None, shared: tuple[datetime, datetime] | None
+) -> list[tuple[datetime, int, str]]:
+    """The limits from the window's start: the applied one, else the first one read, moved back to it."""
+    if shared is None:
+        return read
+    if applied is not None:
+        first = (shared[0], applied[0], applied[1])
+        return _changes([first, *[item for item in read if item[0] > shared[0]]])
+    if read:
+        return [(min(shared[0], read[0][0]), read[0][1], read[0][2]), *read[1:]]
+    return read
+
+
+def _waits(queue: Sequence[QueuedRequest], views: list[JobView], out: dict[str, TypeUsage]) -> None:
+    """Each request the queue held (submitted before its admission), on every type it asks for."""
+    created = {v.name.lower(): v.created for v in views}
+    ordered = sorted(queue, key=lambda r: r.order())
+    for request in ordered:
+        admitted = created.get(request.job_name.lower())
+        if admitted is not None and admitted <= request.enqueued_at:
+            continue  # created at once: it never waited
+        ahead = [
+            other
+            for other in ordered[: ordered.index(request)]
+            if other.enqueued_at <= request.enqueued_at
+            and (created.get(other.job_name.lower()) or datetime.max.replace(tzinfo=request.enqueued_at.tzinfo))
+            > request.enqueued_at
+        ]
+        label = request.client_token  # the stack beside it names the generated job too
+        for itype, count in request.demand.items():
+            wait = Wait(label, request.team, request.enqueued_at, admitted, len(ahead) + 1, count)
+            out.setdefault(itype, TypeUsage(itype)).waits.append(wait)
 
 
 def _overlaps(view: JobView, within: tuple[datetime, datetime]) -> bool:
@@ -149,12 +232,15 @@ def _reserve(view: JobView, out: dict[str, TypeUsage], last: datetime | None) ->
         return
     ends = [t.end_time for t in view.trials if t.end_time is not None]
     end = max(ends) if ends and view.status not in {"InProgress", "Stopping"} else last
+    stopped = [at for at, label in stops(view.decisions) if label.endswith(": stopped")]
+    if stopped and end is not None:
+        end = min(end, stopped[0])  # the stop ends it (a replay's history ran on past it)
     if end is None or end <= view.created:
         return
     for itype, count in view.reserved.items():
         if count:
             out.setdefault(itype, TypeUsage(itype)).holdings.append(
-                Holding(view.name, view.team, view.created, end, count)
+                Holding(view.label, view.team, view.created, end, count)
             )
 
 
@@ -169,7 +255,7 @@ def _read_concurrency(view: JobView, decision: dict[str, Any], out: dict[str, Ty
         used, demand = int(row.get("usage") or 0), int(row.get("demand") or 0)
         if decision.get("verdict") == "breach" or used + demand > limit:
             usage.breaches.append(
-                Breach(view.name, view.team, at, used, demand, limit, str(decision.get("action") or ""))
+                Breach(view.label, view.team, at, used, demand, limit, str(decision.get("action") or ""))
             )
 
 
@@ -185,8 +271,10 @@ def account_figure(usage: TypeUsage) -> Any | None:
     """The stacked usage, the applied limit and the breaching arrivals of one type (None: nothing to draw)."""
     times, levels = usage.series()
     marks = [b.at for b in usage.breaches] + [at for at, _, _ in usage.limits]
-    if not times and not marks:
+    if not times and not marks and not usage.waits:
         return None
+    marks += [at for w in usage.waits for at in (w.queued, w.admitted) if at is not None]
+    marks += list(usage.window or ())
     figure, axes = pyplot().subplots(figsize=(10, 3.6))
     if times:
         axes.stackplot(times, *levels.values(), labels=list(levels), step="post", alpha=0.8)
@@ -201,6 +289,19 @@ def account_figure(usage: TypeUsage) -> Any | None:
         axes.plot([breach.at, breach.at], [breach.usage, breach.usage + breach.demand], color="tab:red", linewidth=3)
         axes.plot([breach.at], [breach.usage + breach.demand], "X", color="tab:red", markersize=10, label=label)
         top = max(top, breach.usage + breach.demand)
+    for wait in usage.waits:
+        level = usage.level_at(wait.queued) + wait.demand
+        axes.plot(
+            [wait.queued, wait.admitted or span(times + marks)[1]],
+            [level, level],
+            color="tab:purple",
+            linestyle=":",
+            linewidth=2.5,
+            marker="|",
+            markersize=12,
+            label=wait.text(),
+        )
+        top = max(top, level)
     top = max([top] + [limit for _, limit, _ in usage.limits])
     axes.set_ylim(0, top * 1.15 + 0.5)
     utc_time_axis(axes, *span(times + marks))
@@ -216,7 +317,10 @@ def _limit_line(usage: TypeUsage, axes: Any, times: list[datetime]) -> None:
     start, end = span(times)
     xs = [start] + [at for at, _, _ in usage.limits[1:]] + [end]
     ys = [limit for _, limit, _ in usage.limits] + [usage.limits[-1][1]]
-    source = usage.limits[-1][2]
-    label = f"applied limit {usage.limits[-1][1]}" + (f" ({source})" if source else "")
-    label += f", read at {clock(usage.limits[0][0])}"
-    axes.step(xs, ys, where="post", color="black", linestyle="--", linewidth=1.5, label=label)
+    axes.step(xs, ys, where="post", color="black", linestyle="--", linewidth=1.5, label=limit_label(usage))
+
+
+def limit_label(usage: TypeUsage) -> str:
+    """``applied limit 8 (Service Quota L-... (...))``: the limit in force at the end, and its source."""
+    _, limit, source = usage.limits[-1]
+    return f"applied limit {limit}" + (f" ({source})" if source else "")

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from governor_sim.pictures.account import TypeUsage
-from governor_sim.pictures.spend import SpendPoint, StopRow, dollars
+from governor_sim.pictures.account import TypeUsage, limit_label
+from governor_sim.pictures.axes import span
+from governor_sim.pictures.spend import SpendPoint, StopRow, dollars, on_scale
 from tuning_governor.policy import Policy
 
 UTC_AXIS = {"title": {"text": "time (UTC)"}, "type": "date"}
@@ -29,9 +30,11 @@ def account_chart(usage: TypeUsage) -> str:
     figure = go.Figure()
     times = _usage_traces(go, figure, usage)
     _limit_and_breach_traces(go, figure, usage, times)
+    _wait_traces(go, figure, usage)
+    shared = span(usage.window) if usage.window else None
     figure.update_layout(
         title={"text": f"{usage.instance_type}: instances counted (reserved by team / job) against the quota"},
-        xaxis=UTC_AXIS,
+        xaxis=UTC_AXIS | ({"range": [shared[0].isoformat(), shared[1].isoformat()]} if shared else {}),
         yaxis={"title": {"text": "instances"}, "rangemode": "tozero"},
         legend=LEGEND_BESIDE,
         showlegend=True,
@@ -73,13 +76,14 @@ def _usage_traces(go: Any, figure: Any, usage: TypeUsage) -> list[Any]:
 
 def _limit_and_breach_traces(go: Any, figure: Any, usage: TypeUsage, times: list[Any]) -> None:
     if usage.limits:
-        xs = [at for at, _, _ in usage.limits] + ([times[-1]] if times else [])
-        ys = [limit for _, limit, _ in usage.limits] + ([usage.limits[-1][1]] if times else [])
+        last = usage.window[1] if usage.window else (times[-1] if times else None)
+        xs = [at for at, _, _ in usage.limits] + ([last] if last is not None else [])
+        ys = [limit for _, limit, _ in usage.limits] + ([usage.limits[-1][1]] if last is not None else [])
         figure.add_trace(
             go.Scatter(
                 x=xs,
                 y=ys,
-                name=f"applied limit ({usage.limits[-1][2]})",
+                name=limit_label(usage),
                 mode="lines",
                 line={"shape": "hv", "dash": "dash", "color": "black"},
             )
@@ -97,6 +101,24 @@ def _limit_and_breach_traces(go: Any, figure: Any, usage: TypeUsage, times: list
         )
 
 
+def _wait_traces(go: Any, figure: Any, usage: TypeUsage) -> None:
+    """Each submission the queue held: a dotted line from its submission to its admission, at the level
+    it would have reached (usage + its demand), named with its place in the queue."""
+    for wait in usage.waits:
+        level = usage.level_at(wait.queued) + wait.demand
+        end = wait.admitted or (usage.window[1] if usage.window else wait.queued)
+        figure.add_trace(
+            go.Scatter(
+                x=[wait.queued, end],
+                y=[level, level],
+                mode="lines+markers",
+                line={"color": "purple", "width": 3, "dash": "dot"},
+                marker={"symbol": "line-ns-open", "size": 14, "color": "purple"},
+                name=wait.text(),
+            )
+        )
+
+
 def spend_chart(spend: Mapping[str, Sequence[SpendPoint]], rows: Sequence[StopRow], policy: Policy) -> str | None:
     """One row per team: its spend in the month, its monthly budget, its stops (numbered)."""
     teams = [team for team, points in sorted(spend.items()) if points]
@@ -105,7 +127,8 @@ def spend_chart(spend: Mapping[str, Sequence[SpendPoint]], rows: Sequence[StopRo
     import plotly.graph_objects as go  # noqa: PLC0415 - client-side extra
     from plotly.subplots import make_subplots  # noqa: PLC0415
 
-    figure = make_subplots(rows=len(teams), cols=1, shared_xaxes=True, subplot_titles=teams, vertical_spacing=0.12)
+    titles = [_team_title(team, spend[team], policy) for team in teams]
+    figure = make_subplots(rows=len(teams), cols=1, shared_xaxes=True, subplot_titles=titles, vertical_spacing=0.12)
     for n, team in enumerate(teams, start=1):
         _team_row(go, figure, n, team, spend[team], [r for r in rows if r.team == team], policy)
     figure.update_xaxes(title_text="time (UTC)", row=len(teams), col=1)
@@ -130,7 +153,9 @@ def _team_row(
         col=1,
     )
     budget = policy.team_monthly_budget(team)
-    if budget is not None:  # a legend entry, not a label on the plot: it would cover a stop line
+    top = max(float(p.spent_usd) for p in points)
+    drawn = budget is not None and on_scale(top, float(budget))
+    if budget is not None and drawn:  # a legend entry, not a label on the plot: it would cover a stop line
         figure.add_trace(
             go.Scatter(
                 x=[points[0].at, points[-1].at],
@@ -155,4 +180,15 @@ def _team_row(
             yanchor="bottom",
             font={"color": "darkorange", "size": 11},
         )
-    figure.update_yaxes(title_text="USD", rangemode="tozero", row=n, col=1)
+    top = max(top, float(budget)) if budget is not None and drawn else top
+    figure.update_yaxes(title_text="USD", range=[0, top * 1.2 if top > 0 else 1.0], row=n, col=1)
+
+
+def _team_title(team: str, points: Sequence[SpendPoint], policy: Policy) -> str:
+    """``vision: $1.76 of a $20,000 budget (far above: not drawn)``: the panel's own figures."""
+    budget = policy.team_monthly_budget(team)
+    spent = points[-1].spent_usd
+    if budget is None:
+        return f"{team}: {dollars(spent)} (no monthly budget)"
+    far = "" if on_scale(max(float(p.spent_usd) for p in points), float(budget)) else " (far above: not drawn)"
+    return f"{team}: {dollars(spent)} of a {dollars(budget)} monthly budget{far}"

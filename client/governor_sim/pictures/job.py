@@ -26,14 +26,24 @@ def stops(view: JobView) -> list[tuple[datetime, str]]:
 
 def trial_kind(trial: TrialRecord, job_stopped_at: datetime | None) -> str:
     """``completed``; ``stopped early`` (the tuner's early stopping, e.g. Hyperband); or ``cut by the
-    job's stop`` (still running when the tuning job itself was stopped)."""
+    job's stop``: running when the tuning job itself was stopped (started before the stop, ended at or
+    after it). A trial started after the stop was stopped by the tuner, whatever its end."""
     if trial.status != "Stopped":
         return "completed"
-    cut = job_stopped_at is not None and (trial.end_time is None or trial.end_time >= job_stopped_at)
+    started = trial.start_time or trial.event_time
+    cut = (
+        job_stopped_at is not None
+        and started < job_stopped_at
+        and (trial.end_time is None or trial.end_time >= job_stopped_at)
+    )
     return "cut by the job's stop" if cut else "stopped early"
 
 
 def _job_stopped_at(view: JobView) -> datetime | None:
+    """When the tuning job itself was stopped; None when it was not (a replayed stop in a history that
+    ran on, ``Completed`` there, cut no trial: its Stopped trials were the tuner's)."""
+    if view.status not in {"Stopped", "Stopping"}:
+        return None
     if view.summary is not None and view.summary.cost.early_stopping.job_stopped_at is not None:
         return view.summary.cost.early_stopping.job_stopped_at
     found = [at for at, label in stops(view) if label.endswith(": stopped")]
@@ -62,7 +72,7 @@ def objective_figure(view: JobView) -> Any | None:
     axes.set_xlabel("trial, in finishing order")
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_ylabel(scored[0].objective_name or "objective")
-    axes.set_title(f"{view.name}: objective ({'higher' if maximize else 'lower'} is better)")
+    axes.set_title(f"{view.label}: objective ({'higher' if maximize else 'lower'} is better)")
     legend_beside(axes)
     return figure
 
@@ -99,7 +109,7 @@ def cost_figure(view: JobView) -> Any | None:
     axes.set_ylim(0, top * 1.15 if top > 0 else 1.0)
     utc_time_axis(axes, *span(starts + times + marks))
     axes.set_ylabel("USD")
-    axes.set_title(f"{view.name}: cumulative cost")
+    axes.set_title(f"{view.label}: cumulative cost")
     legend_beside(axes)
     return figure
 
@@ -107,8 +117,16 @@ def cost_figure(view: JobView) -> Any | None:
 def _stop_and_check_lines(view: JobView, axes: Any) -> list[datetime]:
     marks: list[datetime] = []
     for number, (at, label) in enumerate(stops(view)):
-        rule = label.split(": ")[0]
-        if number == 0:
+        rule, action = label.split(": ")
+        if number == 0 and action == "would-stop":
+            axes.axvline(
+                at,
+                color="tab:orange",
+                linestyle="--",
+                linewidth=2,
+                label=f"would-stop {clock(at)} ({rule}, nothing stopped)",
+            )
+        elif number == 0:
             axes.axvline(at, color="tab:orange", linewidth=2, label=f"stop {clock(at)} ({rule})")
         else:
             axes.axvline(at, color="tab:gray", linestyle=":", label=f"later: {label} {clock(at)}")

@@ -42,6 +42,16 @@ def dollars(value: Decimal | float) -> str:
     return f"${value:,.2f}" if value < 1000 else f"${value:,.0f}"
 
 
+OFF_SCALE = 10.0
+"""A budget more than this many times the team's highest spend is named in the legend, not drawn: drawn,
+it would flatten the spend to a line at $0 (a $1.76 month on a $0-20,000 axis)."""
+
+
+def on_scale(top_spent: float, budget: float) -> bool:
+    """Whether a panel whose spend peaks at ``top_spent`` draws the ``budget`` line on its own scale."""
+    return top_spent <= 0 or budget <= OFF_SCALE * top_spent
+
+
 def _clusters(times: list[tuple[datetime, int]], width: timedelta) -> list[tuple[datetime, str]]:
     """Stop numbers closer than ``width`` share one label (``3, 4``) so labels never overlap."""
     out: list[tuple[datetime, list[int]]] = []
@@ -81,9 +91,11 @@ def _panel(
     axes.plot([p.at for p in points], spent, "-", color="tab:blue", label="finished + accrued")
     top = max(spent)
     budget = policy.team_monthly_budget(team)
-    if budget is not None:
+    if budget is not None and on_scale(top, float(budget)):
         axes.axhline(float(budget), color="tab:red", linestyle="--", label=f"monthly budget {dollars(budget)}")
         top = max(top, float(budget))
+    elif budget is not None:  # far above the spend: named, not drawn, so the spend keeps its own scale
+        axes.plot([], [], color="tab:red", linestyle="--", label=f"monthly budget {dollars(budget)} (far above)")
     for at, _ in ((r.at, r.number) for r in rows):
         axes.axvline(at, color="tab:orange", linestyle=":", linewidth=1.2)
     if rows:

@@ -30,6 +30,23 @@ class StopRow:
     accepted: bool
     """A StopHyperParameterTuningJob SageMaker would have accepted (in the result's ``actions``)."""
     decided_by: str
+    spent_usd: Decimal | None = None
+    """What the rule counted as spent at the decision (budget rules; None for the others)."""
+    in_flight_usd: Decimal | None = None
+    """What the rule expected billed while the stop takes effect (``at_stop_usd`` - spent)."""
+    billed_usd: Decimal | None = None
+    """The job's cost with the stop, in the end (``JobSavings.cost_with_stop_usd``); None: unknown."""
+
+
+def spent_and_in_flight(numbers: Mapping[str, Any]) -> tuple[Decimal | None, Decimal | None]:
+    """(spent at the decision, in flight while the stop takes effect) of a budget decision's numbers."""
+    spent = numbers.get("spent_usd")
+    if spent is None:
+        return None, None
+    at_stop = numbers.get("at_stop_usd")
+    spent_usd = Decimal(str(spent))
+    in_flight = max(Decimal(0), Decimal(str(at_stop)) - spent_usd) if at_stop is not None else None
+    return spent_usd, in_flight
 
 
 @dataclass(frozen=True)
@@ -110,6 +127,8 @@ def stop_rows(result: ReplayResult, job_teams: Mapping[str, str | None]) -> list
             at=d.at,
             accepted=(name, d.rule, d.at) in accepted,
             decided_by=decided_by(d.rule, d.numbers, d.message),
+            spent_usd=spent_and_in_flight(d.numbers)[0],
+            in_flight_usd=spent_and_in_flight(d.numbers)[1],
         )
         for number, (name, d) in enumerate(found, start=1)
     ]

@@ -19,7 +19,7 @@ as unknown, never as $0. matplotlib draws (client side only).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -115,8 +115,9 @@ def write_replay_page(
     """Write ``index.html`` and its PNGs (team spend, savings, the account views, each drawn job's plots)
     into ``out_dir`` (created if missing); the page's path. The page embeds every picture, so it stands alone."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    rows = stop_rows(result, timeline.job_teams)
     savings = job_savings(result, timeline.job_teams, timeline.if_enforced)
+    billed = {s.job: s.cost_with_stop_usd for s in savings}
+    rows = [replace(r, billed_usd=billed.get(r.job)) for r in stop_rows(result, timeline.job_teams)]
     spend = spend_figure(timeline.spend, rows, policy)
     spend_png = png(spend) if spend is not None else None
     savings_png = savings_plot(savings)
@@ -124,7 +125,7 @@ def write_replay_page(
         if data is not None:
             (out_dir / name).write_bytes(data)
     draw_all(timeline.views, out_dir)
-    accounts = draw_accounts(account_usage(timeline.account_views), out_dir)
+    accounts = draw_accounts(account_usage(timeline.account_views, applied=timeline.limits), out_dir)
     chart = spend_chart(timeline.spend, rows, policy)
     page = out_dir / PAGE
     text = render_template(

@@ -23,7 +23,7 @@ from decimal import Decimal
 
 from governor_sim.replay.model import ReplayResult, stopped_job_savings
 from governor_sim.replay.sagemaker import EventSourcedSageMaker
-from governor_sim.report import JobView, collect
+from governor_sim.report import JobView, applied_limits, collect
 from tuning_governor.app.queries import team_month
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.pricing import PriceCatalog
@@ -83,6 +83,8 @@ class Timeline:
     if_enforced: dict[str, Decimal | None] = field(default_factory=dict)
     """Job -> the replay's savings formula at its first would-stop decision (monitor mode): what a stop
     then would have avoided. None when a counted trial is unpriced."""
+    limits: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """The limit per instance type the replayed governor applied, with its source (``report.applied_limits``)."""
     _services: Services | None = None
     _sagemaker: EventSourcedSageMaker | None = None
     _catalog: PriceCatalog | None = None
@@ -116,6 +118,8 @@ class Timeline:
                 records = services.store.trial_records(keys[name])
                 self.if_enforced[name] = stopped_job_savings(records, min(would_stop))
         self.account_views = collect(services.store)
+        types = {t for view in self.account_views for t in view.reserved}
+        self.limits = applied_limits(services.policy(), services.quotas, types)
         drawn = top_jobs(result, self.jobs_drawn)
         views = {view.name: view for view in self.account_views if view.name in drawn}
         self.views = [views[name] for name in drawn if name in views]
