@@ -107,6 +107,7 @@ def _sdk_problem(exc: BaseException) -> str | None:
         ConnectionClosedError,
         ConnectTimeoutError,
         EndpointConnectionError,
+        MetadataRetrievalError,
         NoCredentialsError,
         NoRegionError,
         PartialCredentialsError,
@@ -116,8 +117,15 @@ def _sdk_problem(exc: BaseException) -> str | None:
     )
 
     for link in _chain(exc):
-        if isinstance(link, (NoCredentialsError, PartialCredentialsError, ProfileNotFound, TokenRetrievalError)):
-            return f"no AWS credentials usable ({link}); {CREDENTIALS_HINT}"
+        credentials = (NoCredentialsError, PartialCredentialsError, ProfileNotFound, TokenRetrievalError)
+        if isinstance(link, (*credentials, MetadataRetrievalError)):
+            # MetadataRetrievalError: the chain's last resort, the instance metadata service, did not answer.
+            said = (
+                f"{NoCredentialsError()}; no instance metadata service answered"
+                if isinstance(link, MetadataRetrievalError)
+                else link
+            )
+            return f"no AWS credentials usable ({said}); {CREDENTIALS_HINT}"
         if isinstance(link, NoRegionError):
             return "no AWS region; pass --region or set AWS_REGION"
         if isinstance(link, (EndpointConnectionError, ConnectTimeoutError, ConnectionClosedError, ReadTimeoutError)):
