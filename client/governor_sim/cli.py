@@ -245,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the process arguments) and run the subcommand; return its exit status
     (``ExitCode``). A failure is one line on stderr (with ``--debug``, after its traceback)."""
     words = sys.argv[1:] if argv is None else argv
+    # The commands never send traces: without this, importing the governor's layer loads the X-Ray SDK.
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
     try:
         args = build_parser(words).parse_args(words)
     except SystemExit as exc:  # --help, --version, or a usage error already printed in one line

@@ -98,3 +98,26 @@ def test_the_version_constant_is_pyprojects() -> None:
     import governor_sim
 
     assert governor_sim.__version__ == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_a_command_does_not_load_the_x_ray_sdk() -> None:
+    # Given a command that imports the governor's layer (its policy model and logger)
+    report = _imports("validate", "--help")
+
+    assert report["code"] == 0
+    assert "tuning_governor" in report["heavy"]  # type: ignore[operator]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from governor_sim.cli import main; main(['validate', '--help']);"
+            " print(sorted(m for m in sys.modules if m.startswith('aws_xray_sdk')))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+        env={k: v for k, v in __import__("os").environ.items() if k != "POWERTOOLS_TRACE_DISABLED"},
+    )
+    assert done.stdout.splitlines()[-1] == "[]"
