@@ -53,6 +53,8 @@ class Subcommand(NamedTuple):
     module: str
     help: str
     description: str | None = None
+    runner: Command | None = None
+    """What runs it, when not the module's ``run_command``."""
 
     def load(self) -> Any:
         return importlib.import_module(self.module)
@@ -90,6 +92,15 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
         sys.stdout.write(f"{DISTRIBUTION} {version()}\n")
         parser.exit(0)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    """Run the demo; 0, or 1 when a handler failed on the way."""
+    from governor_sim import demo  # noqa: PLC0415 - sets fake credentials when imported: only when it runs
+    from governor_sim.simulate import offline_environment  # noqa: PLC0415 - the simulator, when it runs
+
+    with offline_environment():
+        return demo.run_with_args(args)
 
 
 #: Each subcommand: its name, the module that holds its arguments and its runner, its one-line help, and
@@ -143,7 +154,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
         "governor_sim.submit_cli",
         "send a tuning-job request to the governor's queue (AWS credentials): created when it fits",
     ),
-    Subcommand("demo", "governor_sim.demo_cli", "the offline demo (make demo)"),
+    Subcommand("demo", "governor_sim.demo_cli", "the offline demo (make demo)", runner=_demo),
 )
 
 
@@ -178,7 +189,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         sub = commands.add_parser(spec.name, help=spec.help, description=spec.description or module.DESCRIPTION)
         module.add_arguments(sub)
         _add_debug(sub, argparse.SUPPRESS)
-        sub.set_defaults(command=module.run_command)
+        sub.set_defaults(command=spec.runner or module.run_command)
     return parser
 
 
@@ -233,7 +244,7 @@ def _pipe_guard() -> Iterator[None]:
         yield
         return
     original = sys.stdout
-    sys.stdout = _QuietPipe(original)  # type: ignore[assignment]
+    sys.stdout = _QuietPipe(original)
     try:
         yield
         sys.stdout.flush()

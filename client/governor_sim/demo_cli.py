@@ -39,12 +39,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="also write the raw data (every decision row, the summaries, the SNS and Slack messages) as JSON to FILE",
     )
-
-
-def run_command(args: argparse.Namespace) -> int:
-    """Run the demo; 0, or 1 when a handler failed on the way."""
-    from governor_sim import demo  # noqa: PLC0415 - sets fake credentials when imported: only when it runs
-    from governor_sim.simulate import offline_environment  # noqa: PLC0415 - the simulator, when it runs
-
-    with offline_environment():
-        return demo.run_with_args(args)
