@@ -121,3 +121,9 @@ def test_a_command_does_not_load_the_x_ray_sdk() -> None:
         env={k: v for k, v in __import__("os").environ.items() if k != "POWERTOOLS_TRACE_DISABLED"},
     )
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_demo_runs_through_its_runner() -> None:
+    from governor_sim.cli import _demo, build_parser
+
+    assert build_parser(["demo"]).parse_args(["demo"]).command is _demo
