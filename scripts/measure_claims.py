@@ -127,12 +127,12 @@ def _cli_case(claims: dict[str, Any], name: str) -> dict[str, Any]:
 
 def _render_demo(claims: dict[str, Any]) -> str:
     clone, demo = claims.get("fresh_clone"), claims["demo"]
-    own = f"the demo itself {_seconds(demo['wall_s'])} on a 2-core machine at load {demo['load']}"
+    own = f"the demo itself {_seconds(demo['wall_s'])} at load {demo['load']}"
     if clone is None:
-        return own
+        return f"{own} on a 2-core machine"
     return (
-        f"{_seconds(clone['total_s'])} on a fresh clone, {_seconds(clone['setup_s'])} of it `make setup`"
-        f" creating the venv; {own}"
+        f"{_seconds(clone['total_s'])} on a fresh clone on a 2-core machine at load {clone['load']},"
+        f" {_seconds(clone['setup_s'])} of it `make setup` creating the venv; {own}"
     )
 
 
@@ -148,7 +148,31 @@ def _render_cli(claims: dict[str, Any]) -> str:
     )
 
 
+RESULTS = ROOT / "benchmarks" / "RESULTS.md"
+
+
+def replay_row(size: str = "50,000", mode: str = "replay-memory") -> dict[str, str]:
+    """benchmarks/replay_store.py's row for ``size`` trial events and ``mode``, from RESULTS.md."""
+    header: list[str] = []
+    for line in RESULTS.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if line.startswith("| trial events (target) | mode |"):
+            header = cells
+        elif header and len(cells) == len(header) and cells[0] == size and cells[1] == mode:
+            return dict(zip(header, cells, strict=True))
+    raise LookupError(f"no {mode} row for {size} trial events in {RESULTS}")
+
+
+def _render_replay(_: dict[str, Any]) -> str:
+    row = replay_row()
+    return (
+        f"{row['trial events (target)']} trial events in {round(float(row['wall s (median)']))} s on a 2-core machine,"
+        f" {row['x baseline']}x the simulator writing the same log, in {row['RSS MiB']} MiB"
+    )
+
+
 RENDER: dict[str, Callable[[dict[str, Any]], str]] = {
+    "replay": _render_replay,
     "demo": _render_demo,
     "cli": _render_cli,
     "slack-import": lambda c: (
