@@ -67,7 +67,14 @@ CASES: tuple[Case, ...] = (
         "validation error: submit, a request SageMaker's model refuses",
         (
             *CLI,
-            *["submit", "invalid.json", "--queue-url", "https://sqs.us-east-1.amazonaws.com/000000000000/q", "--client-token", "t"],
+            *[
+                "submit",
+                "invalid.json",
+                "--queue-url",
+                "https://sqs.us-east-1.amazonaws.com/000000000000/q",
+                "--client-token",
+                "t",
+            ],
         ),
         1.0,
         2,
