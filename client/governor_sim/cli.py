@@ -30,15 +30,34 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
-from collections.abc import Callable, Iterator
-from typing import NoReturn
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple, NoReturn, TextIO
 
-from governor_sim import check, demo_cli, prices_export, replay, report, simulate, submit_cli, validate
 from governor_sim.cli_errors import ExitCode, run_guarded
 
 Command = Callable[[argparse.Namespace], int]
+DISTRIBUTION = "tuning-governor"
+
+
+class Subcommand(NamedTuple):
+    """One ``tuning-governor`` subcommand. ``module`` is imported only when the command is named on the
+    command line (``--help`` and ``--version`` import none): it defines ``add_arguments(parser)`` and
+    ``run_command(args) -> int`` (the exit status), and ``DESCRIPTION`` when ``description`` is None.
+    A new subcommand is one more row in ``SUBCOMMANDS``; its module keeps its heavy imports (moto,
+    pydantic, the governor's layer) where they are used, so its own ``--help`` stays fast too."""
+
+    name: str
+    module: str
+    help: str
+    description: str | None = None
+    runner: Command | None = None
+    """What runs it, when not the module's ``run_command``."""
+
+    def load(self) -> Any:
+        return importlib.import_module(self.module)
 
 
 class Parser(argparse.ArgumentParser):
@@ -57,96 +76,121 @@ def _add_debug(parser: argparse.ArgumentParser, default: object) -> None:
     )
 
 
+def version() -> str:
+    """The command's version (the distribution's: pyproject.toml's ``version``)."""
+    from governor_sim import __version__  # noqa: PLC0415 - the package is already imported, this is a lookup
+
+    return __version__
+
+
+class _Version(argparse.Action):
+    """``--version``: the version on stdout, exit 0 (read only when asked: it costs a metadata scan)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        sys.stdout.write(f"{DISTRIBUTION} {version()}\n")
+        parser.exit(0)
+
+
 def _demo(args: argparse.Namespace) -> int:
     """Run the demo; 0, or 1 when a handler failed on the way."""
     from governor_sim import demo  # noqa: PLC0415 - sets fake credentials when imported: only when it runs
+    from governor_sim.simulate import offline_environment  # noqa: PLC0415 - the simulator, when it runs
 
-    with simulate.offline_environment():
+    with offline_environment():
         return demo.run_with_args(args)
 
 
-#: Each subcommand: its name, its arguments, what runs it, its one-line help and its --help description.
-SUBCOMMANDS: tuple[tuple[str, Callable[[argparse.ArgumentParser], None], Command, str, str], ...] = (
-    (
+#: Each subcommand: its name, the module that holds its arguments and its runner, its one-line help, and
+#: its --help description (None: the module's ``DESCRIPTION``).
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    Subcommand(
         "replay",
-        replay.add_arguments,
-        replay.run_command,
+        "governor_sim.replay.cli",
         "replay captured SageMaker events under a policy: decisions, stops, summaries and savings",
         "Replay EventBridge events (one per line, as a rule target receives them) through the real"
         " handlers under POLICY and report what the policy would have decided, stopped and saved."
         " Offline for a file or folder; an s3:// source is read with your AWS credentials. See docs/replay.md.",
     ),
-    (
+    Subcommand(
         "validate",
-        validate.add_arguments,
-        validate.run_command,
+        "governor_sim.validate.command",
         "check a policy before it goes live: exit 0 good, 1 warnings, 2 broken",
         "Check POLICY with the governor's own schema checks and semantic ones (budgets below an hour of"
         " a team's capacity, guards monitor mode never enforces, deprecated keys), offline; with --account"
         " also quotas against the account's Service Quotas (AWS credentials). Exit 0 good, 1 warnings, 2 broken.",
     ),
-    (
+    Subcommand(
         "report",
-        report.add_arguments,
-        report.run_command,
+        "governor_sim.report",
         "an HTML page (and PNGs) of a job, a team or a month, from the governor's table (AWS credentials)",
         "Read the governor's DynamoDB table (calls AWS with your AWS credentials) and write a self-contained"
         " HTML page: objective by trial with the best so far, cumulative cost with the budget and the stop,"
         " instances held per type against the limit. Needs matplotlib (the cli extra).",
     ),
-    (
-        "simulate",
-        simulate.add_arguments,
-        simulate.run_command,
-        "write an event log (replay's input) from a scenario file, offline",
-        simulate.DESCRIPTION,
+    Subcommand(
+        "simulate", "governor_sim.simulate", "write an event log (replay's input) from a scenario file, offline"
     ),
-    (
+    Subcommand(
         "prices",
-        prices_export.add_arguments,
-        prices_export.run_command,
+        "governor_sim.prices_export",
         "prices: fetch (AWS's public offer files, for check and replay) or export (the deployed governor's)",
         "prices fetch: read AWS's public SageMaker offer files (internet, no credentials) into the catalogue check and"
         " replay price with. prices export: read the price catalogs the deployed governor's daily refresh stored in"
         " its DynamoDB table (your AWS credentials), in the bundled catalogue's format, for replay --prices FILE.",
     ),
-    (
+    Subcommand(
         "check",
-        check.add_arguments,
-        check.run_command,
+        "governor_sim.check.command",
         "judge a tuning request before launch: validity, cost, verdict, lint; exit 0 ok, 1 warnings, 2 refused",
         "Judge a CreateHyperParameterTuningJob request (as --cli-input-json takes it) before launch: validated"
         " against botocore's SageMaker model, worst-case and typical cost, the governor's verdict on arrival"
         " (the policy's quotas, or --table's state) and config lint. Exit 0 ok, 1 warnings, 2 refused or invalid."
         " See docs/check.md.",
     ),
-    (
+    Subcommand(
         "submit",
-        submit_cli.add_arguments,
-        submit_cli.run_command,
+        "governor_sim.submit_cli",
         "send a tuning-job request to the governor's queue (AWS credentials): created when it fits",
-        submit_cli.DESCRIPTION,
     ),
-    ("demo", demo_cli.add_arguments, _demo, "the offline demo (make demo)", demo_cli.DESCRIPTION),
+    Subcommand("demo", "governor_sim.demo_cli", "the offline demo (make demo)", runner=_demo),
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser: one subparser per subcommand, each setting ``command`` to the function that runs it."""
+def _named(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (the first word that is not an option), if it is one of ours."""
+    word = next((w for w in argv if not w.startswith("-")), None)
+    return word if word in {s.name for s in SUBCOMMANDS} else None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser: one subparser per subcommand, each setting ``command`` to the function that runs it.
+
+    With ``argv``, only the subcommand it names gets its arguments (its module is imported); the others
+    are listed by name and help. Without, every subcommand is built (for tests and docs)."""
     parser = Parser(
         prog="tuning-governor",
         description=(
-            "Tuning Governor's client tools. replay (of a file), simulate, validate and demo run offline;"
-            " report, validate --account and replay s3:// call AWS with your credentials. Exit codes: docs/cli.md."
+            "Tuning Governor's client tools. replay (of a file), simulate, validate, check and demo run offline;"
+            " report, submit, prices export, validate --account and replay s3:// call AWS with your credentials."
+            " Exit codes: docs/cli.md."
         ),
     )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     _add_debug(parser, False)
     commands = parser.add_subparsers(title="commands", dest="name", required=True, metavar="COMMAND")
-    for name, add_arguments, runner, help_text, description in SUBCOMMANDS:
-        sub = commands.add_parser(name, help=help_text, description=description)
-        add_arguments(sub)
+    chosen = None if argv is None else _named(argv)
+    for spec in SUBCOMMANDS:
+        if argv is not None and spec.name != chosen:
+            commands.add_parser(spec.name, help=spec.help)
+            continue
+        module = spec.load()
+        sub = commands.add_parser(spec.name, help=spec.help, description=spec.description or module.DESCRIPTION)
+        module.add_arguments(sub)
         _add_debug(sub, argparse.SUPPRESS)
-        sub.set_defaults(command=runner)
+        sub.set_defaults(command=spec.runner or module.run_command)
     return parser
 
 
@@ -165,16 +209,63 @@ def _layer_logs(debug: bool) -> Iterator[None]:
         logger.setLevel(previous)
 
 
+class _QuietPipe:
+    """stdout that stops writing, without an error, once its reader has gone (``check ... | head -1``):
+    a closed pipe is not bad input, so the command runs on and exits with its own status. Later writes
+    go to the null device (the descriptor too, so the interpreter's last flush finds nothing to fail on)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def _closed(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _pipe_guard() -> Iterator[None]:
+    """Guard the process's own stdout (not a stream a caller redirected it to) for the command's run."""
+    if sys.stdout is not sys.__stdout__ or sys.stdout is None:
+        yield
+        return
+    original = sys.stdout
+    sys.stdout = _QuietPipe(original)
+    try:
+        yield
+        sys.stdout.flush()
+    finally:
+        sys.stdout = original
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the process arguments) and run the subcommand; return its exit status
     (``ExitCode``). A failure is one line on stderr (with ``--debug``, after its traceback)."""
+    words = sys.argv[1:] if argv is None else argv
+    # The commands never send traces: without this, importing the governor's layer loads the X-Ray SDK.
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
     try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # --help, or a usage error already printed in one line
+        args = build_parser(words).parse_args(words)
+    except SystemExit as exc:  # --help, --version, or a usage error already printed in one line
         return int(exc.code or 0) if not isinstance(exc.code, str) else int(ExitCode.USAGE)
     debug = bool(args.debug) or os.environ.get("TUNING_GOVERNOR_DEBUG", "") not in ("", "0")
     command: Command = args.command
-    with _layer_logs(debug):
+    with _pipe_guard(), _layer_logs(debug):
         return run_guarded(args.name, lambda: command(args), debug=debug)
 
 

@@ -21,22 +21,11 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from enum import IntEnum
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 from urllib.parse import urlsplit
 
-from botocore.exceptions import (
-    BotoCoreError,
-    ClientError,
-    ConnectionClosedError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    NoCredentialsError,
-    NoRegionError,
-    PartialCredentialsError,
-    ProfileNotFound,
-    ReadTimeoutError,
-    TokenRetrievalError,
-)
+if TYPE_CHECKING:
+    from botocore.exceptions import ClientError
 
 
 class ExitCode(IntEnum):
@@ -107,9 +96,36 @@ def _client_error(exc: ClientError) -> str:
 
 def aws_problem(exc: BaseException) -> str | None:
     """What went wrong with AWS and what to do, if an AWS SDK error is in ``exc``'s chain; else None."""
+    # Nothing has loaded the SDK: no SDK error can be in the chain (and a usage error stays fast).
+    return _sdk_problem(exc) if "botocore" in sys.modules else None
+
+
+def _sdk_problem(exc: BaseException) -> str | None:
+    from botocore.exceptions import (  # noqa: PLC0415 - loaded only once a command has called AWS
+        BotoCoreError,
+        ClientError,
+        ConnectionClosedError,
+        ConnectTimeoutError,
+        EndpointConnectionError,
+        MetadataRetrievalError,
+        NoCredentialsError,
+        NoRegionError,
+        PartialCredentialsError,
+        ProfileNotFound,
+        ReadTimeoutError,
+        TokenRetrievalError,
+    )
+
     for link in _chain(exc):
-        if isinstance(link, (NoCredentialsError, PartialCredentialsError, ProfileNotFound, TokenRetrievalError)):
-            return f"no AWS credentials usable ({link}); {CREDENTIALS_HINT}"
+        credentials = (NoCredentialsError, PartialCredentialsError, ProfileNotFound, TokenRetrievalError)
+        if isinstance(link, (*credentials, MetadataRetrievalError)):
+            # MetadataRetrievalError: the chain's last resort, the instance metadata service, did not answer.
+            said = (
+                f"{NoCredentialsError()}; no instance metadata service answered"
+                if isinstance(link, MetadataRetrievalError)
+                else link
+            )
+            return f"no AWS credentials usable ({said}); {CREDENTIALS_HINT}"
         if isinstance(link, NoRegionError):
             return "no AWS region; pass --region or set AWS_REGION"
         if isinstance(link, (EndpointConnectionError, ConnectTimeoutError, ConnectionClosedError, ReadTimeoutError)):

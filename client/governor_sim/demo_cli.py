@@ -12,7 +12,7 @@ from pathlib import Path
 from governor_sim.offline import STORE_KINDS
 
 DESCRIPTION = (
-    "The offline demo: a governed SageMaker account on the AMT stand-in and a virtual clock, in under a minute."
+    "The offline demo: a governed SageMaker account on the AMT stand-in and a virtual clock."
     " Nothing leaves the machine."
 )
 

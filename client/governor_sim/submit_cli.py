@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from governor_sim.check.validation import model_findings
 from governor_sim.cli_aws import cli_client
 from governor_sim.cli_errors import DENIED, CommandError, ExitCode, aws_problem
-from governor_sim.submissions import send_submission
 
 #: The name the governor replaces (``q-`` + a hash of team and token): a request may leave it out.
 PLACEHOLDER_NAME = "named-by-the-governor"
@@ -40,12 +38,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--client-token", required=True, help="your name for this submission (1-128 characters; repeat = same job)"
     )
-    parser.add_argument("--region", default=None, help="the queue's region (default: your AWS configuration's)")
+    parser.add_argument(
+        "--region",
+        default=None,
+        help="the queue's region when its URL names none (a local endpoint); default: the URL's, else your AWS configuration's",
+    )
     parser.add_argument(
         "--fit-to-share",
         action="store_true",
         help="consent to be admitted now with a lower MaxParallelTrainingJobs rather than wait (teams with shares)",
     )
+
+
+#: SQS queue URLs: https://sqs.<region>.amazonaws.com[.cn]/<account>/<name>, and the legacy
+#: https://<region>.queue.amazonaws.com/<account>/<name>.
+_QUEUE_HOST = re.compile(r"^(?:sqs\.(?P<region>[a-z0-9-]+)|(?P<legacy>[a-z0-9-]+)\.queue)\.amazonaws\.com(?:\.cn)?$")
+
+
+def queue_region(url: str) -> str | None:
+    """The region a queue URL names (None: a URL that names none, such as a local endpoint's)."""
+    matched = _QUEUE_HOST.match(urlsplit(url).hostname or "")
+    return (matched["region"] or matched["legacy"]) if matched else None
+
+
+def _region(args: argparse.Namespace) -> str | None:
+    named = queue_region(args.queue_url)
+    if named and args.region and args.region != named:
+        raise CommandError(
+            f"--region {args.region} is not the queue's: {args.queue_url} is in {named}; leave --region out"
+        )
+    return named or args.region
 
 
 def _request(path: str) -> dict[str, object]:
@@ -65,6 +87,8 @@ def _request(path: str) -> dict[str, object]:
 def _check_shape(path: str, request: dict[str, object]) -> None:
     """Refuse, before sending, what SageMaker's API model (botocore's, offline) refuses: the governor
     would only refuse it later, in a report."""
+    from governor_sim.check.validation import model_findings  # noqa: PLC0415 - botocore's model, when it runs
+
     errors = [
         f for f in model_findings({"HyperParameterTuningJobName": PLACEHOLDER_NAME} | request) if f.severity == "error"
     ]
@@ -78,8 +102,12 @@ def _check_shape(path: str, request: dict[str, object]) -> None:
 
 def _send(args: argparse.Namespace, request: dict[str, object], token: str) -> str:
     """The message id; AWS's refusal as one line naming the queue (and, denied, who may send)."""
+    from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415 - the SDK, once it sends
+
+    from governor_sim.submissions import send_submission  # noqa: PLC0415
+
     try:
-        sqs = cli_client("sqs", args.region)
+        sqs = cli_client("sqs", _region(args))
         return send_submission(sqs, args.queue_url, request, token, fit_to_share=bool(args.fit_to_share))
     except (BotoCoreError, ClientError) as exc:
         failed: BotoCoreError | ClientError = exc
@@ -99,6 +127,7 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None) -> int:
     token = str(args.client_token)
     if not 1 <= len(token) <= 128:
         raise CommandError("--client-token must be 1 to 128 characters")
+    _region(args)
     request = _request(args.request)
     _check_shape(args.request, request)
     message_id = _send(args, request, token)

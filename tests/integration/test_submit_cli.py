@@ -50,3 +50,41 @@ def test_submit_with_fit_to_share_sends_the_consent(tmp_path: Path) -> None:
     [message] = sqs.receive_message(QueueUrl=url, MessageSystemAttributeNames=["All"])["Messages"]
     record = {"messageId": message["MessageId"], "body": message["Body"], "attributes": message["Attributes"]}
     assert read_record(record).fit_to_share
+
+
+@pytest.mark.usefixtures("mocked_aws")
+def test_submit_takes_the_region_from_the_queue_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a queue in eu-west-1 and no region configured anywhere
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    url = sqs.create_queue(QueueName="tuning-governor-submissions")["QueueUrl"]
+    assert url.startswith("https://sqs.eu-west-1.amazonaws.com/")
+    for key in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(seed_tuning_request("churn")))
+
+    # When it is submitted without --region
+    code = main(["submit", str(request), "--queue-url", url, "--client-token", "churn-3"])
+
+    # Then it is sent to that queue (the URL names the region)
+    assert code == 0, capsys.readouterr().err
+    assert len(sqs.receive_message(QueueUrl=url)["Messages"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "region"),
+    [
+        ("https://sqs.eu-west-1.amazonaws.com/123456789012/q", "eu-west-1"),
+        ("https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q", "cn-north-1"),
+        ("https://eu-central-1.queue.amazonaws.com/123456789012/q", "eu-central-1"),  # the legacy form
+        ("https://sqs.us-gov-west-1.amazonaws.com/123456789012/q", "us-gov-west-1"),
+        ("http://127.0.0.1:4566/000000000000/q", None),  # a local endpoint names none
+    ],
+)
+def test_queue_region_reads_the_url(url: str, region: str | None) -> None:
+    from governor_sim.submit_cli import queue_region
+
+    assert queue_region(url) == region

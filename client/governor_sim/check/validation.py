@@ -4,7 +4,10 @@ not check. Nothing here is a copy of the model: the shapes are read from the ins
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import difflib
+import json
 from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
@@ -14,6 +17,7 @@ from botocore.session import get_session
 from botocore.validate import ParamValidator
 
 from governor_sim.validate.findings import Finding
+from tuning_governor.policy.errors import did_you_mean
 
 OPERATION = "CreateHyperParameterTuningJob"
 MAX_LISTED = 12
@@ -36,15 +40,52 @@ def _path(name: str, extra: Mapping[str, Any]) -> str:
     return base
 
 
+#: The Python types botocore's ParamValidator accepts for a shape (it names them as ``str(type)``,
+#: ``<class 'int'>``), in the words of a JSON request.
+_TYPE_WORDS: dict[str, str] = {
+    str(t): words
+    for t, words in {
+        str: "a string",
+        int: "an integer",
+        bool: "true or false",
+        float: "a number",
+        decimal.Decimal: "a number",
+        dict: "an object",
+        list: "a list",
+        tuple: "a list",
+        datetime.datetime: "a timestamp",
+        bytes: "bytes",
+        bytearray: "bytes",
+    }.items()
+}
+
+
+def _value(value: Any) -> str:
+    """The value as the request's JSON writes it (a repr for what JSON cannot hold)."""
+    try:
+        return json.dumps(value)
+    except TypeError:
+        return repr(value)
+
+
+def _types(valid: list[str]) -> str:
+    """``an integer``; ``a number``; ``a timestamp or a string`` (each kind once, in the model's order)."""
+    words = list(dict.fromkeys(_TYPE_WORDS.get(t, t.removeprefix("<class '").removesuffix("'>")) for t in valid))
+    if "a number" in words and "an integer" in words:
+        words.remove("an integer")
+    return " or ".join(words)
+
+
 def _describe(kind: str, extra: Mapping[str, Any]) -> str:
     if kind == "unknown field":
-        return f"not a member of the request's shape here; valid: {', '.join(extra.get('valid_names', []))}"
+        valid = list(extra.get("valid_names", []))
+        return f"unknown field; {did_you_mean(str(extra.get('unknown_param')), valid)}valid here: {', '.join(valid)}"
     if kind == "missing required field":
         return "required by SageMaker's API model"
     if kind == "invalid type":
-        return f"value {extra.get('param')!r} is not of type {', '.join(map(str, extra.get('valid_types', [])))}"
+        return f"value {_value(extra.get('param'))} is not {_types(list(extra.get('valid_types', [])))}"
     if kind in ("invalid range", "invalid length"):
-        return f"value {extra.get('param')!r} is below the model's minimum {extra.get('min_allowed')}"
+        return f"value {_value(extra.get('param'))} is below the model's minimum {extra.get('min_allowed')}"
     return f"{kind}: {dict(extra)}"
 
 

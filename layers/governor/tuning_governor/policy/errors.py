@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic_core import ErrorDetails
@@ -64,6 +64,13 @@ def render_path(loc: tuple[int | str, ...]) -> str:
     return out or "<document>"
 
 
+def did_you_mean(given: str, choices: Iterable[str]) -> str:
+    """``did you mean "X"? `` naming the one of ``choices`` nearest to ``given`` (difflib's close match),
+    or "" when none is near enough to be a likely misspelling."""
+    near = difflib.get_close_matches(given, list(choices), n=1)
+    return f'did you mean "{near[0]}"? ' if near else ""
+
+
 def describe(err: ErrorDetails, allowed_keys: Callable[[tuple[int | str, ...]], list[str]]) -> str:
     """One problem as reported: ``<path>: <what was expected>, got <what was given>``.
 
@@ -71,20 +78,17 @@ def describe(err: ErrorDetails, allowed_keys: Callable[[tuple[int | str, ...]], 
     """
     loc = tuple(err["loc"])
     if loc and loc[-1] == "[key]":
-        near: list[str] = []
+        nearest = ""
         if err["type"] == "literal_error":
             keys = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
-            near = difflib.get_close_matches(str(err.get("input")), keys, n=1)
-        nearest = f'did you mean "{near[0]}"? ' if near else ""
+            nearest = did_you_mean(str(err.get("input")), keys)
         return f"{render_path(loc[:-1])}: bad key: {nearest}{_expected(err)}"
     path = render_path(loc)
     if err["type"] in {"deprecated_duplicate", "no_grace"}:
         return f"{path}: {err['msg']}"
     if err["type"] == "extra_forbidden":
         allowed = allowed_keys(loc[:-1])
-        hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-        suggestion = f'did you mean "{hint[0]}"? ' if hint else ""
-        return f"{path}: unknown key; {suggestion}expected one of: {', '.join(allowed)}"
+        return f"{path}: unknown key; {did_you_mean(str(loc[-1]), allowed)}expected one of: {', '.join(allowed)}"
     return f"{path}: {_expected(err)}, got {render_value(err.get('input'))}"
 
 
