@@ -114,8 +114,9 @@ def tag_raise(seed: int) -> Scenario:
         _job(0, "kept-pilot", "cv", instance_type=P3_8X, instance_count=1, max_parallel=2, max_jobs=16,
              extra_tags={"governance:budget-usd": "6"}),
         _job(300, "vision-tune", "vision", instance_type=P3_2X, instance_count=1, max_parallel=2, max_jobs=6),
-        # Under the notice (breach about 09:16, stop due 15 minutes later), the owner raises the budget.
-        TagTuningJob(1500, "raised-pilot", {"governance:budget-usd": "500"}),
+        # Under the notice (breach 09:16-09:18, stop due 15 minutes later), after the 09:30 sweep re-read
+        # its tags and before the one-time check at the stop time, the owner raises the budget.
+        TagTuningJob(1850, "raised-pilot", {"governance:budget-usd": "500"}),
     ]  # fmt: skip
     behaviour = DefaultTrialBehaviour(seed=seed, seconds_per_round=100.0)
     return Scenario(actions, behaviour=behaviour, launch_delay_s=20.0, finish_delay_s=30.0)
@@ -131,7 +132,13 @@ def same_second(seed: int) -> Scenario:
     return Scenario(actions, behaviour=behaviour, launch_delay_s=20.0, finish_delay_s=30.0)
 
 
-ADMISSION_FIX = "admission judged on SageMaker's list (a stop only on a complete view): not on this branch"
+#: Why some profiles still fail here, each naming the fix it waits for (strict xfails: take one off
+#: the list when its fix lands).
+FRESH_TAGS = "fresh facts before every stop: the one-time check re-reading the job's tags (not made here)"
+LATE_RUNNING = (
+    "running trials whose progress events are hours late: the sweep judges spend from the running entries"
+    " those events write, so a budget stop comes late and a team-month stop early (not made here)"
+)
 
 SCENARIOS: dict[str, DisorderScenario] = {
     s.name: s
@@ -143,6 +150,7 @@ SCENARIOS: dict[str, DisorderScenario] = {
             team_budgets,
             {P3_8X: 1000, P3_2X: 1000},
             profiles=("delays", "drops", "hours-late"),
+            xfail={"hours-late": LATE_RUNNING},
         ),
         DisorderScenario(
             "stagnation-failures",
@@ -165,6 +173,7 @@ SCENARIOS: dict[str, DisorderScenario] = {
             {M5: 1000},
             profiles=("drops", "hours-late"),
             seeds=(1, 2),
+            xfail={"hours-late": LATE_RUNNING},
         ),
         DisorderScenario(
             "mode-switch",
@@ -187,6 +196,7 @@ SCENARIOS: dict[str, DisorderScenario] = {
             {P3_8X: 1000, P3_2X: 1000},
             profiles=("delays", "tags-lost"),
             seeds=(1, 2),
+            xfail={"tags-lost": FRESH_TAGS},
         ),
     )
 }

@@ -136,15 +136,22 @@ def resume_team_decisions(services: EngineServices, now: datetime) -> list[dict[
             fields | {"job_key": key, "job_name": job.name if job is not None else key, "team": team}
         )
         judged = Judged(key, decision.job_name, dict(job.tags) if job is not None else {})
-        token = uuid.uuid4().hex
-        month = str(decision.numbers["month"])
-        claimed = take_lease(
-            lambda d=decision, m=month, t=token: services.store.claim_team_decision(d, m, policy.mode, now, token=t),
-            lambda d=decision, m=month, t=token: services.store.release_team_decision(d, m, t),
-        )
-        if claimed.get("state") == "pending":
-            outcomes.extend(o | {"team": team} for o in _as_owner(decision, claimed, token, judged, policy, services))
+        outcomes.extend(o | {"team": team} for o in _take_over(decision, judged, policy, services, now))
     return outcomes
+
+
+def _take_over(
+    decision: Decision, judged: Judged, policy: Policy, services: EngineServices, now: datetime
+) -> list[dict[str, Any]]:
+    """A pending team decision's steps carried out by the caller, once it holds the lease."""
+    token, month = uuid.uuid4().hex, str(decision.numbers["month"])
+    claimed = take_lease(
+        lambda: services.store.claim_team_decision(decision, month, policy.mode, now, token=token),
+        lambda: services.store.release_team_decision(decision, month, token),
+    )
+    if claimed.get("state") != "pending":
+        return []
+    return _as_owner(decision, claimed, token, judged, policy, services)
 
 
 def _as_first_claimed(decision: Decision, claimed: dict[str, Any]) -> Decision:
