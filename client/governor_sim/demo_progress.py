@@ -15,7 +15,7 @@ from typing import Any, TextIO
 from botocore.exceptions import ClientError
 
 from governor_sim.progress import Bar, progress_bar
-from governor_sim.simulation import CreateTuningJob, Progress, Scenario, SubmitTuningJob
+from governor_sim.simulation import CreateTuningJob, Progress, Scenario, SubmitTuningJob, TagTuningJob
 from tuning_governor.models.queue import job_name_for
 
 ENDED = {"Completed", "Stopped", "Failed"}
@@ -35,6 +35,8 @@ def planned_trials(scenario: Scenario) -> dict[str, int]:
     queue creates it with (``job_name_for``)."""
     planned = {}
     for action in scenario.actions:
+        if isinstance(action, TagTuningJob):
+            continue
         limits = action.request.get("HyperParameterTuningJobConfig", {}).get("ResourceLimits", {})
         if isinstance(action, CreateTuningJob):
             planned[action.name] = int(limits["MaxNumberOfTrainingJobs"])

@@ -22,6 +22,7 @@ from tuning_governor.adapters.channels import ChannelClients, ChannelNotifiers, 
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
+from tuning_governor.adapters.submissions import SageMakerLauncher
 from tuning_governor.app.wiring import Services, channel_grants
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy
@@ -234,6 +235,7 @@ def _services(
         settings=settings,
         # No real back-off offline: a throttled stop is retried at once.
         sagemaker=SageMakerGateway(sagemaker, sleep=lambda _seconds: None),
+        stopped_jobs=SageMakerLauncher(sagemaker),
         store=table,
         notifiers=notifiers,
         catalog=catalog,

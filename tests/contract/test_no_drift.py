@@ -154,8 +154,11 @@ def _decisions(store: Any, run: Callable[[Any], None], key: str) -> None:
     run(store.claim_team_decision(team, "2026-11", "enforce", later, token="t2"))
     run(store.release_team_decision(team, "2026-11", "t2"))
     run(store.release_team_decision(team, "2026-11", "t1"))
+    run(store.stale_team_decisions(later))
+    run(store.stale_team_decisions(later + timedelta(seconds=1)))
     run(store.claim_team_decision(team, "2026-11", "enforce", later, token="t2"))
     run(store.finish_team_decision(team, "2026-11", [{"job": key, "action": "stopped"}]))
+    run(store.stale_team_decisions(later + timedelta(seconds=1)))
     run(store.claim_team_decision(team, "2026-11", "enforce", later, token="t3"))
 
 

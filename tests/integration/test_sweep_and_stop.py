@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 import sweep
-import tuning_governor.app.sweep as sweep_module
+import tuning_governor.app.warm_pools as warm_pools_module
 from governor_sim.amt import DefaultTrialBehaviour
 from governor_sim.runner import FakeLambdaContext, deliver_all, deliver_event
 from governor_sim.scenarios import seed_tuning_request
@@ -175,4 +175,4 @@ def test_the_warm_pool_window_covers_the_longest_keep_alive_sagemaker_accepts() 
         model.shape_for(shape).members["KeepAlivePeriodInSeconds"].metadata["max"]
         for shape in ("ResourceConfig", "ResourceConfigForUpdate")
     )
-    assert timedelta(seconds=longest) <= sweep_module.MAX_KEEP_ALIVE
+    assert timedelta(seconds=longest) <= warm_pools_module.MAX_KEEP_ALIVE

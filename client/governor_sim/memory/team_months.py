@@ -7,7 +7,7 @@ from typing import Any
 
 from governor_sim.memory.table import Item, MemoryTable, copied, stored
 from tuning_governor.adapters.dynamodb.items import month_totals, team_decision_claim
-from tuning_governor.adapters.dynamodb.keys import DECISION_LEASE, team_decision_sk, team_pk
+from tuning_governor.adapters.dynamodb.keys import DECISION_LEASE, PENDING_TEAM_STEPS, iso, team_decision_sk, team_pk
 from tuning_governor.domain.spend import RunningTrial, running_trials
 from tuning_governor.models.decisions import Decision
 from tuning_governor.ports import TeamMonthStore
@@ -62,11 +62,14 @@ class TeamMonthItems(MemoryTable):
 
         def finish(item: Item) -> None:
             item.update(values)
-            item.pop("lease_token", None)
-            item.pop("lease_until", None)
+            for name in ("lease_token", "lease_until", "gsi1pk", "gsi1sk"):
+                item.pop(name, None)
 
         with self._lock:
             self._update(team_pk(decision.team or ""), team_decision_sk(decision.rule, decision.verdict, month), finish)
+
+    def stale_team_decisions(self, claimed_before: datetime) -> list[dict[str, Any]]:
+        return self._by_gsi(PENDING_TEAM_STEPS, below=iso(claimed_before))
 
     def team_decisions(self, team: str) -> list[dict[str, Any]]:
         return self._query(team_pk(team), "DECISION#")

@@ -17,7 +17,15 @@ told) and the one-time budget checks at their time (:mod:`governor_sim.schedule`
 from .logs import LoggedDelivery, read_delivery_log, read_event_log
 from .loop import DEFAULT_MAX_VIRTUAL_S, DEFAULT_START, Simulation
 from .results import DeliveryOutcome, Progress, ScheduledRun, SimulationResult
-from .scenario import CreateTrainingJob, CreateTuningJob, RetryPolicy, Scenario, ScenarioAction, SubmitTuningJob
+from .scenario import (
+    CreateTrainingJob,
+    CreateTuningJob,
+    RetryPolicy,
+    Scenario,
+    ScenarioAction,
+    SubmitTuningJob,
+    TagTuningJob,
+)
 
 __all__ = [
     "DEFAULT_MAX_VIRTUAL_S",
@@ -34,6 +42,7 @@ __all__ = [
     "Simulation",
     "SimulationResult",
     "SubmitTuningJob",
+    "TagTuningJob",
     "read_delivery_log",
     "read_event_log",
 ]

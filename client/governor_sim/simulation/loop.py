@@ -37,7 +37,7 @@ from .logs import open_log, write_delivery_line, write_event_line
 from .queue import SimulatedQueue
 from .quiet import DISCARD, quiet_handlers
 from .results import DeliveryOutcome, Progress, ScheduledRun, SimulationResult
-from .scenario import CreateTuningJob, RetryPolicy, Scenario, ScenarioAction, SubmitTuningJob
+from .scenario import CreateTuningJob, RetryPolicy, Scenario, ScenarioAction, SubmitTuningJob, TagTuningJob
 
 DEFAULT_START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 DEFAULT_MAX_VIRTUAL_S = 30 * 24 * 3600.0
@@ -316,6 +316,11 @@ class Simulation:
     def _perform(action: ScenarioAction, env: OfflineEnvironment) -> None:
         if isinstance(action, CreateTuningJob):
             env.sagemaker.create_hyper_parameter_tuning_job(**action.request)
+        elif isinstance(action, TagTuningJob):
+            arn = env.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=action.job)[
+                "HyperParameterTuningJobArn"
+            ]
+            env.sagemaker.add_tags(ResourceArn=arn, Tags=[{"Key": k, "Value": v} for k, v in action.tags.items()])
         else:
             env.sagemaker.create_training_job(**action.request)
 

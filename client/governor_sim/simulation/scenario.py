@@ -47,7 +47,17 @@ class SubmitTuningJob:
     """The submitter's consent to be admitted with a lower MaxParallelTrainingJobs (message ``fit_to_share``)."""
 
 
-ScenarioAction = CreateTuningJob | CreateTrainingJob | SubmitTuningJob
+@dataclass(frozen=True)
+class TagTuningJob:
+    """At ``at_s`` virtual seconds, its owner calls AddTags on the tuning job ``job`` (e.g. raising its
+    budget tag); the stand-in emits the tag event CloudTrail would send."""
+
+    at_s: float
+    job: str
+    tags: Mapping[str, str]
+
+
+ScenarioAction = CreateTuningJob | CreateTrainingJob | SubmitTuningJob | TagTuningJob
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ from governor_sim.amt.tuning_job import SimTuningJob
 from governor_sim.delivery import DeliveryFaults
 from governor_sim.schedule import DEFAULT_SWEEP_EVERY
 from governor_sim.simulation import Simulation
+from tuning_governor.app.tag_events import is_tag_event
+from tuning_governor.domain.resume import resume_name
 from tuning_governor.policy import parse_policy
 
 from .scenarios import SCENARIOS, DisorderScenario
@@ -42,7 +44,6 @@ MICRO = Decimal("0.000001")
 SWEEP = DEFAULT_SWEEP_EVERY
 EARLY_S = 120.0
 LATE_S = SWEEP.total_seconds() + 120.0
-SEEDS = (1, 2, 3)
 
 
 def profile_faults(profile: str, seed: int) -> DeliveryFaults | None:
@@ -54,6 +55,12 @@ def profile_faults(profile: str, seed: int) -> DeliveryFaults | None:
         return DeliveryFaults(max_delay_s=240.0, same_id_duplicate_rate=0.01, new_id_duplicate_rate=0.02, seed=seed)
     if profile == "drops":
         return DeliveryFaults(drop_rate=0.2, seed=seed)
+    if profile == "hours-late":  # every event up to 3 hours late (so the sweep judges nearly all of it)
+        return DeliveryFaults(max_delay_s=3 * 3600.0, same_id_duplicate_rate=0.01, seed=seed)
+    if profile == "tags-lost":  # delays as ``delays``; the tag events are dropped besides (see ``run``)
+        return DeliveryFaults(max_delay_s=240.0, seed=seed)
+    if profile == "same-second":  # no delay, but deliveries shuffled in blocks of 8: every order of a burst
+        return DeliveryFaults(reorder_window=8, reorder_hold_s=1.0, seed=seed)
     raise ValueError(f"unknown profile {profile!r}")
 
 
@@ -74,6 +81,8 @@ class Run:
     stops: dict[str, Stop] = field(default_factory=dict)
     dollars: dict[str, tuple[Decimal | None, Decimal]] = field(default_factory=dict)
     decisions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    requeued: dict[str, str] = field(default_factory=dict)
+    """Per stopped job queued again (``on_over_capacity: requeue``, preemptions): its entry's state."""
 
 
 @contextmanager
@@ -105,9 +114,32 @@ def _truth(sim: Simulation, job: str) -> Decimal:
         resource = described["ResourceConfig"]
         entry = catalog.price(region, resource["InstanceType"])
         assert entry is not None, resource["InstanceType"]
-        billable = Decimal(described.get("BillableTimeInSeconds") or 0)
-        total += (Decimal(entry.usd_per_hour) * resource["InstanceCount"] * billable / 3600).quantize(MICRO)
+        rate = Decimal(entry.usd_per_hour) * resource["InstanceCount"] / 3600
+        retained = (described.get("WarmPoolStatus") or {}).get("ResourceRetainedBillableTimeInSeconds") or 0
+        for seconds in (described.get("BillableTimeInSeconds") or 0, retained):  # billed as two lines
+            total += (rate * Decimal(seconds)).quantize(MICRO)
     return total
+
+
+def _losing_tag_events(sim: Simulation) -> None:
+    """Every tag event CloudTrail would send is lost (the run's deliverer never sees it)."""
+    deliverer, submit = sim.deliverer, sim.deliverer.submit
+
+    def keep(event: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        return [] if is_tag_event(event) else submit(event, *args, **kwargs)
+
+    deliverer.submit = keep  # type: ignore[method-assign]
+
+
+def _policy_in_force(sim: Simulation, spec: DisorderScenario) -> Any:
+    """The policy as the governor reads it: ``spec.policy``, or ``spec.switch_to`` from ``spec.switch_at_s``
+    virtual seconds on (the operator's edit of the SSM parameter, read by every function from then)."""
+    before = parse_policy(spec.policy, f"disorder {spec.name}")
+    if spec.switch_to is None:
+        return lambda: before
+    after = parse_policy(spec.switch_to, f"disorder {spec.name} (switched)")
+    switch = sim.start.timestamp() + spec.switch_at_s
+    return lambda: after if sim.clock.now().timestamp() >= switch else before
 
 
 @functools.cache
@@ -128,6 +160,9 @@ def run(scenario_name: str, seed: int, profile: str) -> Run:
     with mock_aws(), simulation as sim:
         for instance_type, value in spec.quotas.items():
             sim.amt.set_applied_quota(instance_type, value)
+        sim.env.services.policy = _policy_in_force(sim, spec)
+        if profile == "tags-lost":
+            _losing_tag_events(sim)
         with _recording_stops(sim) as served:
             sim.run()
         out = Run()
@@ -136,6 +171,9 @@ def run(scenario_name: str, seed: int, profile: str) -> Run:
             out.decisions[job] = store.decisions(job)
             summary = store.get_summary(job)
             out.dollars[job] = (summary.cost.cost_usd if summary else None, _truth(sim, job))
+            entry = store.get_request(resume_name(job, 1))
+            if entry is not None:
+                out.requeued[job] = entry.state
         for job, at in served:
             stopped = sorted(
                 (d for d in out.decisions[job] if d.get("action") == "stopped"), key=lambda d: str(d.get("at"))
@@ -182,6 +220,10 @@ def compare(scenario_name: str, seed: int, profile: str) -> Verdict:
             verdict.missed.append(
                 f"{job}: stopped at {seen.at:%H:%M:%S}, {verdict.lateness_s[job]:.0f} s after perfect delivery's"
             )
+    for job in sorted(set(perfect.requeued) - set(faulty.requeued)):
+        verdict.missed.append(f"{job}: not queued again; perfect delivery requeued it")
+    for job in sorted(set(faulty.requeued) - set(perfect.requeued)):
+        verdict.wrong.append(f"{job}: queued again; perfect delivery did not")
     for job, (governor, truth) in sorted(faulty.dollars.items()):
         if governor is None or governor.quantize(MICRO) != truth:
             verdict.dollars.append(f"{job}: governor {governor}, stand-in {truth}")

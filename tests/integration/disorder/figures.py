@@ -17,7 +17,7 @@ from governor_sim.offline_env import use_offline_environment
 
 use_offline_environment()
 
-from .compare import PROFILES, SEEDS, Verdict, compare, max_lateness  # noqa: E402 - after the fake credentials
+from .compare import Verdict, compare, max_lateness  # noqa: E402 - after the fake credentials
 from .scenarios import SCENARIOS  # noqa: E402 - after the fake credentials
 
 
@@ -33,15 +33,15 @@ def table(details: bool = False) -> list[str]:
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     notes: list[str] = []
-    for name in SCENARIOS:
-        for profile in PROFILES:
-            verdicts = [compare(name, seed, profile) for seed in SEEDS]
+    for name, spec in SCENARIOS.items():
+        for profile in spec.profiles:
+            verdicts = [compare(name, seed, profile) for seed in spec.seeds]
             lines.append(
                 f"| {name} | {profile} | {len(verdicts)} | {sum(len(v.wrong) for v in verdicts)} |"
                 f" {sum(len(v.missed) for v in verdicts)} | {_lateness(verdicts)} |"
                 f" {sum(len(v.dollars) for v in verdicts)} | {sum(not v.ok for v in verdicts)} |"
             )
-            for seed, verdict in zip(SEEDS, verdicts, strict=True):
+            for seed, verdict in zip(spec.seeds, verdicts, strict=True):
                 for kind, found in (("wrong", verdict.wrong), ("missed", verdict.missed), ("dollars", verdict.dollars)):
                     notes += [f"- {name} seed {seed} {profile}: {kind}: {finding}" for finding in found]
     return lines + (["", *notes] if details else [])

@@ -79,7 +79,7 @@ def process_queue_event(event: dict[str, Any], services: EngineServices, queue: 
         ended = job.detail.end_time or job.detail.last_modified_time or job.time
         services.store.release_reservation(job.detail.key, iso_time(ended))
         if detail.get("HyperParameterTuningJobStatus") == "Stopped":
-            requeue_stopped(str(name), services, queue)  # a preemption, or on_over_capacity: requeue
+            requeue_stopped(str(name), services, queue.stopped_jobs)  # a preemption, or on_over_capacity: requeue
     return {"admitted": admit_waiting(services, queue)}
 
 

@@ -7,16 +7,19 @@ budget, a unique traceable name), in its team's queue, and its owner told "<how>
   back), always: issue 20's "no finished trial is wasted";
 - a stop on arrival for concurrency, when the policy says ``defaults.on_over_capacity: requeue``.
 
-It runs when the job's ``Stopped`` event reaches the queue consumer: only a Stopped job can be a
-warm-start parent, and a StopHyperParameterTuningJob call only starts the stop. Idempotent: the
-resumed name is the same for the same stopped job, and the queue keeps one entry per name.
+It runs once the job is Stopped (only a Stopped job can be a warm-start parent, and a
+StopHyperParameterTuningJob call only starts the stop), from whichever sees that first: its ``Stopped``
+event at the queue consumer or at the tuning-events function, or the sweep finalising a job whose
+Stopped event was lost. Exactly once whichever comes first and whatever arrives later: the requeue is
+claimed per stopped job (``DELIVERY#requeue#queue`` on its partition) before the queue entry is written,
+and a requeue already made costs one GetItem, no SageMaker call.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tuning_governor.app.queue_admission import QueueServices, report_event
+from tuning_governor.app.queue_admission import report_event
 from tuning_governor.app.queue_requests import demand_of, queue_terms
 from tuning_governor.app.queue_shares import PREEMPT_RULE
 from tuning_governor.domain.resume import ResumeRefused, StoppedJob, plan_resume
@@ -24,9 +27,13 @@ from tuning_governor.governance.ports import EngineServices
 from tuning_governor.models.queue import QueuedRequest
 from tuning_governor.observability import logger
 from tuning_governor.policy import Policy
+from tuning_governor.ports.submissions import StoppedJobs
 
 ARRIVAL_RULE = "concurrency"
 SUBMITTER = "tuning-governor (on_over_capacity: requeue)"
+
+#: The claim that makes a stopped job's requeue happen once (a delivery claim on the stopped job).
+REQUEUE_CLAIM = ("requeue", "queue")
 
 
 HOW = {PREEMPT_RULE: "preempted", ARRIVAL_RULE: "stopped on arrival"}
@@ -44,16 +51,31 @@ def _our_stop(services: EngineServices, policy: Policy, key: str) -> dict[str, A
     return None
 
 
-def requeue_stopped(name: str, services: EngineServices, queue: QueueServices) -> dict[str, Any] | None:
-    """Queue ``name`` again when the governor stopped it to make room (a preemption; a stop on arrival
-    for concurrency with ``on_over_capacity: requeue``); None when neither applies."""
-    policy = services.policy()
-    reader = queue.stopped_jobs
+def requeue_stopped(name: str, services: EngineServices, reader: StoppedJobs | None) -> dict[str, Any] | None:
+    """Queue ``name`` again, once, when the governor stopped it to make room (a preemption; a stop on
+    arrival for concurrency with ``on_over_capacity: requeue``); None when neither applies or there is
+    no ``reader`` to describe it with."""
     if reader is None:
         return None
-    decision = _our_stop(services, policy, name.lower())
+    policy, key = services.policy(), name.lower()
+    decision = _our_stop(services, policy, key)
     if decision is None:
         return None
+    store, now = services.store, services.clock()
+    if store.delivery_sent(key, *REQUEUE_CLAIM) or not store.claim_delivery(key, *REQUEUE_CLAIM, now):
+        return {"job_name": name, "outcome": "duplicate", "from": name}
+    try:
+        outcome = _requeue(name, decision, services, policy, reader)
+    except Exception:
+        store.finish_delivery(key, *REQUEUE_CLAIM, now, sent=False)  # the next attempt takes it again
+        raise
+    store.finish_delivery(key, *REQUEUE_CLAIM, services.clock(), sent=True)
+    return outcome
+
+
+def _requeue(
+    name: str, decision: dict[str, Any], services: EngineServices, policy: Policy, reader: StoppedJobs
+) -> dict[str, Any]:
     describe, tags = reader.describe_for_resume(name)
     plan = plan_resume(StoppedJob(describe=describe, tags=tags))
     if isinstance(plan, ResumeRefused):

@@ -5,6 +5,8 @@ Each run (rate set in template.yaml, default 5 minutes):
 2. finalises jobs the table still thinks are running but SageMaker no longer lists (their terminal
    event was lost): one Describe + ceil(trials / 100) List calls per such job, plus one
    DescribeTrainingJob per trial listed as finished that has no record (its own event was lost);
+   a job so finalised that ended Stopped, stopped by the governor to make room, is queued again
+   (``app.queue_requeue``: one GetItem, plus one Describe + ListTags the first time);
    then does the same for finalised jobs whose summary still misses trials (``GAPS`` items, one
    Query), reporting them when complete or 30 minutes after the job ended, or correcting the report;
 3. records jobs SageMaker lists that the table does not know (their InProgress event was lost or is
@@ -28,10 +30,13 @@ Each run (rate set in template.yaml, default 5 minutes):
    or a report a channel could not take: a failing channel never fails the event, issue 18) for
    longer than a sweep interval: one Query on gsi1 (``STEP#pending``) and no SageMaker call beyond a
    stop still to be made (governance.actions.resume_stale); a report still undelivered here is
-   counted as ``ReportsOverdue`` (alarmed);
+   counted as ``ReportsOverdue`` (alarmed); then the team decisions left pending as long whose team
+   has no running job left to carry them on (one more gsi1 Query: governance.team_months);
 5. refreshes warm pools (ceil(training jobs modified in the last 7 hours / 100) list calls: a pool is
    Available for at most the longest keep-alive after its job last changed; plus one Describe per new
-   pool) and writes the capacity snapshot (usage per instance type, and the limits that apply).
+   pool; a known pool no longer Available is described once, and a trial's retention its lost end event
+   carried is billed to the trial, its job and its team's month: ``app.warm_pools``) and writes the
+   capacity snapshot (usage per instance type, and the limits that apply).
 SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, plus the trial step (3b), bounded
 per sweep by J + sum over the jobs that disagree of (ceil(T_j / 100) + L_j) for J running jobs, T_j
 trials and L_j lost terminal events of job j, plus the warm-pool listing (5), which grows with the
@@ -47,15 +52,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
 from tuning_governor.app.finalise import finalise_and_report, finalise_reported
+from tuning_governor.app.queue_requeue import requeue_stopped
 from tuning_governor.app.running_trials import reconcile_running_trials
 from tuning_governor.app.tag_events import reread_tags
+from tuning_governor.app.warm_pools import refresh_warm_pools
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.capacity import total
 from tuning_governor.domain.job import JobState
@@ -64,6 +71,7 @@ from tuning_governor.governance.actions import resume_stale
 from tuning_governor.governance.admission import reconcile_ledger
 from tuning_governor.governance.admission_order import unjudged
 from tuning_governor.governance.engine import govern
+from tuning_governor.governance.team_months import resume_team_decisions
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
@@ -84,6 +92,8 @@ class Sweep:
     )
     ended_at: dict[str, datetime] = field(default_factory=dict)
     """When each job finalised by this sweep ended, as Describe says (its reservation is marked so)."""
+    stopped: list[str] = field(default_factory=list)
+    """The jobs finalised by this sweep that ended Stopped (their Stopped event was lost)."""
 
     def attempt(self, key: str, step: str, fn: Callable[[], Any]) -> None:
         """One job's step failing, whatever the failure (a throttled read surfaces as botocore's own
@@ -114,8 +124,23 @@ class Sweep:
                 )
                 self.report["finalised"].append(done.summary.job_name)
                 self.ended_at[done.job.key] = done.job.end_time or done.job.last_modified_time or self.now
+                if done.job.status == "Stopped":
+                    self.stopped.append(done.job.name)
 
             self.attempt(key, "finalise", finish)
+
+    def requeue_stopped(self) -> None:
+        """Jobs finalised here that ended Stopped: one the governor stopped to make room is queued
+        again, as its Stopped event would have had it (``app.queue_requeue``: once, whatever comes later)."""
+        self.report["requeued"] = []
+        for name in self.stopped:
+
+            def requeue(name: str = name) -> None:
+                outcome = requeue_stopped(name, self.services, self.services.stopped_jobs)
+                if outcome is not None:
+                    self.report["requeued"].append(outcome)
+
+            self.attempt(name.lower(), "requeue", requeue)
 
     def fill_gaps(self) -> None:
         """Finalised jobs whose summary still lacks trials SageMaker lists as finished (one Query on the
@@ -212,6 +237,7 @@ def run_sweep(services: Services) -> dict[str, Any]:
     }
     sweep = Sweep(services, now, policy, live, known)
     sweep.finalise_lost()
+    sweep.requeue_stopped()
     sweep.fill_gaps()
     sweep.discover()
     sweep.report["trials"] = reconcile_running_trials(services, policy, live, known, sweep.attempt)
@@ -222,32 +248,13 @@ def run_sweep(services: Services) -> dict[str, Any]:
     # pending for longer than a sweep interval: finished from their stored rows (one gsi1 Query).
     sweep.report["resumed"] = []
     sweep.attempt("pending-steps", "resume", lambda: sweep.report["resumed"].extend(resume_stale(services, now)))
-    sweep.attempt("warm-pools", "refresh", lambda: _refresh_warm_pools(services, policy.team_of, now))
+    # Team decisions left pending whose team has no running job left to carry them on (one gsi1 Query).
+    sweep.attempt(
+        "team-decisions", "resume", lambda: sweep.report["resumed"].extend(resume_team_decisions(services, now))
+    )
+    sweep.attempt(
+        "warm-pools", "refresh", lambda: sweep.report.update(refresh_warm_pools(services, policy.team_of, now))
+    )
     sweep.attempt("capacity-snapshot", "write", sweep.snapshot)
     metrics.add_metric(name="SweepJobsSeen", unit=MetricUnit.Count, value=len(live))
     return sweep.report
-
-
-#: The longest a warm pool can stay Available after its training job was last modified: the largest
-#: KeepAlivePeriodInSeconds SageMaker's API accepts (ResourceConfig and UpdateTrainingJob's
-#: ResourceConfigForUpdate: 21,600 s in its model; the developer guide still says 3,600 s). A pool is
-#: Available from its job's end (or a keep-alive update, which modifies the job) for at most that long.
-MAX_KEEP_ALIVE = timedelta(seconds=21_600)
-
-
-#: Clock skew and the time between a job's last change and its pool becoming Available.
-WARM_POOL_MARGIN = timedelta(hours=1)
-
-
-def _refresh_warm_pools(services: Services, team_of: Any, now: datetime) -> None:
-    # Bounded in time: ListTrainingJobs applies WarmPoolStatusEquals after MaxResults, so an unbounded
-    # listing pages through the account's whole training history; a pool Available now belongs to a job
-    # modified within the longest keep-alive.
-    recent = now - MAX_KEEP_ALIVE - WARM_POOL_MARGIN
-    available = {s["TrainingJobName"] for s in services.sagemaker.list_warm_pools(modified_after=recent)}
-    known = services.store.warm_pool_names()
-    for name in sorted(available - known):
-        job = services.sagemaker.describe_training_job(name)
-        services.store.set_warm_pool(job, team=team_of(job.tags, job.roles))
-    for name in sorted(known - available):
-        services.store.release_warm_pool(name)

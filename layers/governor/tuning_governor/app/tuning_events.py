@@ -8,6 +8,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
 from tuning_governor.app.finalise import finalise_and_report
+from tuning_governor.app.queue_requeue import requeue_stopped
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.job import iso_time
 from tuning_governor.governance.engine import govern
@@ -60,6 +61,8 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
             # marked ended at its end in SageMaker's time (a job created before that still counts it).
             ended = job.end_time or job.last_modified_time or parsed.time
             services.store.release_reservation(job.key, iso_time(ended))
+            if job.status == "Stopped":  # in case the queue consumer's copy of the event is lost
+                requeue_stopped(job.name, services, services.stopped_jobs)
             return {"outcome": "finalised", "job": job.key, "status": summary.status, "reports": channels}
         if job.status in {"Deleting", "DeleteFailed"}:
             return {"outcome": "ignored", "reason": f"status {job.status}"}

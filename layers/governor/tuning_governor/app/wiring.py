@@ -20,6 +20,7 @@ from tuning_governor.adapters.clients import deferred
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
+from tuning_governor.adapters.submissions import SageMakerLauncher
 from tuning_governor.app.stored_prices import StoredPrices
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.domain.reports import Report
@@ -27,6 +28,7 @@ from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy, PolicySource, policy_source
 from tuning_governor.policy.routing import ChannelGrants, routing_warnings, team_channels
 from tuning_governor.ports import CheckScheduler, Notifier, SageMaker, Store
+from tuning_governor.ports.submissions import StoppedJobs
 from tuning_governor.settings import Settings, get_settings
 
 
@@ -60,6 +62,9 @@ class Services:
     """The teams' own channels (None: every report goes to ``notifiers`` only)."""
     grants: ChannelGrants = field(default_factory=ChannelGrants)
     """Which team secrets and topics the stack may use (see ``tuning_governor.policy.routing``)."""
+    stopped_jobs: StoppedJobs | None = None
+    """Reads a job the governor stopped to make room, to queue it again when its Stopped event reached
+    no queue consumer (``app.queue_requeue``; None: only the consumer requeues)."""
 
     def notifiers_for(self, report: Report, policy: Policy) -> list[Notifier]:
         """Every channel ``report`` goes to: the default ones (always), then its team's own, if the
@@ -178,9 +183,11 @@ def default_services() -> Services:
         settings.table_name,
         trial_retention_days=settings.trial_retention_days,
     )
+    sagemaker = boto3.client("sagemaker", config=retrying)
     return Services(
         settings=settings,
-        sagemaker=SageMakerGateway(boto3.client("sagemaker", config=retrying)),
+        sagemaker=SageMakerGateway(sagemaker),
+        stopped_jobs=SageMakerLauncher(sagemaker),
         store=store,
         stored_prices=StoredPrices(store, clock=_utcnow, ttl=timedelta(seconds=settings.price_cache_seconds)),
         notifiers=notifiers,

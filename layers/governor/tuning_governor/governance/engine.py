@@ -26,6 +26,7 @@ from tuning_governor.governance import grace
 from tuning_governor.governance.actions import act
 from tuning_governor.governance.admission import admit
 from tuning_governor.governance.checks import check_time, schedule_check
+from tuning_governor.governance.enforce import under_enforce
 from tuning_governor.governance.facts import JobFacts, Trigger
 from tuning_governor.governance.job import job_facts, with_pricing_facts
 from tuning_governor.governance.ports import EngineServices
@@ -87,28 +88,6 @@ class Live:
         if step.decision is None:
             return []
         return [act(under_enforce(step.decision, facts, policy, self.services), facts, policy, self.services)]
-
-
-def under_enforce(decision: Decision, job: JobFacts, policy: Policy, services: EngineServices) -> Decision:
-    """A breach found under enforce that the job already had recorded while the policy was monitor
-    (``would-stop``) is judged again, as its own decision (verdict ``enforced``): the rollout's
-    promise that switching to enforce stops what monitor mode only reported, at the first judgement
-    after the switch. Claimed once like any decision, so it stops once. One GetItem, only for a
-    breach under enforce of a job that is not exempt; the reverse (a decision made under enforce,
-    judged again under monitor) is never re-judged, and monitor never stops."""
-    if decision.verdict != "breach" or not policy.enforcing or policy.is_exempt(job.tags):
-        return decision
-    stored = services.store.get_decision(decision.job_key, decision.rule, "breach")
-    if stored is None or stored.get("action") != "would-stop":
-        return decision
-    decided = str(stored.get("at"))
-    return decision.model_copy(
-        update={
-            "verdict": "enforced",
-            "message": f"{decision.message}; decided in monitor mode at {decided}, now judged under enforce",
-            "numbers": decision.numbers | {"monitor_decision_at": decided},
-        }
-    )
 
 
 @dataclass

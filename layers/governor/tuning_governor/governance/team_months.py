@@ -6,16 +6,17 @@ import contextlib
 import uuid
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.domain import spend
-from tuning_governor.domain.job import JobState
+from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.reports import Report, decision_fields, decision_report
 from tuning_governor.errors import GovernorError
-from tuning_governor.governance.actions import act, lease_job_decision, stop_step, take_lease
+from tuning_governor.governance.actions import STEP_TIMEOUT, act, lease_job_decision, stop_step, take_lease
+from tuning_governor.governance.enforce import under_enforce
 from tuning_governor.governance.facts import JobFacts, TeamMonthFacts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.reporting import all_delivered, deliver
@@ -82,18 +83,75 @@ def act_on_team(decision: Decision, job: JobFacts, policy: Policy, services: Eng
     if claimed.get("state") != "pending":
         if decision.verdict != "breach":
             return []
-        return [act(decision, job, policy, services)]
+        # Decided for the team already: this job's own decision, judged again under enforce when
+        # the team's breach stopped nothing under monitor (its jobs recorded would-stop).
+        return [act(under_enforce(decision, job, policy, services), job, policy, services)]
+    return _as_owner(decision, claimed, token, Judged(job.job_key, job.job_name, job.tags), policy, services)
+
+
+class Judged(NamedTuple):
+    """The job whose judgement carries a team decision (key, name, tags)."""
+
+    key: str
+    name: str
+    tags: dict[str, str]
+
+
+def _as_owner(
+    decision: Decision, claimed: dict[str, Any], token: str, judged: Judged, policy: Policy, services: EngineServices
+) -> list[dict[str, Any]]:
+    """The team decision's steps, when ``token`` holds its lease (else nothing: another owner has it)."""
     if claimed.get("lease_token") != token:
         metrics.add_metric(name="DecisionsInProgressElsewhere", unit=MetricUnit.Count, value=1)
         return []
+    month = str(decision.numbers["month"])
     finished = False
     try:
-        outcomes, finished = _carry_out_team(_as_first_claimed(decision, claimed), job, policy, services, month=month)
+        outcomes, finished = _carry_out_team(
+            _as_first_claimed(decision, claimed), judged, policy, services, month=month
+        )
         return outcomes
     finally:
         if not finished:  # a channel failed or is in flight: the next judgement may take it at once
             with contextlib.suppress(GovernorError):
                 services.store.release_team_decision(decision, month, token)
+
+
+def resume_team_decisions(services: EngineServices, now: datetime) -> list[dict[str, Any]]:
+    """The sweep's pass over team decisions left pending longer than ``STEP_TIMEOUT`` (a report no
+    channel took, an owner that failed between stops) whose team has no InProgress job left, so no
+    judgement of a running job will carry them on: each is carried out as its first claim stored it
+    (stops of the team's jobs still to make, then its one report). One gsi1 Query, plus one Query of the
+    team's running jobs and one GetItem (its first job) per such decision."""
+    outcomes: list[dict[str, Any]] = []
+    policy = services.policy()
+    for row in services.store.stale_team_decisions(now - STEP_TIMEOUT):
+        team = str(row.get("team") or "")
+        if not team or services.store.team_jobs_in_progress(team):
+            continue  # a running job's own judgement (event or sweep) carries it on
+        key = str(row["job_key"])
+        job = job_state(services.store.get_job(key))
+        fields = {name: row.get(name) for name in ("rule", "verdict", "message", "numbers", "at")}
+        decision = Decision.model_validate(
+            fields | {"job_key": key, "job_name": job.name if job is not None else key, "team": team}
+        )
+        judged = Judged(key, decision.job_name, dict(job.tags) if job is not None else {})
+        outcomes.extend(o | {"team": team} for o in _take_over(decision, judged, policy, services, now))
+    return outcomes
+
+
+def _take_over(
+    decision: Decision, judged: Judged, policy: Policy, services: EngineServices, now: datetime
+) -> list[dict[str, Any]]:
+    """A pending team decision's steps carried out by the caller, once it holds the lease."""
+    token, month = uuid.uuid4().hex, str(decision.numbers["month"])
+    claimed = take_lease(
+        lambda: services.store.claim_team_decision(decision, month, policy.mode, now, token=token),
+        lambda: services.store.release_team_decision(decision, month, token),
+    )
+    if claimed.get("state") != "pending":
+        return []
+    return _as_owner(decision, claimed, token, judged, policy, services)
 
 
 def _as_first_claimed(decision: Decision, claimed: dict[str, Any]) -> Decision:
@@ -103,20 +161,26 @@ def _as_first_claimed(decision: Decision, claimed: dict[str, Any]) -> Decision:
 
 
 def _carry_out_team(
-    decision: Decision, job: JobFacts, policy: Policy, services: EngineServices, *, month: str
+    decision: Decision, judged: Judged, policy: Policy, services: EngineServices, *, month: str
 ) -> tuple[list[dict[str, Any]], bool]:
     """The owner's steps of a team decision: each job's stop (on a breach), then the team's one report.
     (outcomes, whether the decision is done)."""
     mode = policy.mode
     if decision.verdict == "breach":
-        results = _stop_team_jobs(decision, job, policy, services)
+        results = _stop_team_jobs(decision, judged, policy, services)
     else:
         results = []
         _record_warning(decision, policy, services)
     metrics.add_metric(name="TeamDecisions", unit=MetricUnit.Count, value=1)
     logger.info(
         "team governance decision",
-        extra={"rule": decision.rule, "verdict": decision.verdict, "mode": mode, "team": job.team, "jobs": results},
+        extra={
+            "rule": decision.rule,
+            "verdict": decision.verdict,
+            "mode": mode,
+            "team": decision.team,
+            "jobs": results,
+        },
     )
     # The team decision is done only once its report is out on every channel: until then it stays
     # pending, and the next judgement of the team (event or sweep) re-claims it and sends the report.
@@ -148,22 +212,22 @@ def _record_warning(decision: Decision, policy: Policy, services: EngineServices
     services.store.finish_decision(decision, "warned", f"team {decision.team}: reported for the team")
 
 
-def _team_jobs(job: JobFacts, services: EngineServices) -> dict[str, tuple[str, dict[str, str]]]:
+def _team_jobs(team: str, judged: Judged, services: EngineServices) -> dict[str, tuple[str, dict[str, str]]]:
     """The team's InProgress tuning jobs (key: name, tags), the judged job among them."""
     jobs = {
         found.key: (found.name, found.tags)
-        for found in map(JobState.from_item, services.store.team_jobs_in_progress(job.team or ""))
+        for found in map(JobState.from_item, services.store.team_jobs_in_progress(team))
     }
-    jobs.setdefault(job.job_key, (job.job_name, job.tags))  # the index may lag
+    jobs.setdefault(judged.key, (judged.name, judged.tags))  # the index may lag
     return jobs
 
 
 def _stop_team_jobs(
-    decision: Decision, job: JobFacts, policy: Policy, services: EngineServices
+    decision: Decision, judged: Judged, policy: Policy, services: EngineServices
 ) -> list[dict[str, Any]]:
     """Each of the team's running jobs stopped (or not: exempt, monitor) on its own decision, once."""
     results: list[dict[str, Any]] = []
-    for key, (name, tags) in sorted(_team_jobs(job, services).items()):
+    for key, (name, tags) in sorted(_team_jobs(decision.team or "", judged, services).items()):
         per_job = decision.model_copy(update={"job_key": key, "job_name": name})
         opened = services.store.open_decision(per_job, policy.mode, services.clock(), own_report=False)
         if opened is None:

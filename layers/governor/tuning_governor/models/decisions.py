@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 #: breach: the rule wants the job stopped; warning: report only; grace: a breach whose stop waits for
 #: the rule's grace period (governance/grace.py); enforced: a breach decided while the policy was
-#: monitor, judged again under enforce (governance/engine.py ``under_enforce``): the stop.
+#: monitor, judged again under enforce (governance/enforce.py ``under_enforce``): the stop.
 Verdict = Literal["breach", "warning", "grace", "enforced"]
 
 

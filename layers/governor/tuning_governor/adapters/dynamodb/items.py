@@ -13,6 +13,7 @@ from tuning_governor.adapters.dynamodb.keys import (
     CLAIM_RETENTION,
     EXPIRY_ATTRIBUTE,
     PENDING_STEPS,
+    PENDING_TEAM_STEPS,
     decision_sk,
     delivery_sk,
     expires_at,
@@ -193,6 +194,18 @@ def decision_claim(decision: Decision, mode: str, now: datetime, *, own_report: 
 
 
 def team_decision_claim(decision: Decision, month: str, mode: str, now: datetime) -> dict[str, Any]:
-    """A team's pending decision for ``month`` (``TEAM#<team>`` / ``DECISION#<rule>#<verdict>#<month>``)."""
+    """A team's pending decision for ``month`` (``TEAM#<team>`` / ``DECISION#<rule>#<verdict>#<month>``).
+
+    While pending it is listed under ``gsi1pk = TEAMSTEP#pending`` (sorted by claim time), so the sweep
+    finishes one whose team has no job left to be judged; ``finish_team_decision`` removes it."""
     key = {"pk": team_pk(decision.team or ""), "sk": team_decision_sk(decision.rule, decision.verdict, month)}
-    return key | _pending(decision, "team-decision", mode, now) | {"month": month, "job_key": decision.job_key}
+    return (
+        key
+        | _pending(decision, "team-decision", mode, now)
+        | {
+            "month": month,
+            "job_key": decision.job_key,
+            "gsi1pk": PENDING_TEAM_STEPS,
+            "gsi1sk": f"{iso(now)}#{key['pk']}#{key['sk']}",
+        }
+    )

@@ -17,6 +17,8 @@ CLAIM_TIMEOUT = timedelta(minutes=5)
 DECISION_LEASE = timedelta(minutes=5)
 # The sparse gsi1 partition of decisions with a step still to do (see ``decision_claim``).
 PENDING_STEPS = "STEP#pending"
+# The sparse gsi1 partition of team decisions still to finish (see ``team_decision_claim``).
+PENDING_TEAM_STEPS = "TEAMSTEP#pending"
 # The table's TTL attribute (template.yaml TimeToLiveSpecification): epoch seconds, a DynamoDB Number.
 EXPIRY_ATTRIBUTE = "expires_at"
 # Delivery and decision rows only stop a report or a decision being made twice; a tuning job cannot run

@@ -8,7 +8,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from tuning_governor.adapters.dynamodb.items import month_totals, team_decision_claim
-from tuning_governor.adapters.dynamodb.keys import DECISION_LEASE, team_decision_sk, team_pk
+from tuning_governor.adapters.dynamodb.keys import DECISION_LEASE, PENDING_TEAM_STEPS, iso, team_decision_sk, team_pk
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.domain.spend import RunningTrial, running_trials
 from tuning_governor.models.decisions import Decision
@@ -100,9 +100,17 @@ class TeamMonthTable(Table):
             Key=marshal(
                 {"pk": team_pk(decision.team or ""), "sk": team_decision_sk(decision.rule, decision.verdict, month)}
             ),
-            UpdateExpression="SET #state = :done, jobs = :jobs REMOVE lease_token, lease_until",
+            UpdateExpression="SET #state = :done, jobs = :jobs REMOVE lease_token, lease_until, gsi1pk, gsi1sk",
             ExpressionAttributeNames={"#state": "state"},
             ExpressionAttributeValues=marshal({":done": "done", ":jobs": jobs}),
+        )
+
+    def stale_team_decisions(self, claimed_before: datetime) -> list[dict[str, Any]]:
+        """Team decisions claimed before ``claimed_before`` and still pending (one Query on ``gsi1``)."""
+        return self._all(
+            IndexName="gsi1",
+            KeyConditionExpression="gsi1pk = :p AND gsi1sk < :before",
+            ExpressionAttributeValues=marshal({":p": PENDING_TEAM_STEPS, ":before": iso(claimed_before)}),
         )
 
     def team_decisions(self, team: str) -> list[dict[str, Any]]:
