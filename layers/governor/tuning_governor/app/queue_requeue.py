@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from tuning_governor.app.queue_admission import QueueServices, report_event
-from tuning_governor.app.queue_requests import demand_of, queue_terms
+from tuning_governor.app.queue_requests import demand_of, queue_terms, with_token
 from tuning_governor.app.queue_shares import PREEMPT_RULE
 from tuning_governor.domain.resume import ResumeRefused, StoppedJob, plan_resume
 from tuning_governor.governance.ports import EngineServices
@@ -55,7 +55,7 @@ def requeue_stopped(name: str, services: EngineServices, queue: QueueServices) -
     if decision is None:
         return None
     describe, tags = reader.describe_for_resume(name)
-    plan = plan_resume(StoppedJob(describe=describe, tags=tags))
+    plan = plan_resume(StoppedJob(describe=describe, tags=tags), name_key=queue.name_key)
     if isinstance(plan, ResumeRefused):
         logger.info("stopped job not requeued", extra={"job": name, "reason": plan.reason})
         return {"job_name": name, "outcome": "not-requeued", "reason": plan.reason}
@@ -70,7 +70,7 @@ def requeue_stopped(name: str, services: EngineServices, queue: QueueServices) -
         submitter=SUBMITTER,
         owner=tags.get(services.settings.owner_tag),
         job_name=plan.name,
-        request=plan.request,
+        request=with_token(plan.request, str(team), plan.name, queue.name_key),
         demand=demand_of(plan.request),
         priority=priority,
         enqueued_at=now,
