@@ -66,6 +66,10 @@ def _spot_bayesian_too_wide(r: dict[str, Any]) -> None:
     definition["StoppingCondition"] = {}
 
 
+def _job_runtime_capped(r: dict[str, Any]) -> None:
+    r["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxRuntimeInSeconds"] = 3600
+
+
 #: (file name, what it shows, how it differs from the seed; None: the seed itself or not JSON at all).
 EXAMPLES: tuple[tuple[str, str, Mutation | None], ...] = (
     ("seed.json", "the seed job's request, as the demo launches it", None),
@@ -84,7 +88,15 @@ EXAMPLES: tuple[tuple[str, str, Mutation | None], ...] = (
         " checkpoints, no MaxRuntimeInSeconds, Bayesian with early stopping off, 6 x 3 instances over a quota of 16",
         _spot_bayesian_too_wide,
     ),
+    (
+        "job-runtime-capped.json",
+        "the seed job given one hour in all (ResourceLimits.MaxRuntimeInSeconds): 40-minute trials cost what"
+        " 4 trials can bill in that hour, typical and worst case alike",
+        _job_runtime_capped,
+    ),
 )
+#: The examples checked with ``--trial-minutes`` (the typical cost), and the minutes given.
+TRIAL_MINUTES = {"seed.json": "10", "job-runtime-capped.json": "40"}
 
 
 def write_inputs() -> None:
@@ -120,10 +132,10 @@ def examples() -> str:
     os.chdir(ROOT)
     try:
         blocks: list[str] = []
-        for index, (name, what, _) in enumerate(EXAMPLES):
+        for name, what, _ in EXAMPLES:
             argv = ["check", str(FOLDER / name), "--policy", str(FOLDER / "policy.yaml")]
-            if index == 0:
-                argv += ["--trial-minutes", "10"]
+            if name in TRIAL_MINUTES:
+                argv += ["--trial-minutes", TRIAL_MINUTES[name]]
             code, text = _run(argv)
             blocks.append(
                 f"### {name}: {what}\n\n    $ tuning-governor {' '.join(argv)}\n    (exit {code})\n\n```text\n{text}\n```\n"

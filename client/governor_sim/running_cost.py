@@ -42,6 +42,7 @@ PRICES: dict[str, Price] = {
     "scheduler_invocation": Price(Decimal("1.00") / MILLION, "invocation", "aws.amazon.com/eventbridge/pricing"),
     "sns_publish": Price(Decimal("0.50") / MILLION, "publish", "aws.amazon.com/sns/pricing"),
     "logs_ingest": Price(Decimal("0.50"), "GB ingested", "aws.amazon.com/cloudwatch/pricing"),
+    "secret": Price(Decimal("0.40"), "secret-month", "aws.amazon.com/secrets-manager/pricing"),
     "alarm": Price(Decimal("0.10"), "standard alarm-month", "aws.amazon.com/cloudwatch/pricing"),
     "custom_metric": Price(Decimal("0.30"), "metric-month (EMF)", "aws.amazon.com/cloudwatch/pricing"),
     "dashboard": Price(
@@ -75,16 +76,20 @@ class Usage:
     sweep_reads: int = 6
     sweep_writes: int = 2
     budget_checks_per_job: int = 2
+    check_wait_seconds: Decimal = Decimal("60")
+    """A check waits for its second: Scheduler invokes it in the minute before (30-118 s, about 60)."""
     reports_per_job: int = 2
     """Job summary + at most one decision, per channel (SNS counted; Slack is a webhook, free)."""
     log_kb_per_invocation: Decimal = Decimal("2")
     price_refresh_runs: int = 30
     price_refresh_seconds: Decimal = Decimal("60")
-    alarms: int = 21
+    alarms: int = 22
     """The Operations section's alarms in template.yaml."""
     custom_metrics: int = 35
     """Distinct EMF metric/dimension pairs the handlers emit (about 25, plus one per team and two per rule)."""
     dashboards: int = 1
+    secrets: int = 1
+    """The queue's name key (its reads: one per consumer cold start, within the free 10,000 calls)."""
 
 
 def monthly_cost(trials: int, usage: Usage = Usage()) -> dict[str, Decimal]:
@@ -96,6 +101,7 @@ def monthly_cost(trials: int, usage: Usage = Usage()) -> dict[str, Decimal]:
     seconds = (
         (event_invocations + check_invocations) * usage.event_seconds
         + (event_invocations + check_invocations) * usage.cold_start_share * usage.cold_start_seconds
+        + check_invocations * usage.check_wait_seconds
         + usage.sweeps_per_month * usage.sweep_seconds
         + usage.price_refresh_runs * usage.price_refresh_seconds
     )
@@ -111,6 +117,7 @@ def monthly_cost(trials: int, usage: Usage = Usage()) -> dict[str, Decimal]:
         "X-Ray (one trace per invocation)": invocations * p["xray_trace"],
         "EventBridge Scheduler (budget checks)": check_invocations * p["scheduler_invocation"],
         "SNS (reports)": jobs * usage.reports_per_job * p["sns_publish"],
+        "Secrets Manager (the queue's name key)": usage.secrets * p["secret"],
         "CloudWatch (logs, alarms, metrics, dashboard)": (
             invocations * usage.log_kb_per_invocation / Decimal(1024 * 1024) * p["logs_ingest"]
             + usage.alarms * p["alarm"]

@@ -18,6 +18,7 @@ from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import HOURLY, LongTrials, big_job, deliver, spent
 from tests.integration.test_governance import decisions, record_stop_calls, status, use_policy
 from tuning_governor.adapters.checks import PendingChecks, SchedulerChecks, schedule_name
+from tuning_governor.app.budget_check import run_budget_check
 from tuning_governor.ports import CHECK_KEY
 
 REGION = "us-east-1"
@@ -43,13 +44,39 @@ def test_a_jobs_check_is_one_schedule_created_then_moved(mocked_aws: None) -> No
     [listed] = client.list_schedules(GroupName="governor-budget-checks")["Schedules"]
     assert listed["Name"] == schedule_name("big-job") == "budget-big-job"
     schedule = client.get_schedule(GroupName="governor-budget-checks", Name="budget-big-job")
-    assert schedule["ScheduleExpression"] == "at(2026-11-30T09:20:00)"
+    # Scheduler invokes within the minute it is given (60 s precision): the minute before, so the check
+    # runs by the exact time its input carries, and waits for it there
+    assert schedule["ScheduleExpression"] == "at(2026-11-30T09:19:00)"
     assert schedule["ScheduleExpressionTimezone"] == "UTC"
     assert schedule["ActionAfterCompletion"] == "DELETE"
     assert schedule["FlexibleTimeWindow"] == {"Mode": "OFF"}
     target = schedule["Target"]
     assert (target["Arn"], target["RoleArn"]) == (FAKE_FUNCTION, FAKE_ROLE)
     assert json.loads(target["Input"]) == {CHECK_KEY: {"job": "Big-Job", "at": "2026-11-30T09:20:00+00:00"}}
+
+
+def test_a_check_is_invoked_in_the_minute_before_its_second_and_carries_that_second(mocked_aws: None) -> None:
+    client = boto3.client("scheduler", region_name=REGION)
+    client.create_schedule_group(Name="governor-budget-checks")
+    checks = SchedulerChecks(client, group="governor-budget-checks", target_arn=FAKE_FUNCTION, role_arn=FAKE_ROLE)
+    # Given a crossing at 09:20:37.4
+    checks.schedule("big-job", "Big-Job", datetime(2026, 11, 30, 9, 20, 37, 400_000, tzinfo=UTC))
+    schedule = client.get_schedule(GroupName="governor-budget-checks", Name="budget-big-job")
+    # Then Scheduler fires between 09:19:00 and 09:19:59 (never after the crossing), and the check is for
+    # 09:20:38 (the second at or after it)
+    assert schedule["ScheduleExpression"] == "at(2026-11-30T09:19:00)"
+    assert json.loads(schedule["Target"]["Input"])[CHECK_KEY]["at"] == "2026-11-30T09:20:38+00:00"
+
+
+def test_a_check_invoked_early_waits_for_its_second_and_one_late_or_unmarked_does_not(world: World) -> None:
+    slept: list[float] = []
+    now = world.env.services.clock()
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**big_job("big-job"))
+    for at, waited in ((now + timedelta(seconds=41.5), [41.5]), (now - timedelta(seconds=3), []), (None, [])):
+        slept.clear()
+        body: dict[str, Any] = {"job": "big-job"} | ({"at": at.isoformat()} if at else {})
+        run_budget_check({CHECK_KEY: body}, world.env.services, sleep=slept.append)
+        assert slept == waited, (at, slept)
 
 
 def test_the_pending_checks_keep_the_latest_per_job_and_hand_them_out_in_time_order() -> None:
@@ -93,7 +120,7 @@ def test_the_check_at_the_projected_crossing_stops_the_job_with_no_sweep_and_no_
         for event in world.amt.drain_events():
             deliver(world, event)
     due = checks.next_due()
-    assert due is not None and due.second == 0
+    assert due is not None and due.microsecond == 0  # to the second, not rounded up to the minute
     assert (store.get_job("big-job") or {})["budget_check_at"] == due.isoformat(timespec="milliseconds")
     # and no decision yet: the spend so far, plus what a stop bills, is under the budget
     assert stops == []
@@ -112,7 +139,8 @@ def test_the_check_at_the_projected_crossing_stops_the_job_with_no_sweep_and_no_
     total, _, _ = spent(world, "big-job", due)
     burn = 4 * 8 * HOURLY
     at_stop = total + burn * 120 / 3600
-    assert Decimal(50) <= at_stop <= Decimal(50) + burn / 60  # the check comes within the minute it rounds up to
+    # the check comes at the second of the crossing (to the second, rounded up): within 2 s of burn
+    assert Decimal(50) <= at_stop <= Decimal(50) + burn * 2 / 3600, (at_stop, burn)
     [breach] = [d for d in decisions(world, "big-job") if d["sk"] == "DECISION#budget#breach"]
     assert Decimal(str(breach["numbers"]["at_stop_usd"])) >= 50
     world.amt.advance(180)

@@ -58,6 +58,10 @@ def _schedule_group(logical_id: str, resource: dict[str, Any], _template: dict[s
     return _arn("scheduler", f"schedule-group/{_explicit_name(resource, 'Name')}")
 
 
+def _secret(logical_id: str, resource: dict[str, Any], _template: dict[str, Any]) -> str:
+    return _arn("secretsmanager", f"secret:{_explicit_name(resource, 'Name')}-{SUFFIX[:6]}")
+
+
 def _dashboard(logical_id: str, resource: dict[str, Any], _template: dict[str, Any]) -> str:
     name = _explicit_name(resource, "DashboardName") or f"{logical_id}-{SUFFIX}"
     return _arn("cloudwatch", f"dashboard/{name}", region="")
@@ -268,6 +272,14 @@ SHAPES: dict[str, Shape] = {
         _policy_target("TopicArn"), _because("email subscriptions: no role", "iam:GetRole", "iam:PassRole")
     ),
     "AWS::SQS::Queue": Shape(_simple("sqs", "{name}")),
+    "AWS::SecretsManager::Secret": Shape(
+        _secret,
+        _because(
+            "no replica regions",
+            "secretsmanager:ReplicateSecretToRegions",
+            "secretsmanager:RemoveRegionsFromReplication",
+        ),
+    ),
     "AWS::SQS::QueuePolicy": Shape(_policy_target("Queues")),
     "AWS::Events::Rule": Shape(_simple("events", "rule/{name}"), _because(_PASS_ROLE, "iam:PassRole")),
     "AWS::Scheduler::ScheduleGroup": Shape(_schedule_group),
@@ -362,6 +374,9 @@ UNSCOPABLE = {
     "logs:DescribeIndexPolicies",
     "logs:DescribeResourcePolicies",
     "logs:DescribeLogGroups",
+    # GenerateSecretString: GetRandomPassword names no resource (IAM: no resource types), it only
+    # returns random characters.
+    "secretsmanager:GetRandomPassword",
 }
 
 # Properties by which CloudFormation hands a role of the stack to a service: (resource type, path).

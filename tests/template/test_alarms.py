@@ -23,6 +23,7 @@ GOVERNOR_METRICS = (
     "ReportsOverdue",
     "ReportsUnconfirmed",
     "SweepErrors",
+    "QueueNameConflicts",
 )
 LAYER_SOURCE = ROOT / "layers" / "governor" / "tuning_governor"
 

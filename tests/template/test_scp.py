@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tuning_governor.models.queue import JOB_NAME_PREFIX, QUEUE_TOKEN_TAG
+
 ROOT = Path(__file__).resolve().parents[2]
 SCP = json.loads((ROOT / "docs" / "iam" / "scp-protect-governance-tags.json").read_text())
 DEFAULT_POLICY = yaml.safe_load(
@@ -70,6 +72,10 @@ def _denies(statement: dict[str, Any], action: str, context: dict[str, Any]) -> 
     actions = statement["Action"]
     if action not in ([actions] if isinstance(actions, str) else actions):
         return False
+    wanted_resources = statement["Resource"]
+    wanted_resources = [wanted_resources] if isinstance(wanted_resources, str) else wanted_resources
+    if not any(fnmatch.fnmatchcase(context["resource"], w) for w in wanted_resources):
+        return False
     try:
         for operator, keys in statement["Condition"].items():
             for key, raw in keys.items():
@@ -87,9 +93,11 @@ def denied(
     principal_team: str | None,
     request_tags: dict[str, str],
     resource_tags: dict[str, str] | None = None,
+    job: str = "xgb-churn",
 ) -> list[str]:
-    """The Sids of the statements that deny the request (empty: the SCP allows it)."""
+    """The Sids of the statements that deny the request (empty: the SCP allows it) on the tuning job ``job``."""
     context: dict[str, Any] = {"aws:principalarn": principal, "aws:tagkeys": list(request_tags) or None}
+    context["resource"] = f"arn:aws:sagemaker:eu-west-1:123456789012:hyper-parameter-tuning-job/{job}"
     if principal_team is not None:
         context["aws:principaltag/team"] = principal_team
     context |= {f"aws:requesttag/{k}".lower(): v for k, v in request_tags.items()}
@@ -141,6 +149,28 @@ def test_the_scp_denies_a_data_scientist_who_tries_to(
     what: str, action: str, team: str | None, tags: dict[str, str], resource: dict[str, str] | None
 ) -> None:
     assert denied(action, NLP_SCIENTIST, team, tags, resource), what
+
+
+CONSUMER = "arn:aws:iam::123456789012:role/tuning-governor-prod-QueueSubmissionsFunctionRole-AbC123XyZ9"
+QUEUED = "q-0123456789abcdef01234567"
+
+
+def test_only_the_queue_consumer_creates_jobs_under_the_queues_prefix() -> None:
+    tags = NLP_JOB | {QUEUE_TOKEN_TAG: "0" * 32}
+    # Given the consumer's role creates a queued job under q-, with its token tag
+    # (the team statements bind it too unless the deployer exempts it, docs/security.md; these two do not)
+    assert not {"QueuedJobNamesAreTheQueueConsumers", "OnlyTheQueueConsumerSetsTheQueueToken"} & set(
+        denied(CREATE, CONSUMER, None, tags, job=QUEUED)
+    )
+    # Then a data scientist may not: neither the name, nor the token tag on a name of their own
+    assert denied(CREATE, NLP_SCIENTIST, "nlp", NLP_JOB, job=QUEUED) == ["QueuedJobNamesAreTheQueueConsumers"]
+    assert denied(CREATE, NLP_SCIENTIST, "nlp", tags) == ["OnlyTheQueueConsumerSetsTheQueueToken"]
+    assert denied("sagemaker:AddTags", NLP_SCIENTIST, "nlp", {QUEUE_TOKEN_TAG: "1" * 32}, NLP_JOB)
+    # Nor the platform role, and their own names stay theirs
+    assert denied(CREATE, ADMIN, None, {}, job=QUEUED) == ["QueuedJobNamesAreTheQueueConsumers"]
+    assert denied(CREATE, NLP_SCIENTIST, "nlp", NLP_JOB, job="nlp-q-1") == []
+    # The prefix the SCP reserves is the one the queue names its jobs (and resumed jobs) under
+    assert f"hyper-parameter-tuning-job/{JOB_NAME_PREFIX}*" in json.dumps(SCP)
 
 
 def test_the_scp_names_the_default_policys_tag_keys() -> None:

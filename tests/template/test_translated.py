@@ -29,6 +29,7 @@ from tests.template.cfn import (
     resources_of_type,
     role_statements,
 )
+from tuning_governor.app.budget_check import MAX_WAIT
 from tuning_governor.app.permissions import FUNCTIONS as NEEDS
 from tuning_governor.app.permissions import required_actions
 from tuning_governor.governance.rules import registry
@@ -88,6 +89,8 @@ _TOPIC_KEYS = {"Fn::Sub": "arn:${AWS::Partition}:kms:${AWS::Region}:${AWS::Accou
 # AWSSecretsManagerGetSecretValuePolicy's expansion with SecretArn: !Ref SlackWebhookSecretArn.
 _SLACK_SECRET = {"Fn::Sub": ["${secretArn}", {"secretArn": {"Ref": "SlackWebhookSecretArn"}}]}
 _TEAMS_SECRET = {"Fn::Sub": ["${secretArn}", {"secretArn": {"Ref": "TeamsWebhookSecretArn"}}]}
+# The same expansion for the queue's name key, the stack's own secret.
+_NAME_KEY_SECRET = {"Fn::Sub": ["${secretArn}", {"secretArn": {"Ref": "QueueNameKeySecret"}}]}
 # Teams' own channels: the secrets named under SlackSecretPrefix, the topics named under TeamTopicPrefix.
 _TEAM_SLACK_SECRETS = {
     "Fn::Sub": "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:${SlackSecretPrefix}*"
@@ -124,7 +127,7 @@ SCOPES: dict[str, list[Any]] = {
     "sns:Publish": [_TOPIC, _TEAM_TOPICS],
     "kms:GenerateDataKey*": [_TOPIC_KEYS],
     "kms:Decrypt": [_TOPIC_KEYS],
-    "secretsmanager:GetSecretValue": [_SLACK_SECRET, _TEAMS_SECRET, _TEAM_SLACK_SECRETS],
+    "secretsmanager:GetSecretValue": [_SLACK_SECRET, _TEAMS_SECRET, _TEAM_SLACK_SECRETS, _NAME_KEY_SECRET],
     "ssm:GetParameter": [_POLICY_PARAMETER],
     "sqs:SendMessage": [{"Fn::GetAtt": [DLQ, "Arn"]}],
     "scheduler:CreateSchedule": [_CHECK_SCHEDULES],
@@ -153,6 +156,12 @@ CONDITIONAL_GRANTS: dict[str, tuple[str, Any]] = {
     "HasSubmitterRoles": ("iam:GetRole", _SUBMITTER_ROLES),
 }
 UNCONDITIONAL_GRANTS: dict[str, Any] = {"sns:Publish": _TOPIC, "iam:PassRole": _SCHEDULER_ROLE}
+#: A function's own unconditional grant of a guarded action: the consumer, and the functions that queue a
+#: stopped job again (the tuning events and the sweep), read the queue's name key.
+OWN_GRANTS: dict[str, dict[str, Any]] = {
+    function: {"secretsmanager:GetSecretValue": _NAME_KEY_SECRET}
+    for function in ("QueueSubmissionsFunction", "TuningEventsFunction", "SweepFunction")
+}
 
 
 def _functions(cfn: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -274,6 +283,8 @@ def test_sweep_may_run_five_minutes_and_event_handlers_one(cfn_template: dict[st
     assert functions[SWEEP]["Properties"]["Timeout"] == 300
     for function_id in EVENT_FUNCTIONS:
         assert functions[function_id]["Properties"]["Timeout"] == 60
+    # A budget check waits up to MAX_WAIT for its second (Scheduler's minute precision), then judges.
+    assert functions["BudgetCheckFunction"]["Properties"]["Timeout"] >= MAX_WAIT.total_seconds() + 60
 
 
 def test_layer_is_built_for_python313_arm64(sam_template: dict[str, Any], cfn_template: dict[str, Any]) -> None:
@@ -633,7 +644,8 @@ def test_optional_integrations_are_granted_only_when_configured(cfn_template: di
     for statement in statements:
         if statement.condition is None and set(statement.actions) & guarded:
             (action,) = statement.actions
-            assert statement.resources == [UNCONDITIONAL_GRANTS.get(action)], _describe(statement)
+            unconditional = UNCONDITIONAL_GRANTS | OWN_GRANTS.get(function_id, {})
+            assert statement.resources == [unconditional.get(action)], _describe(statement)
 
 
 @pytest.mark.parametrize("function_id", REPORTING)

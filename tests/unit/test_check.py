@@ -153,6 +153,18 @@ def test_the_typical_cost_uses_the_expected_trial_length() -> None:
     assert result.cost.hyperband_max_resource == 30
 
 
+def test_the_typical_cost_is_capped_by_the_jobs_max_runtime_as_the_worst_case_is() -> None:
+    # Given the seed job (30 trials of 3 x ml.m5.xlarge, 4 in parallel) that may run 1 hour in all,
+    # with trials expected to take 40 minutes each (8 waves: 5h20 if nothing stopped it)
+    request = copy.deepcopy(seed_tuning_request())
+    request["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxRuntimeInSeconds"] = 3600
+    cost = check_request(request, None, trial_minutes=40).cost
+    # Then the typical cost is at most 4 trials x 3 instances for that hour, as the worst case is
+    cap = (4 * 3 * m5_price()).quantize(Decimal("0.01"))
+    assert cost.worst_case_usd == cap
+    assert cost.typical_usd is not None and cost.typical_usd <= cap, (cost.typical_usd, cost.worst_case_usd)
+
+
 def test_prioritized_instance_configs_cost_the_dearest_in_the_worst_case() -> None:
     request = copy.deepcopy(seed_tuning_request())
     definition = request["TrainingJobDefinition"]
@@ -279,19 +291,24 @@ def test_an_approximately_priced_type_is_noted_with_the_price_used() -> None:
     count=st.integers(min_value=1, max_value=8),
     runtime=st.integers(min_value=60, max_value=7 * 86_400),
     minutes=st.integers(min_value=1, max_value=10_000),
+    job_cap=st.none() | st.integers(min_value=120, max_value=30 * 86_400),
 )
 def test_the_worst_case_bounds_the_typical_cost_and_never_shrinks_with_more_trials(
-    trials: int, parallel: int, count: int, runtime: int, minutes: int
+    trials: int, parallel: int, count: int, runtime: int, minutes: int, job_cap: int | None
 ) -> None:
     request = tuning_request(
         "prop", max_jobs=trials, max_parallel=parallel, instance_count=count, max_runtime_s=runtime
     )
+    if job_cap is not None:
+        request["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxRuntimeInSeconds"] = job_cap
     cost = check_request(request, None, trial_minutes=minutes).cost
     assert cost is not None and cost.worst_case_usd is not None and cost.typical_usd is not None
     assert cost.typical_usd <= cost.worst_case_usd
     more = tuning_request(
         "prop", max_jobs=trials + 1, max_parallel=parallel, instance_count=count, max_runtime_s=runtime
     )
+    limits = request["HyperParameterTuningJobConfig"]["ResourceLimits"]
+    more["HyperParameterTuningJobConfig"]["ResourceLimits"] = dict(limits, MaxNumberOfTrainingJobs=trials + 1)
     bigger = check_request(more, None).cost
     assert bigger is not None and bigger.worst_case_usd is not None
     assert bigger.worst_case_usd >= cost.worst_case_usd  # rounded to cents: never less

@@ -112,7 +112,7 @@ def test_a_job_stopped_after_7_of_20_trials_resumes_with_13_and_itself_as_parent
         TRIALS_USED_TAG: "7",
     }
     assert request["HyperParameterTuningJobName"] == plan.name
-    assert NAME_PATTERN.match(plan.name) and plan.name.startswith("xgb-churn-r1")
+    assert NAME_PATTERN.match(plan.name) and plan.name.startswith("q-xgb-churn-r1-")
 
 
 def test_max_parallel_is_lowered_to_the_remaining_budget_and_to_what_the_caller_allows() -> None:
@@ -142,7 +142,7 @@ def test_a_resumed_job_resumed_again_chains_its_budget_and_parents() -> None:
     assert tags_of(second)[RESUME_ROOT_TAG] == "xgb-churn"
     assert tags_of(second)[RESUMED_FROM_TAG] == first.name
     assert tags_of(second)[TRIALS_USED_TAG] == "11"
-    assert second.name.startswith("xgb-churn-r2")
+    assert second.name.startswith("q-xgb-churn-r2-")
 
 
 def test_a_sixth_resume_keeps_the_five_most_recent_parents() -> None:
@@ -214,6 +214,10 @@ def test_every_resume_name_is_a_valid_tuning_job_name_distinct_from_its_root(roo
     assert NAME_PATTERN.match(name)
     assert name != root
     assert name != resume_name(root, n + 1)
+    # Under the queue's reserved prefix, and another name under the stack's secret key
+    keyed = resume_name(root, n, "k" * 64)
+    assert name.startswith("q-") and keyed.startswith("q-") and len(keyed) <= 32 and NAME_PATTERN.match(keyed)
+    assert keyed != name
 
 
 def test_the_policy_says_whether_a_job_over_capacity_is_stopped_or_requeued() -> None:

@@ -8,7 +8,8 @@ training seconds (MaxRuntimeInSeconds), priced here at on-demand (an upper bound
 seen only once trials bill), while MaxWaitTimeInSeconds bounds each trial's wall clock. Hyperband's
 MaxResource bounds a trial in epochs (AWS: "Once a job reaches the MaxResource value, it is stopped"),
 not in seconds, so it tightens nothing here without a time per epoch: it is reported, and ``trial_minutes``
-(the expected length of a trial that reaches MaxResource) gives the typical cost. An unpriced type
+(the expected length of a trial that reaches MaxResource) gives the typical cost, capped by
+ResourceLimits.MaxRuntimeInSeconds as the worst case is (the typical is never above it). An unpriced type
 makes a cost unknown (None), never $0.
 """
 
@@ -78,11 +79,7 @@ def estimate(job: TuningJob, region: str, catalog: PriceCatalog, trial_minutes: 
     if hourly is not None and cap is not None:
         bounds.append(hourly * parallel * cap)
     worst = min(bounds).quantize(CENTS) if bounds else None
-    typical = None
-    if trial_minutes is not None and priced and trials:
-        seconds = [min(Decimal(s), trial_minutes * 60) for s in runtimes]
-        mean = sum((r * s for r, s in zip(rates, seconds, strict=True) if r is not None), Decimal(0)) / len(rates)
-        typical = (mean / SECONDS_PER_HOUR * trials).quantize(CENTS)
+    typical = _typical(rates, runtimes, trials, parallel, cap, trial_minutes) if priced else None
     wall = Decimal(math.ceil(trials / parallel) * max(walls)) / SECONDS_PER_HOUR if trials else None
     if cap is not None:
         wall = min(wall, cap) if wall is not None else cap
@@ -101,6 +98,27 @@ def estimate(job: TuningJob, region: str, catalog: PriceCatalog, trial_minutes: 
         unpriced_types=unpriced,
         assumptions=_assumptions(job, trials, cap),
     )
+
+
+def _typical(
+    rates: list[Decimal | None],
+    runtimes: list[int],
+    trials: int | None,
+    parallel: int,
+    cap: Decimal | None,
+    trial_minutes: Decimal | None,
+) -> Decimal | None:
+    """Trials x the expected trial length (each at most its MaxRuntime) at the definitions' mean price,
+    capped like the worst case: MaxParallel trials for ResourceLimits.MaxRuntimeInSeconds at most."""
+    if trial_minutes is None or not trials:
+        return None
+    seconds = [min(Decimal(s), trial_minutes * 60) for s in runtimes]
+    known = [r for r in rates if r is not None]
+    mean_trial = sum((r * s for r, s in zip(known, seconds, strict=True)), Decimal(0)) / len(known)
+    typical = mean_trial / SECONDS_PER_HOUR * trials
+    if cap is not None:
+        typical = min(typical, sum(known, Decimal(0)) / len(known) * parallel * cap)
+    return typical.quantize(CENTS)
 
 
 def _max_resource(job: TuningJob) -> int | None:

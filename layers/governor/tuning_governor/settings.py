@@ -54,6 +54,8 @@ class Settings(BaseModel):
     budget_check_group: str = Field(default="default", validation_alias="BUDGET_CHECK_GROUP")
     trial_retention_days: int = Field(default=0, ge=0, validation_alias="TRIAL_RETENTION_DAYS")
     """Trial rows expire this many days after the trial ended (0: kept); the store refuses 1-199."""
+    queue_name_key_secret_arn: str = Field(default="", validation_alias="QUEUE_NAME_KEY_SECRET_ARN")
+    """The secret holding the queue's name key (the consumer only; the stack generates it)."""
     budget_check_horizon_seconds: int = Field(default=3600, ge=0, validation_alias="BUDGET_CHECK_HORIZON_SECONDS")
     """A check is scheduled only for a crossing this close; later ones are re-estimated by the sweeps
     (every 5 minutes) until they come this close, as the burn may change before then."""

@@ -92,15 +92,17 @@ def arrival(month: Capture, job: str) -> datetime:
     )
 
 
-def minute_ceiling(at: datetime) -> datetime:
-    floor = at.replace(second=0, microsecond=0)
-    return floor if floor == at else floor + timedelta(minutes=1)
+def second_ceiling(at: datetime) -> datetime:
+    """The one-time check's time: the crossing to the second, rounded up (Scheduler is given the minute
+    before and the check waits for its second)."""
+    floor = at.replace(microsecond=0)
+    return floor if floor == at else floor + timedelta(seconds=1)
 
 
 def budget_crossing(month: Capture, job: str) -> datetime:
     """When the replay decides the job's budget breach, computed here on its own: at each of the job's
     trial events, at each sweep (every DEFAULT_SWEEP_EVERY of the events' time, before the first line
-    dated after it) and at the one-time check each of those judgements asks for (the minute where the
+    dated after it) and at the one-time check each of those judgements asks for (the second where the
     running trials' burn brings spend + 120 s of burn to the budget, if within the hour). Spend =
     billed cost of the finished trials + what the running ones accrued: elapsed since
     TrainingStartTime x instances x price. Breach = spend + burn x 120 s (what a stop still bills) >= budget.
@@ -129,7 +131,7 @@ def budget_crossing(month: Capture, job: str) -> datetime:
             return None
         left = max(Decimal(0), BUDGET - spent(at) - hourly * lead / 3600)
         when = at + timedelta(seconds=float(left * 3600 / hourly))
-        return minute_ceiling(max(when, at + timedelta(seconds=1))) if when - at <= timedelta(hours=1) else None
+        return second_ceiling(max(when, at + timedelta(seconds=1))) if when - at <= timedelta(hours=1) else None
 
     every = DEFAULT_SWEEP_EVERY
     assert every is not None

@@ -195,9 +195,9 @@ def test_a_runtime_cap_is_enforced_at_the_first_sweep_past_it_not_at_the_next_ev
     assert swept.savings.usd > unswept.savings.usd
 
 
-def minute_ceiling(at: datetime) -> datetime:
-    floor = at.replace(second=0, microsecond=0)
-    return floor if floor == at else floor + timedelta(minutes=1)
+def second_ceiling(at: datetime) -> datetime:
+    floor = at.replace(microsecond=0)
+    return floor if floor == at else floor + timedelta(seconds=1)
 
 
 def test_a_budget_stops_at_the_check_scheduled_for_its_crossing_before_any_sweep_would() -> None:
@@ -208,8 +208,8 @@ def test_a_budget_stops_at_the_check_scheduled_for_its_crossing_before_any_sweep
     crossed = TRAINING_STARTS + timedelta(seconds=float(BUDGET / burn_per_second))
     first_sweep_after = first_boundary_after(crossed, FIVE_MINUTES)
     # the moment to ask for the stop: 120 s of burn (what a stop still bills) before the crossing,
-    # rounded up to the minute of the one-time schedule
-    check = minute_ceiling(
+    # to the second (rounded up) of the one-time check
+    check = second_ceiling(
         TRAINING_STARTS + timedelta(seconds=float((BUDGET - burn_per_second * 120) / burn_per_second))
     )
     assert check < crossed < first_sweep_after
@@ -226,7 +226,7 @@ def test_a_budget_stops_at_the_check_scheduled_for_its_crossing_before_any_sweep
     assert swept.savings.usd > 0
 
 
-def test_with_no_stop_lead_the_check_falls_on_the_crossings_minute() -> None:
+def test_with_no_stop_lead_the_check_falls_on_the_crossings_second() -> None:
     # Given the same job and a policy that asks for the stop at the budget itself (lead 0)
     price = bundled_catalog().price("us-east-1", P3_2X)
     assert price is not None
@@ -234,10 +234,10 @@ def test_with_no_stop_lead_the_check_falls_on_the_crossings_minute() -> None:
     crossed = TRAINING_STARTS + timedelta(seconds=float(BUDGET / burn_per_second))
     history = silent_history(budget=BUDGET)
     at_budget = "mode: enforce\ndefaults: {budget_stop_lead_seconds: 0}\n"
-    # the check falls on the crossing's minute, before the sweep after it
+    # the check falls on the crossing's second, before the sweep after it
     result = replay(history, at_budget, DEFAULT_SWEEP_EVERY)
     [decision] = [d for d in result.jobs[JOB].decisions if d.rule == "budget" and d.verdict == "breach"]
-    assert decision.at == minute_ceiling(crossed)
+    assert decision.at == second_ceiling(crossed)
     assert decision.at <= first_boundary_after(crossed, FIVE_MINUTES)
 
 

@@ -4,7 +4,9 @@ Between a job's events (hours apart while its trials train) only the sweep judge
 crossed up to one sweep interval before anyone looks. The governor knows, at each judgement, what
 the job spends per hour and how much budget is left, so it asks for one more judgement at the
 crossing: a one-time EventBridge Scheduler schedule (``at(...)``, deleted after it fires) that invokes
-the sweep function with ``{"budget_check": {"job": name}}``. One schedule per job (its name is
+the budget-check function with ``{"budget_check": {"job": name, "at": <the second>}}``. Scheduler's
+precision is the minute (it runs a schedule at any second of the minute given), so the schedule names
+the minute before and the check waits for its second (``app.budget_check``). One schedule per job (its name is
 derived from the job's), so a later estimate replaces the earlier one.
 
 ``CheckScheduler`` (``tuning_governor.ports.checks``) is the port; ``SchedulerChecks`` the EventBridge Scheduler adapter; ``PendingChecks``
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -29,6 +31,23 @@ def schedule_name(job_key: str) -> str:
     """The job's one check schedule. Tuning job names are <= 32 of [a-zA-Z0-9-]; schedule names allow
     64 of [0-9a-zA-Z-_.], so the name is the key itself behind a fixed prefix."""
     return f"budget-{job_key}"
+
+
+SCHEDULER_PRECISION = timedelta(seconds=60)
+"""EventBridge Scheduler invokes a target "with 60 second precision": a schedule at 1:00 runs "between
+1:00:00 and 1:00:59" (User Guide, Schedule types), whatever seconds its at() expression names."""
+
+
+def invocation_minute(at: datetime) -> datetime:
+    """The minute to give Scheduler so that its invocation (any second of that minute) comes at or
+    before ``at``: the minute holding ``at`` - 59 s. The check then waits at most 118 s for ``at``."""
+    early = at - (SCHEDULER_PRECISION - timedelta(seconds=1))
+    return early.replace(second=0, microsecond=0)
+
+
+def _second_ceiling(at: datetime) -> datetime:
+    floor = at.replace(microsecond=0)
+    return floor if floor == at else floor + timedelta(seconds=1)
 
 
 def check_input(job_name: str, at: datetime) -> dict[str, Any]:
@@ -56,7 +75,8 @@ class SchedulerChecks:
         self._target = {"Arn": target_arn, "RoleArn": role_arn}
 
     def schedule(self, job_key: str, job_name: str, at: datetime) -> None:
-        when = at.astimezone(UTC).replace(tzinfo=None)
+        at = _second_ceiling(at.astimezone(UTC))
+        when = invocation_minute(at).replace(tzinfo=None)
         request: dict[str, Any] = {
             "Name": schedule_name(job_key),
             "GroupName": self._group,

@@ -11,7 +11,7 @@ from botocore.validate import validate_parameters
 from tuning_governor.adapters.sagemaker import TRANSIENT
 from tuning_governor.errors import RejectedEvent, TransientError
 from tuning_governor.observability import logger
-from tuning_governor.ports.submissions import CreateResult, Principals, StoppedJobs, TuningJobLauncher
+from tuning_governor.ports.submissions import CreateResult, JobTags, Principals, StoppedJobs, TuningJobLauncher
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker import SageMakerClient
@@ -58,7 +58,12 @@ class IamPrincipals:
 class SageMakerLauncher:
     """CreateHyperParameterTuningJob, idempotent by name."""
 
-    permissions: ClassVar[dict[str, str]] = {"create_tuning_job": "sagemaker:CreateHyperParameterTuningJob"}
+    permissions: ClassVar[dict[str, str]] = {
+        "create_tuning_job": "sagemaker:CreateHyperParameterTuningJob",
+        "describe_tuning_job": "sagemaker:DescribeHyperParameterTuningJob",
+        "list_tags": "sagemaker:ListTags",
+    }
+    """Per SageMaker call; ``job_tags`` and ``describe_for_resume`` make the last two."""
 
     def __init__(self, client: SageMakerClient) -> None:
         self._client = client
@@ -89,18 +94,64 @@ class SageMakerLauncher:
             ) from exc
         return "created"
 
-    def describe_for_resume(self, name: str) -> tuple[dict[str, Any], dict[str, str]]:
-        """The stopped job's Describe and tags (``ports.submissions.StoppedJobs``)."""
-        describe = dict(self._client.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name))
+    def _describe(self, name: str) -> dict[str, Any] | None:
+        try:
+            describe = dict(self._client.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name))
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code in {"ResourceNotFound", "ResourceNotFoundException", "ValidationException"}:
+                return None  # SageMaker answers an unknown tuning job with ResourceNotFound
+            if code in TRANSIENT:
+                raise TransientError(f"DescribeHyperParameterTuningJob: {code}") from exc
+            raise
         describe.pop("ResponseMetadata", None)
-        arn = str(describe["HyperParameterTuningJobArn"])
+        return describe
+
+    def _tags(self, arn: str) -> dict[str, str]:
         tags: dict[str, str] = {}
         for page in self._client.get_paginator("list_tags").paginate(ResourceArn=arn):
             tags |= {t["Key"]: t["Value"] for t in page.get("Tags", [])}
-        return describe, tags
+        return tags
+
+    def job_tags(self, name: str) -> dict[str, str] | None:
+        """The job's tags now (``ports.submissions.JobTags``); None when SageMaker has no such job."""
+        describe = self._describe(name)
+        return None if describe is None else self._tags(str(describe["HyperParameterTuningJobArn"]))
+
+    def describe_for_resume(self, name: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """The stopped job's Describe and tags (``ports.submissions.StoppedJobs``)."""
+        describe = self._describe(name)
+        if describe is None:
+            raise RejectedEvent(f"tuning job {name} does not exist")
+        return describe, self._tags(str(describe["HyperParameterTuningJobArn"]))
+
+
+class SecretNameKey:
+    """The stack's secret name key (``QueueServices.name_key``), from its Secrets Manager secret. Read
+    once per cold start: a key that cannot be read stops the consumer (the submission is delivered
+    again) rather than naming jobs by the open recipe, which would also give a redelivered submission
+    another name than its entry's."""
+
+    permissions: ClassVar[dict[str, str]] = {"read": "secretsmanager:GetSecretValue"}
+
+    def __init__(self, client: Any, secret_id: str) -> None:
+        """``client``: a boto3 Secrets Manager client; ``secret_id``: the secret's ARN."""
+        self._client = client
+        self._secret_id = secret_id
+
+    def read(self) -> str:
+        try:
+            value = str(self._client.get_secret_value(SecretId=self._secret_id).get("SecretString") or "")
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            raise TransientError(f"the queue's name key {self._secret_id} could not be read: {code}") from exc
+        if len(value) < 32:
+            raise TransientError(f"the queue's name key {self._secret_id} holds fewer than 32 characters")
+        return value
 
 
 # mypy checks that the adapters implement their ports.
 _PRINCIPALS: type[Principals] = IamPrincipals
 _LAUNCHER: type[TuningJobLauncher] = SageMakerLauncher
 _STOPPED: type[StoppedJobs] = SageMakerLauncher
+_TAGS: type[JobTags] = SageMakerLauncher

@@ -14,7 +14,7 @@ from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.pricing import PriceListGateway
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
+from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher, SecretNameKey
 from tuning_governor.governance.facts import Trigger
 from tuning_governor.governance.rules import registry
 from tuning_governor.policy import SsmPolicySource
@@ -48,7 +48,9 @@ class FunctionNeeds:
     """Schedules one-time budget checks (EventBridge Scheduler, passing the scheduler's role)."""
     submissions: bool = False
     """Creates queued tuning jobs (docs/queue.md): CreateHyperParameterTuningJob with its tags, the
-    submitters' role ids (IAM GetRole) and passing the listed execution roles to SageMaker."""
+    tags of a job found under a queued name or named as a warm-start parent (Describe, ListTags), the
+    stack's name key (its secret), the submitters' role ids (IAM GetRole) and passing the listed
+    execution roles to SageMaker."""
 
     def actions(self) -> frozenset[str]:
         calls = {*self.sagemaker, *(f for call in self.sagemaker for f in SageMakerGateway.fallbacks.get(call, ()))}
@@ -66,6 +68,7 @@ class FunctionNeeds:
             needed |= SchedulerChecks.permissions
         if self.submissions:
             needed |= set(SageMakerLauncher.permissions.values()) | set(IamPrincipals.permissions.values())
+            needed |= set(SecretNameKey.permissions.values())
             needed |= SUBMISSION_EXTRAS
         return frozenset(needed)
 

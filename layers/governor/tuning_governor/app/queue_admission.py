@@ -21,7 +21,14 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.queue_plan import account_limits, plan_decisions, queue_types
-from tuning_governor.app.queue_requests import Submission, build_entry, plans_of, shape_problem
+from tuning_governor.app.queue_requests import (
+    Submission,
+    build_entry,
+    governed_tags_of,
+    plans_of,
+    shape_problem,
+    warm_start_refusal,
+)
 from tuning_governor.app.queue_shares import borrower_progress, preempt, recorded_borrowing, with_parallel
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.job import iso_time
@@ -50,6 +57,9 @@ class QueueServices:
     scheduler: Scheduler = field(default=fifo_schedule)
     stopped_jobs: StoppedJobs | None = None
     """Reads a stopped job for ``on_over_capacity: requeue`` (None: nothing is requeued)."""
+    name_key: str = ""
+    """The stack's secret name key (Lambda: read from its secret once per cold start), so nobody else
+    can compute a queued job's name; empty offline, where names are the plain recipe."""
 
 
 def report_event(
@@ -67,7 +77,9 @@ def submit(submission: Submission, services: EngineServices, queue: QueueService
     (the same token), a request still queued is refused or reported queued again: a first delivery may
     have crashed before either (reports go once per channel, so nobody is told twice)."""
     policy = services.policy()
-    entry = build_entry(submission, policy, queue.principals, services.clock(), services.settings.owner_tag)
+    entry = build_entry(
+        submission, policy, queue.principals, services.clock(), services.settings.owner_tag, queue.name_key
+    )
     stored, new = services.store.enqueue(entry)
     if not new and _canonical(stored.request) != _canonical(entry.request):
         return _token_taken(services, policy, entry, stored, submission.message_id)
@@ -115,7 +127,7 @@ def _refusal(entry: QueuedRequest, policy: Policy, queue: QueueServices) -> str 
         return _unlisted_reason(entry, unlisted)
     if not entry.demand:
         return "the request names no instance type and count (TrainingJobDefinition(s).ResourceConfig)"
-    return None
+    return warm_start_refusal(entry.request, entry.team, policy.team_tag, queue.launcher)
 
 
 def _holdings(services: EngineServices, waiting: set[str]) -> list[Holder]:
@@ -191,6 +203,9 @@ def _admit(
     except RejectedEvent as exc:
         services.store.release_reservation(entry.job_name.lower(), iso_time(services.clock()))
         return _refuse(services, policy, entry, exc.reason)
+    conflict = _name_conflict(services, queue, entry, request) if created == "exists" else None
+    if conflict:
+        return _refuse(services, policy, entry, conflict)
     reason = f"created on {reservation.plan} ({'created' if created == 'created' else 'found created by an earlier attempt'})"
     if decision.reason.startswith("admitted"):  # the shares core's: on its share, borrowing, fitted
         reason += f"; {decision.reason}"
@@ -198,6 +213,29 @@ def _admit(
         report_event(services, policy, entry, "admitted", f"Tuning job {entry.job_name} {reason}.")
     logger.info("queued request admitted", extra={"job": entry.job_name, "team": entry.team, "create": created})
     return {"job_name": entry.job_name, "outcome": "admitted", "create": created}
+
+
+def _name_conflict(
+    services: EngineServices, queue: QueueServices, entry: QueuedRequest, request: dict[str, Any]
+) -> str | None:
+    """Why the job SageMaker has under the request's name is not the request's own (None: it carries
+    the team, owner and token tags the request was created with: an earlier attempt created it). Its
+    reservation is given back unless the governor knows the job as running (then the arrival's
+    judgement holds it); the conflict is counted (metric ``QueueNameConflicts``, alarmed) and logged."""
+    wanted = governed_tags_of(request, services.policy().team_tag, services.settings.owner_tag)
+    found = queue.launcher.job_tags(entry.job_name) or {}
+    differ = sorted(k for k, v in wanted.items() if found.get(k) != v)
+    if not differ:
+        return None
+    key = entry.job_name.lower()
+    if services.store.get_job(key) is None:
+        services.store.release_reservation(key, iso_time(services.clock()))
+    metrics.add_metric(name="QueueNameConflicts", unit=MetricUnit.Count, value=1)
+    logger.warning("queued job name taken", extra={"job": entry.job_name, "team": entry.team, "differ": differ})
+    return (
+        f"name conflict: a tuning job named {entry.job_name} exists that this request did not create"
+        f" (its {', '.join(differ)} tags differ); nothing was created for it, send it again with a new token"
+    )
 
 
 def _definitions(request: dict[str, Any]) -> list[dict[str, Any]]:

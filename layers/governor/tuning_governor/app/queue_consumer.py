@@ -19,7 +19,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from botocore.config import Config
 
 from tuning_governor.adapters.clients import deferred
-from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
+from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher, SecretNameKey
 from tuning_governor.app.envelope import parse_event
 from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
 from tuning_governor.app.queue_requests import read_record
@@ -30,17 +30,22 @@ from tuning_governor.governance.ports import EngineServices
 from tuning_governor.models.events import TuningJobStateChange
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.observability import logger, metrics
+from tuning_governor.settings import get_settings
 
 
 @cache
 def default_queue_services() -> QueueServices:
-    """The submission path's adapters for Lambda, made on first use (IAM only when a sender is resolved)."""
+    """The submission path's adapters for Lambda, made on first use (IAM only when a sender is resolved),
+    with the stack's name key (its secret read once; the template always sets it)."""
     retrying = Config(retries={"mode": "standard", "max_attempts": 5})
     sagemaker = SageMakerLauncher(boto3.client("sagemaker", config=retrying))
+    secret = get_settings().queue_name_key_secret_arn
+    key = SecretNameKey(boto3.client("secretsmanager", config=retrying), secret).read() if secret else ""
     return QueueServices(
         launcher=sagemaker,
         principals=IamPrincipals(deferred(lambda: boto3.client("iam", config=retrying))),
         stopped_jobs=sagemaker,
+        name_key=key,
     )
 
 
@@ -79,7 +84,7 @@ def process_queue_event(event: dict[str, Any], services: EngineServices, queue: 
         ended = job.detail.end_time or job.detail.last_modified_time or job.time
         services.store.release_reservation(job.detail.key, iso_time(ended))
         if detail.get("HyperParameterTuningJobStatus") == "Stopped":
-            requeue_stopped(str(name), services, queue.stopped_jobs)  # a preemption, or on_over_capacity: requeue
+            requeue_stopped(str(name), services, queue.stopped_jobs, lambda: queue.name_key)  # a preemption, or on_over_capacity: requeue
     return {"admitted": admit_waiting(services, queue)}
 
 

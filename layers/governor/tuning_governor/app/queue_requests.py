@@ -14,10 +14,10 @@ from pydantic import ValidationError
 from tuning_governor.domain.capacity import AdmissionPlan
 from tuning_governor.domain.resume import RESUME_TAGS
 from tuning_governor.errors import RejectedEvent
-from tuning_governor.models.queue import QueuedRequest, job_name_for
+from tuning_governor.models.queue import QUEUE_TOKEN_TAG, QueuedRequest, job_name_for, token_tag
 from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import Policy
-from tuning_governor.ports.submissions import Principals
+from tuning_governor.ports.submissions import JobTags, Principals
 
 MAX_TOKEN = 128
 
@@ -95,13 +95,43 @@ def _governed_tags(tags: Any, policy: Policy, team: str, owner: str | None, owne
     the platform team sets, docs/security.md) and the resume-chain tags removed, whatever their case: the
     governor creates the job with its own role, which the SCP does not bind."""
     reserved = {t.casefold() for t in (policy.team_tag, policy.exempt_tag, policy.budget_tag, owner_tag, "owner")}
-    reserved |= {t.casefold() for t in RESUME_TAGS}  # the resume chain is the governor's to write
+    reserved |= {t.casefold() for t in (*RESUME_TAGS, QUEUE_TOKEN_TAG)}  # the governor's to write
     kept = [t for t in (tags or []) if isinstance(t, dict) and str(t.get("Key", "")).casefold() not in reserved]
     kept.append({"Key": policy.team_tag, "Value": team})
     if owner:
         # A session name may hold ',' (IAM allows [\w+=,.@-]); a tag value may not: SageMaker would refuse.
         kept.append({"Key": owner_tag, "Value": owner[:256].replace(",", "_")})
     return kept
+
+
+def governed_tags_of(request: dict[str, Any], team_tag: str, owner_tag: str) -> dict[str, str]:
+    """The tags the governor set on ``request`` that say whose it is: team, owner (when set), token."""
+    keys = {team_tag, owner_tag, QUEUE_TOKEN_TAG}
+    return {str(t["Key"]): str(t["Value"]) for t in request.get("Tags") or [] if t.get("Key") in keys}
+
+
+def with_token(request: dict[str, Any], team: str, client_token: str, name_key: str) -> dict[str, Any]:
+    """``request`` with the governor's ``QUEUE_TOKEN_TAG`` for (team, token) in place of any other."""
+    tags = [t for t in request.get("Tags") or [] if str(t.get("Key", "")).casefold() != QUEUE_TOKEN_TAG]
+    tags.append({"Key": QUEUE_TOKEN_TAG, "Value": token_tag(team, client_token, name_key)})
+    return request | {"Tags": tags}
+
+
+def warm_start_refusal(request: dict[str, Any], team: str, team_tag: str, jobs: JobTags) -> str | None:
+    """Why the request's WarmStartConfig may not be used (None: it names only ``team``'s own tuning
+    jobs, read from SageMaker: each parent's team tag): a team learns only from its own jobs."""
+    warm = request.get("WarmStartConfig")
+    parents = (warm or {}).get("ParentHyperParameterTuningJobs") if isinstance(warm, dict) else None
+    for parent in parents or []:
+        name = str((parent or {}).get("HyperParameterTuningJobName") or "")
+        tags = jobs.job_tags(name) if name else None
+        if tags is None:
+            return f"WarmStartConfig names {name or 'a parent without a name'}, which is no tuning job in this account"
+        if tags.get(team_tag) != team:
+            other = tags.get(team_tag)
+            whose = f"a job of team {other}" if other else "a job of no team"
+            return f"WarmStartConfig names {name}, {whose}: a warm start may name only team {team}'s own tuning jobs"
+    return None
 
 
 def queue_terms(policy: Policy, team: str, enqueued_at: datetime) -> tuple[int, datetime | None]:
@@ -115,7 +145,12 @@ def queue_terms(policy: Policy, team: str, enqueued_at: datetime) -> tuple[int, 
 
 
 def build_entry(
-    submission: Submission, policy: Policy, principals: Principals, now: datetime, owner_tag: str = "owner"
+    submission: Submission,
+    policy: Policy,
+    principals: Principals,
+    now: datetime,
+    owner_tag: str = "owner",
+    name_key: str = "",
 ) -> QueuedRequest:
     """The queue entry of a submission; RejectedEvent when the sender is no listed submitter (nobody to
     tell). A listed submitter's request that cannot be read still makes an entry (no demand), which
@@ -126,9 +161,10 @@ def build_entry(
     if submitter is None or team is None:
         raise RejectedEvent(f"sender {submission.sender_id.split(':', 1)[0]} is not a listed submitter")
     owner = submission.sender_id.split(":", 1)[1] if ":" in submission.sender_id else None
-    name = job_name_for(team, submission.client_token)
+    name = job_name_for(team, submission.client_token, name_key)
     request = dict(submission.request) | {"HyperParameterTuningJobName": name}
     request["Tags"] = _governed_tags(request.get("Tags"), policy, team, owner, owner_tag)
+    request = with_token(request, team, submission.client_token, name_key)
     demand = demand_of(request) if shape_problem(request) is None else {}
     priority, wait_until = queue_terms(policy, team, now)
     return QueuedRequest(

@@ -17,10 +17,11 @@ and a requeue already made costs one GetItem, no SageMaker call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tuning_governor.app.queue_admission import report_event
-from tuning_governor.app.queue_requests import demand_of, queue_terms
+from tuning_governor.app.queue_requests import demand_of, queue_terms, with_token
 from tuning_governor.app.queue_shares import PREEMPT_RULE
 from tuning_governor.domain.resume import ResumeRefused, StoppedJob, plan_resume
 from tuning_governor.governance.ports import EngineServices
@@ -51,10 +52,13 @@ def _our_stop(services: EngineServices, policy: Policy, key: str) -> dict[str, A
     return None
 
 
-def requeue_stopped(name: str, services: EngineServices, reader: StoppedJobs | None) -> dict[str, Any] | None:
+def requeue_stopped(
+    name: str, services: EngineServices, reader: StoppedJobs | None, name_key: Callable[[], str] | None = None
+) -> dict[str, Any] | None:
     """Queue ``name`` again, once, when the governor stopped it to make room (a preemption; a stop on
     arrival for concurrency with ``on_over_capacity: requeue``); None when neither applies or there is
-    no ``reader`` to describe it with."""
+    no ``reader`` to describe it with. ``name_key`` gives the stack's secret name key (read only when a
+    job is requeued), so the resumed job's name is one nobody else can compute (``domain.resume``)."""
     if reader is None:
         return None
     policy, key = services.policy(), name.lower()
@@ -65,7 +69,7 @@ def requeue_stopped(name: str, services: EngineServices, reader: StoppedJobs | N
     if store.delivery_sent(key, *REQUEUE_CLAIM) or not store.claim_delivery(key, *REQUEUE_CLAIM, now):
         return {"job_name": name, "outcome": "duplicate", "from": name}
     try:
-        outcome = _requeue(name, decision, services, policy, reader)
+        outcome = _requeue(name, decision, services, policy, reader, name_key() if name_key else "")
     except Exception:
         store.finish_delivery(key, *REQUEUE_CLAIM, now, sent=False)  # the next attempt takes it again
         raise
@@ -74,10 +78,10 @@ def requeue_stopped(name: str, services: EngineServices, reader: StoppedJobs | N
 
 
 def _requeue(
-    name: str, decision: dict[str, Any], services: EngineServices, policy: Policy, reader: StoppedJobs
+    name: str, decision: dict[str, Any], services: EngineServices, policy: Policy, reader: StoppedJobs, name_key: str
 ) -> dict[str, Any]:
     describe, tags = reader.describe_for_resume(name)
-    plan = plan_resume(StoppedJob(describe=describe, tags=tags))
+    plan = plan_resume(StoppedJob(describe=describe, tags=tags), name_key=name_key)
     if isinstance(plan, ResumeRefused):
         logger.info("stopped job not requeued", extra={"job": name, "reason": plan.reason})
         return {"job_name": name, "outcome": "not-requeued", "reason": plan.reason}
@@ -92,7 +96,7 @@ def _requeue(
         submitter=SUBMITTER,
         owner=tags.get(services.settings.owner_tag),
         job_name=plan.name,
-        request=plan.request,
+        request=with_token(plan.request, str(team), plan.name, name_key),
         demand=demand_of(plan.request),
         priority=priority,
         enqueued_at=now,

@@ -136,7 +136,7 @@ class Sweep:
         for name in self.stopped:
 
             def requeue(name: str = name) -> None:
-                outcome = requeue_stopped(name, self.services, self.services.stopped_jobs)
+                outcome = requeue_stopped(name, self.services, self.services.stopped_jobs, self.services.queue_name_key)
                 if outcome is not None:
                     self.report["requeued"].append(outcome)
 

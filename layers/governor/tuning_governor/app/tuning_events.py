@@ -62,7 +62,7 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
             ended = job.end_time or job.last_modified_time or parsed.time
             services.store.release_reservation(job.key, iso_time(ended))
             if job.status == "Stopped":  # in case the queue consumer's copy of the event is lost
-                requeue_stopped(job.name, services, services.stopped_jobs)
+                requeue_stopped(job.name, services, services.stopped_jobs, services.queue_name_key)
             return {"outcome": "finalised", "job": job.key, "status": summary.status, "reports": channels}
         if job.status in {"Deleting", "DeleteFailed"}:
             return {"outcome": "ignored", "reason": f"status {job.status}"}

@@ -20,7 +20,7 @@ from tuning_governor.adapters.clients import deferred
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.adapters.submissions import SageMakerLauncher
+from tuning_governor.adapters.submissions import SageMakerLauncher, SecretNameKey
 from tuning_governor.app.stored_prices import StoredPrices
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.domain.reports import Report
@@ -63,6 +63,8 @@ class Services:
     grants: ChannelGrants = field(default_factory=ChannelGrants)
     """Which team secrets and topics the stack may use (see ``tuning_governor.policy.routing``)."""
     stopped_jobs: StoppedJobs | None = None
+    queue_name_key: Callable[[], str] = str
+    """The stack's secret name key for the jobs it queues again (read on first use; "" offline)."""
     """Reads a job the governor stopped to make room, to queue it again when its Stopped event reached
     no queue consumer (``app.queue_requeue``; None: only the consumer requeues)."""
 
@@ -149,6 +151,14 @@ def _team_notifiers(grants: ChannelGrants, clients: ChannelClients) -> ChannelNo
     return ChannelNotifiers(clients)
 
 
+def _name_key(settings: Settings, retrying: Config) -> Callable[[], str]:
+    """The queue's name key, read from its secret once, when a stopped job is first queued again."""
+    secret = settings.queue_name_key_secret_arn
+    if not secret:
+        return str
+    return cache(lambda: SecretNameKey(boto3.client("secretsmanager", config=retrying), secret).read())
+
+
 def _checks(settings: Settings, retrying: Config) -> SchedulerChecks | None:
     """One-time budget checks through EventBridge Scheduler, when the stack wires a target for them."""
     if not (settings.budget_check_target_arn and settings.budget_check_role_arn):
@@ -188,6 +198,7 @@ def default_services() -> Services:
         settings=settings,
         sagemaker=SageMakerGateway(sagemaker),
         stopped_jobs=SageMakerLauncher(sagemaker),
+        queue_name_key=_name_key(settings, retrying),
         store=store,
         stored_prices=StoredPrices(store, clock=_utcnow, ttl=timedelta(seconds=settings.price_cache_seconds)),
         notifiers=notifiers,

@@ -13,8 +13,9 @@ sources, is in docs/queue.md ("Resume by warm start"); in short:
 - **Parents.** The stopped job (when one of its trials completed with an objective), then its own
   parents when it was itself an ``IdenticalDataAndAlgorithm`` warm start (warm start is not recursive:
   ancestors help only when listed), most recent first, at most 5 (``MAX_PARENTS``).
-- **Name.** ``<root>-r<N>-<hash>``, at most 32 characters (SageMaker's pattern), the same for the same
-  root and N; the chain is on the tags (``RESUMED_FROM_TAG`` ...).
+- **Name.** ``q-<root>-r<N>-<hmac>``, at most 32 characters (SageMaker's pattern), under the queue's
+  reserved prefix, the same for the same root, N and the stack's secret name key, and not computable
+  without the key; the chain is on the tags (``RESUMED_FROM_TAG`` ...).
 
 Nothing here calls AWS: the caller passes the stopped job's DescribeHyperParameterTuningJob response
 and tags, and sends the request.
@@ -23,11 +24,12 @@ and tags, and sends the request.
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
+from tuning_governor.models.queue import JOB_NAME_PREFIX, QUEUE_TOKEN_TAG, job_name_for
 
 MAX_PARENTS = 5
 """``ParentHyperParameterTuningJobs``: "Maximum number of 5 items" (API reference)."""
@@ -40,7 +42,8 @@ RESUME_N_TAG = "governance:resume-n"
 TRIALS_USED_TAG = "governance:trials-used"
 #: The tags that carry a resume chain (written by the governor only: a submission's are dropped).
 RESUME_TAGS = (RESUMED_FROM_TAG, RESUME_ROOT_TAG, RESUME_N_TAG, TRIALS_USED_TAG)
-_CHAIN_TAGS = (RESUMED_FROM_TAG, RESUME_ROOT_TAG, RESUME_N_TAG, TRIALS_USED_TAG)
+#: Not copied from the stopped job: the chain is written anew, and the queue sets the resumed request's own token.
+_CHAIN_TAGS = (RESUMED_FROM_TAG, RESUME_ROOT_TAG, RESUME_N_TAG, TRIALS_USED_TAG, QUEUE_TOKEN_TAG)
 _COPIED = ("HyperParameterTuningJobConfig", "TrainingJobDefinition", "TrainingJobDefinitions")
 
 
@@ -104,21 +107,28 @@ class ResumeRefused(BaseModel):
     reason: str
 
 
-def resume_name(root: str, number: int) -> str:
-    """``<root>-r<number>-<4 hex>`` cut to 32 characters; the hash of the root keeps two long roots that
-    share a prefix apart, and the name never equals a user's own ``<root>-r<number>``."""
-    digest = hashlib.sha256(root.encode()).hexdigest()[:4]
+def resume_name(root: str, number: int, key: str = "") -> str:
+    """``q-<root>-r<number>-<8 hex>`` cut to 32 characters: under the queue's reserved prefix
+    (``models.queue.JOB_NAME_PREFIX``, once: a queued job's root already has it), the root as far as
+    it fits, and an HMAC of (root, number) under the stack's secret name key, so nobody without the key
+    can create the name first and two long roots that share a prefix stay apart. The same for the same
+    root, number and key (a retried resume finds its job)."""
+    digest = job_name_for(root, str(number), key)[len(JOB_NAME_PREFIX) :][:8]
     suffix = f"-r{number}-{digest}"
-    base = root[: MAX_NAME - len(suffix)].rstrip("-")
+    stem = root[len(JOB_NAME_PREFIX) :] if root.startswith(JOB_NAME_PREFIX) else root
+    base = f"{JOB_NAME_PREFIX}{stem}"[: MAX_NAME - len(suffix)].rstrip("-")
     return f"{base}{suffix}"
 
 
-def plan_resume(stopped: StoppedJob, *, max_parallel: int | None = None) -> ResumePlan | ResumeRefused:
+def plan_resume(
+    stopped: StoppedJob, *, max_parallel: int | None = None, name_key: str = ""
+) -> ResumePlan | ResumeRefused:
     """The request that resumes ``stopped``, or why it cannot be resumed.
 
     The same input always gives the same request (name included), so a retried resume creates the
     job once: a second CreateHyperParameterTuningJob with the name fails with ResourceInUse.
-    ``max_parallel`` lowers ``MaxParallelTrainingJobs`` further (e.g. to what fits a team's share).
+    ``max_parallel`` lowers ``MaxParallelTrainingJobs`` further (e.g. to what fits a team's share);
+    ``name_key`` is the stack's secret name key (``resume_name``).
     """
     status = stopped.describe.get("HyperParameterTuningJobStatus")
     if status != "Stopped":
@@ -137,7 +147,7 @@ def plan_resume(stopped: StoppedJob, *, max_parallel: int | None = None) -> Resu
     tags = _tags(stopped, root=root, number=number, used=used)
     if len(tags) > MAX_TAGS:
         return ResumeRefused(job=stopped.name, reason=f"the resumed job would carry {len(tags)} tags (AWS allows 50)")
-    name = resume_name(root, number)
+    name = resume_name(root, number, name_key)
     parents = _parents(stopped)
     request = _request(stopped, name=name, remaining=remaining, max_parallel=max_parallel, parents=parents)
     request["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]

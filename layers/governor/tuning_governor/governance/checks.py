@@ -29,14 +29,16 @@ def schedule_check(facts: JobFacts, job: JobState, at: datetime | None, services
     """Ask for one more judgement of the job at ``at``: a projected budget crossing, or the end of a
     breach's grace period (one schedule per job: the earliest wins; that judgement asks for the next).
 
-    Rounded up to the whole minute (a check never comes before the moment it is for), and only when
-    that time differs from the one already asked for, so an unchanged estimate costs no call. A failure
-    is logged and counted: the sweep still judges the job.
+    To the second, rounded up (a check never comes before the moment it is for; the adapter has it
+    invoked in the minute before and the check waits for its second, ``app.budget_check``), and only
+    when that time moves by more than ``CHECK_TOLERANCE`` from the one already asked for, so an
+    unchanged estimate (its accrual re-estimated to the millisecond) costs no call. A failure is logged
+    and counted: the sweep still judges the job.
     """
     if services.checks is None or at is None:
         return
-    at = _minute_ceiling(max(at, facts.now + timedelta(seconds=1)))
-    if job.budget_check_at == iso_time(at):
+    at = _second_ceiling(max(at, facts.now + timedelta(seconds=1)))
+    if _close(job.budget_check_at, at):
         return
     try:
         services.checks.schedule(facts.job_key, facts.job_name, at)
@@ -48,6 +50,20 @@ def schedule_check(facts: JobFacts, job: JobState, at: datetime | None, services
     logger.info("budget check scheduled", extra={"job": facts.job_name, "at": iso_time(at)})
 
 
-def _minute_ceiling(at: datetime) -> datetime:
-    floor = at.replace(second=0, microsecond=0)
-    return floor if floor == at else floor + timedelta(minutes=1)
+CHECK_TOLERANCE = timedelta(seconds=2)
+"""An estimate this close to the check already asked for keeps it (two seconds of burn at most)."""
+
+
+def _second_ceiling(at: datetime) -> datetime:
+    floor = at.replace(microsecond=0)
+    return floor if floor == at else floor + timedelta(seconds=1)
+
+
+def _close(asked: str | None, at: datetime) -> bool:
+    if not asked:
+        return False
+    try:
+        previous = datetime.fromisoformat(asked)
+    except ValueError:
+        return False
+    return abs(previous - at) <= CHECK_TOLERANCE

@@ -7,6 +7,7 @@ policy's ``teams.<team>.submitters``), never what the message says. Pure: no AWS
 from __future__ import annotations
 
 import hashlib
+import hmac
 from datetime import datetime
 from typing import Any, Literal
 
@@ -17,15 +18,34 @@ OPEN_STATES: frozenset[str] = frozenset({"queued", "admitting"})
 """States in which a request still waits (``admitting``: claimed by one admission, under a lease)."""
 
 JOB_NAME_PREFIX = "q-"
+"""Every tuning job the queue creates is named under it (submissions and resumed jobs), so an SCP can
+reserve it for the queue consumer's role (docs/iam/scp-protect-governance-tags.json)."""
+QUEUE_TOKEN_TAG = "governance:queue-token"  # noqa: S105 - a tag key, not a secret
+"""The governor's tag on a job it created for a queued request: a job found under the request's name
+is the request's own only when it carries this value (``token_tag``) with the request's team and owner."""
 
 
-def job_name_for(team: str, client_token: str) -> str:
-    """The tuning job's name for a submission: the same for the same (team, token), so a retried
+def _digest(key: str, *parts: str) -> str:
+    message = "\0".join(parts).encode()
+    if key:
+        return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
+    return hashlib.sha256(message).hexdigest()
+
+
+def job_name_for(team: str, client_token: str, key: str = "") -> str:
+    """The tuning job's name for a submission: the same for the same (team, token, key), so a retried
     creation finds the job it created (SageMaker's names are unique per account and region: the
     second Create fails with ResourceInUse). ``q-`` and 24 hex digits: 26 characters (SageMaker
-    allows 32), unique per team and token with a collision chance of 2^-96 per pair."""
-    digest = hashlib.sha256(f"{team}\0{client_token}".encode()).hexdigest()
-    return f"{JOB_NAME_PREFIX}{digest[:24]}"
+    allows 32). ``key`` is the stack's secret name key (the consumer reads it once per cold start):
+    with it the name is an HMAC nobody without the key can compute, so nobody can create it first;
+    without it (offline, tests) a plain hash of the recipe."""
+    return f"{JOB_NAME_PREFIX}{_digest(key, team, client_token)[:24]}"
+
+
+def token_tag(team: str, client_token: str, key: str = "") -> str:
+    """``QUEUE_TOKEN_TAG``'s value for a request: 32 hex digits of its own HMAC (another domain than
+    the name's, so the tag, which readers of the job see, tells nothing about other names)."""
+    return _digest(key, "token", team, client_token)[:32]
 
 
 class QueuedRequest(BaseModel):

@@ -21,7 +21,14 @@ class Principals(Protocol):
         ...
 
 
-class TuningJobLauncher(Protocol):
+class JobTags(Protocol):
+    def job_tags(self, name: str) -> dict[str, str] | None:
+        """The tags (a flat map) of the tuning job ``name`` as SageMaker has them now
+        (DescribeHyperParameterTuningJob for its ARN, then ListTags); None when no such job exists."""
+        ...
+
+
+class TuningJobLauncher(JobTags, Protocol):
     def request_problem(self, request: dict[str, Any]) -> str | None:
         """Why SageMaker would refuse ``request`` on its shape alone (missing or mistyped fields), without
         calling it; None when the shape is valid. Checked at submission, so the owner hears at once."""
@@ -29,7 +36,7 @@ class TuningJobLauncher(Protocol):
 
     def create_tuning_job(self, request: dict[str, Any]) -> CreateResult:
         """CreateHyperParameterTuningJob; ``"exists"`` when a job of that name exists already (a retried
-        creation: the name is derived from the submission). SageMaker refusing the request raises
+        creation, or someone else's job: the caller compares its tags, ``job_tags``). SageMaker refusing the request raises
         ``RejectedEvent`` with its reason; throttling ``TransientError``."""
         ...
 
