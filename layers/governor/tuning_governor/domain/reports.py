@@ -244,7 +244,9 @@ DECISION_OUTCOMES = {
     "exempt": "exempt",
     "warned": "warning",
     "already-ended": "already-ended",
+    "already-stopping": "already-stopping",
     "grace": "grace",
+    "passed": "passed",
 }
 
 
@@ -274,6 +276,8 @@ def _decision_headline(outcome: str, rule: str, job_name: str, mode: str, stop_a
         "exempt": f"{job_name} breaches {rule} but is exempt",
         "warning": f"Warning for {job_name}",
         "already-ended": f"{job_name} breached {rule} (already ended)",
+        "already-stopping": f"{job_name} breached {rule} (already stopping: not stopped by the governor)",
+        "passed": f"{job_name}: {rule} breach passed before the stop (not stopped)",
     }.get(outcome, f"{job_name}: {rule}")
 
 
