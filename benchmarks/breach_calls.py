@@ -4,9 +4,10 @@
 
 Each cell runs ``running`` tuning jobs of one ml.m5.xlarge each on the AMT stand-in (moto SageMaker, the
 in-memory table, every event delivered), then creates ``unseen`` jobs of one instance whose events are
-held back (the governor has not seen them), then a newcomer of two instances whose arrival is handled.
-The applied quota is set so the newcomer fits (``breach: no``) or, with the unseen jobs admitted
-first, does not (``breach: yes``: it is stopped). Every SageMaker call the newcomer's events cause is
+held back (the governor has not seen them), then a newcomer of ``unseen`` + 2 instances whose arrival
+is handled. The applied quota is set so everyone fits (``breach: no``) or the newcomer is one short,
+with or without the unseen jobs (``breach: yes``: the unseen jobs are admitted first, the newcomer is
+stopped). Every SageMaker call the newcomer's events cause is
 counted on the client (botocore's ``before-call`` hook: each request, each page).
 
 What admission promises (docs/policy.md, "Order of admission"): no call for a judgement that does not
@@ -66,7 +67,10 @@ def run_cell(running: int, unseen: int, breach: bool) -> tuple[Counter[str], lis
     stopped: list[str] = []
     quiet = contextlib.redirect_stdout(DISCARD)  # the handlers' EMF lines
     with quiet, mock_aws(), quiet_handlers(), AmtStandIn(clock=clock, seed=1) as amt:
-        limit = running + unseen + NEWCOMER - (1 if breach else 0)
+        # The newcomer asks for unseen + 2: one short of the quota even without the unseen jobs (breach),
+        # or room for everyone.
+        newcomer = unseen + NEWCOMER
+        limit = running + newcomer - 1 if breach else running + unseen + newcomer
         amt.set_applied_quota(INSTANCE, limit)
         env = build_environment(clock=clock.now, store="memory", sns=False, policy=Policy(mode="enforce"))
         for i in range(running):
@@ -77,16 +81,18 @@ def run_cell(running: int, unseen: int, breach: bool) -> tuple[Counter[str], lis
         for i in range(unseen):
             env.sagemaker.create_hyper_parameter_tuning_job(**_request(f"unseen-{i:03d}", 1))
         amt.advance(1)
-        env.sagemaker.create_hyper_parameter_tuning_job(**_request("newcomer", NEWCOMER))
+        env.sagemaker.create_hyper_parameter_tuning_job(**_request("newcomer", newcomer))
         amt.advance(60)
         held = amt.drain_events()
 
-        def seen(model: Any, params: Any = None, **_: Any) -> None:
+        def seen(model: Any, **_: Any) -> None:
             calls[model.name] += 1
-            if model.name == "StopHyperParameterTuningJob" and params:
-                stopped.append(str(params.get("HyperParameterTuningJobName")))
+
+        def stop(params: Any, **_: Any) -> None:
+            stopped.append(str(params["HyperParameterTuningJobName"]))
 
         env.sagemaker.meta.events.register("before-call.sagemaker", seen)
+        env.sagemaker.meta.events.register("provide-client-params.sagemaker.StopHyperParameterTuningJob", stop)
         for event in held:
             name = str(event["detail"].get("HyperParameterTuningJobName") or event["detail"].get("TuningJobArn"))
             if "newcomer" in name:
@@ -103,8 +109,9 @@ def _section(rows: list[tuple[int, int, bool, Counter[str], list[str]]], took: f
         "- command: `.venv/bin/python benchmarks/breach_calls.py --write` (from the repository root)",
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; code: {git_head()}; took {took:.0f} s",
         f"- running jobs of 1 x {INSTANCE} admitted; `unseen` jobs of 1 instance created before the newcomer,"
-        f" their events held back; the newcomer ({NEWCOMER} instances) arrives with full events (no Describe"
-        " needed); the quota fits everyone (breach: no) or is one short (breach: yes, the newcomer is stopped)",
+        " their events held back; the newcomer (unseen + 2 instances) arrives with full events (no Describe"
+        " needed); the quota fits everyone (breach: no) or is one short for the newcomer (breach: yes: the"
+        " unseen jobs are judged first, then the newcomer is stopped)",
         "",
         "| running | unseen | breach | total calls | " + " | ".join(ops) + " | stopped |",
         "|---:|---:|---|---:|" + "---:|" * len(ops) + "---|",

@@ -198,6 +198,11 @@ def _complete_pass(
             outcomes.extend(admit(rule, new[key], policy, services, listed, complete=True))
         else:
             outcomes.extend(_judged_again(rule, key, policy, services))
+    # Jobs another arrival reserved meanwhile, judged before one of this pass committed: judged again.
+    done = {key for _, key in steps}
+    later = services.store.read_ledger().reservations.values()
+    for reservation in sorted((r for r in later if r.order > start and r.job_key not in done), key=lambda r: r.order):
+        outcomes.extend(_judged_again(rule, reservation.job_key, policy, services))
     metrics.add_metric(name="AdmissionCompletePasses", unit=MetricUnit.Count, value=1)
     return outcomes
 
