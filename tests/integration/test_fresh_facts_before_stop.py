@@ -81,6 +81,6 @@ def test_the_owner_stopped_it_first_is_recorded_and_reported_as_such(world: Worl
     # Then the governor says what happened: the job was already stopping, not "stopped" by it
     [breach] = [d for d in decisions(world, "owned") if d["rule"] == "budget"]
     assert breach["action"] in {"already-stopping", "already-ended"}, breach["action"]
-    assert "before the governor" in breach["action_detail"]
+    assert "before this decision's stop call" in breach["action_detail"]
     texts = [m["Subject"] + m["Message"] for m in world.env.sns_messages()]
     assert not any("STOPPED owned" in text for text in texts), texts

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from aws_lambda_powertools.metrics import MetricUnit
 
+from tuning_governor.errors import JobNotFound
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision, registry
@@ -28,6 +29,7 @@ from tuning_governor.policy import Policy
 
 #: The verdict (and action) of a breach that no longer holds when the governor comes to act on it.
 PASSED = "passed"
+NOT_FOUND = "NotFound"
 
 
 @dataclass(frozen=True)
@@ -40,9 +42,13 @@ class Fresh:
 
 
 def read_fresh(services: EngineServices, job_name: str) -> Fresh:
-    """One DescribeHyperParameterTuningJob and one ListTags."""
-    described = services.sagemaker.describe_tuning_job(job_name)
-    tags = services.sagemaker.list_tags(described.arn) if described.arn else None
+    """One DescribeHyperParameterTuningJob and one ListTags (status ``NotFound``: SageMaker does not know
+    the job, as a stop would have answered)."""
+    try:
+        described = services.sagemaker.describe_tuning_job(job_name)
+        tags = services.sagemaker.list_tags(described.arn) if described.arn else None
+    except JobNotFound:
+        return Fresh(NOT_FOUND, None)
     metrics.add_metric(name="FreshReadsBeforeStop", unit=MetricUnit.Count, value=1)
     return Fresh(described.status, tags)
 
@@ -54,8 +60,13 @@ def would_stop(decision: Decision, tags: dict[str, str], policy: Policy) -> bool
 
 def not_running(status: str) -> tuple[str, str]:
     """The action and detail for a job SageMaker no longer runs when the governor comes to stop it."""
+    if status == NOT_FOUND:
+        return "not-found", "SageMaker does not know the job: no stop made"
     action = "already-stopping" if status == "Stopping" else "already-ended"
-    return action, f"SageMaker had the job {status} before the governor's stop call: no stop made by the governor"
+    return (
+        action,
+        f"SageMaker had the job {status} before this decision's stop call (its owner, or an earlier stop): no stop made for it",
+    )
 
 
 def rejudged(
