@@ -248,7 +248,9 @@ def _holder_ends_after_the_newcomer_is_created(world: World) -> tuple[list[dict[
 
 
 @pytest.mark.parametrize("end_event", ["handled first", "in flight"])
-def test_a_holder_that_ended_after_the_newcomer_was_created_still_counts(world: World, end_event: str) -> None:
+def test_a_holder_that_ended_after_the_newcomer_was_created_makes_a_breach_that_has_passed(
+    world: World, end_event: str
+) -> None:
     # Given A (4 of 8) running when B (6) is created, A ending after B's CreationTime
     a_end, b_events = _holder_ends_after_the_newcomer_is_created(world)
     stops = stop_calls(world)
@@ -257,15 +259,17 @@ def test_a_holder_that_ended_after_the_newcomer_was_created_still_counts(world: 
         deliver(world, a_end)
         assert world.env.services.store.read_ledger().reservations == {}
     deliver(world, b_events)
-    # Then B is judged as of its CreationTime, when A still ran: 4 + 6 > 8, B is stopped (as perfect
-    # delivery stops it), whatever the delivery delay
-    assert stops == ["team-b-hpo"]
+    # Then B breached as of its CreationTime, when A still ran (4 + 6 > 8), but SageMaker runs only B
+    # now: the breach has passed, nobody is stopped, whatever the delivery delay
+    assert stops == []
     [decision] = world.env.services.store.decisions("team-b-hpo")
-    assert decision["rule"] == "concurrency"
-    assert "team-b-hpo" not in world.env.services.store.read_ledger().reservations
+    assert (decision["rule"], decision["verdict"], decision["action"]) == ("concurrency", "passed", "passed")
+    assert set(world.env.services.store.read_ledger().reservations) == {"team-b-hpo"}
 
 
-def test_a_holder_the_sweep_finds_ended_after_the_newcomer_was_created_still_counts(world: World) -> None:
+def test_a_holder_the_sweep_finds_ended_after_the_newcomer_was_created_makes_a_breach_that_has_passed(
+    world: World,
+) -> None:
     # Given A (4 of 8) running when B (6) is created, A ending after B's CreationTime, and every event
     # of A's end and of B's arrival lost
     _holder_ends_after_the_newcomer_is_created(world)
@@ -274,12 +278,16 @@ def test_a_holder_the_sweep_finds_ended_after_the_newcomer_was_created_still_cou
     report = run_sweep(world.env.services)
     assert report["ledger"]["released"] == ["team-a-hpo"]
     assert report["unjudged"] == ["team-b-hpo"]
-    # Then B is judged as of its CreationTime, when A still ran: stopped
-    assert stops == ["team-b-hpo"]
-    assert world.env.services.store.read_ledger().reservations == {}
+    # Then B breached as of its CreationTime, but not now: recorded as passed, not stopped
+    assert stops == []
+    [decision] = world.env.services.store.decisions("team-b-hpo")
+    assert decision["verdict"] == "passed"
+    assert set(world.env.services.store.read_ledger().reservations) == {"team-b-hpo"}
 
 
-def test_a_later_created_job_is_displaced_as_of_its_creation_when_a_holder_ended_since(world: World) -> None:
+def test_a_later_created_job_displaced_as_of_its_creation_is_not_stopped_once_the_holder_has_ended(
+    world: World,
+) -> None:
     # Given 8 ml.p3.2xlarge: H (4) running; E (2) created, its events delayed; L (4) created 30 s later
     # and admitted next to H; then H stopped, ending after both were created, its end handled
     world.amt.set_applied_quota(P3, 8)
@@ -299,11 +307,12 @@ def test_a_later_created_job_is_displaced_as_of_its_creation_when_a_holder_ended
     # When E's late arrival is handled
     deliver(world, of(events, "e-hpo"))
     # Then E is judged as of its creation (H + E = 6 fits) and L as of its own, when H still ran:
-    # H + E + L = 10 > 8, L is the breacher, as perfect delivery would have stopped it
-    assert stops == ["h-hpo", "l-hpo"]
+    # H + E + L = 10 > 8, L is the breacher; but H has ended: E + L = 6 run now, the breach has passed
+    assert stops == ["h-hpo"]
     [decision] = world.env.services.store.decisions("l-hpo")
     assert decision["numbers"]["displaced_by"] == "e-hpo"
-    assert set(world.env.services.store.read_ledger().reservations) == {"e-hpo"}
+    assert (decision["verdict"], decision["action"]) == ("passed", "passed")
+    assert set(world.env.services.store.read_ledger().reservations) == {"e-hpo", "l-hpo"}
 
 
 def test_an_ended_reservation_is_kept_for_the_retention_then_pruned_by_the_sweep(world: World) -> None:

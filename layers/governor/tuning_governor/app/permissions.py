@@ -27,6 +27,8 @@ SUBMISSION_EXTRAS = frozenset(
     {"sagemaker:AddTags", "iam:PassRole", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
 )
 _STORE = GovernorStore.permissions
+#: Every stop is preceded by the job's status and tags as SageMaker has them (governance/fresh.py).
+STOP_READS = ("describe_tuning_job", "list_tags")
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class FunctionNeeds:
 
     def actions(self) -> frozenset[str]:
         calls = {*self.sagemaker, *(f for call in self.sagemaker for f in SageMakerGateway.fallbacks.get(call, ()))}
+        if "stop_tuning_job" in calls:
+            calls |= set(STOP_READS)
         needed = {_SAGEMAKER[call] for call in calls} | {_STORE[call] for call in self.store}
         needed |= {PriceListGateway.permissions[call] for call in self.pricing}
         if self.trigger is not None:

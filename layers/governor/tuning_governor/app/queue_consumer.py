@@ -84,7 +84,8 @@ def process_queue_event(event: dict[str, Any], services: EngineServices, queue: 
         ended = job.detail.end_time or job.detail.last_modified_time or job.time
         services.store.release_reservation(job.detail.key, iso_time(ended))
         if detail.get("HyperParameterTuningJobStatus") == "Stopped":
-            requeue_stopped(str(name), services, queue.stopped_jobs, lambda: queue.name_key)  # a preemption, or on_over_capacity: requeue
+            # A preemption, or on_over_capacity: requeue.
+            requeue_stopped(str(name), services, queue.stopped_jobs, lambda: queue.name_key)
     return {"admitted": admit_waiting(services, queue)}
 
 

@@ -13,7 +13,9 @@ Each run (rate set in template.yaml, default 5 minutes):
    still in flight): one Describe + one ListTags each; then judges every InProgress job that has no
    reservation and no admission decision like an arrival (``govern("arrival")``), in CreationTime
    order, so a job created before others is admitted before them (docs/policy.md, "Order of
-   admission"): one GetItem per unreserved job listed;
+   admission"): one GetItem per unreserved job listed; under enforce, the jobs the ledger keeps over
+   the limit (admitted so in monitor mode) are judged again the same way, and stopped once if still
+   in breach;
 3b. reconciles the trials of running jobs whose rules read them (job budget, team month, stagnation,
    failed trials) or whose running entries the ledger re-counts (``app.running_trials``): one
    DescribeHyperParameterTuningJob each; only where its TrainingJobStatusCounters disagree with the job
@@ -69,7 +71,7 @@ from tuning_governor.domain.job import JobState
 from tuning_governor.errors import Disposition, GovernorError
 from tuning_governor.governance.actions import resume_stale
 from tuning_governor.governance.admission import reconcile_ledger
-from tuning_governor.governance.admission_order import unjudged
+from tuning_governor.governance.admission_order import kept_over_limit, unjudged
 from tuning_governor.governance.engine import govern
 from tuning_governor.governance.team_months import resume_team_decisions
 from tuning_governor.observability import logger, metrics
@@ -191,8 +193,11 @@ class Sweep:
         self.report["ledger"] = reconcile_ledger(
             self.services, live=set(self.live), listed_at=self.now, jobs=self.known, adopt=adopt, ended_at=self.ended_at
         )
-        self.report["unjudged"] = unjudged(self.services, self.live, self.services.store.read_ledger())
-        for key in self.report["unjudged"]:
+        ledger = self.services.store.read_ledger()
+        self.report["unjudged"] = unjudged(self.services, self.live, ledger)
+        # Kept over the limit while the policy was monitor: judged again now that it enforces.
+        self.report["over_limit"] = [k for k in kept_over_limit(ledger, self.policy) if k in self.live]
+        for key in self.report["unjudged"] + self.report["over_limit"]:
 
             def judge(key: str = key) -> None:
                 self.report["decisions"].extend(

@@ -232,7 +232,9 @@ DECISION_OUTCOMES = {
     "exempt": "exempt",
     "warned": "warning",
     "already-ended": "already-ended",
+    "already-stopping": "already-stopping",
     "grace": "grace",
+    "passed": "passed",
 }
 
 
@@ -262,6 +264,8 @@ def _decision_headline(outcome: str, rule: str, job_name: str, mode: str, stop_a
         "exempt": f"{job_name} breaches {rule} but is exempt",
         "warning": f"Warning for {job_name}",
         "already-ended": f"{job_name} breached {rule} (already ended)",
+        "already-stopping": f"{job_name} breached {rule} (already stopping)",
+        "passed": f"{job_name}: {rule} breach passed before the stop (not stopped)",
     }.get(outcome, f"{job_name}: {rule}")
 
 

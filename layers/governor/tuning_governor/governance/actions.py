@@ -17,6 +17,7 @@ from tuning_governor.domain.reports import decision_fields, decision_report
 from tuning_governor.errors import GovernorError, TransientError
 from tuning_governor.governance import grace
 from tuning_governor.governance.facts import JobFacts
+from tuning_governor.governance.fresh import PASSED, Fresh, not_running, read_fresh, rejudged, would_stop
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.reporting import all_delivered, deliver
 from tuning_governor.governance.rules import Decision
@@ -26,37 +27,63 @@ from tuning_governor.policy import Policy
 from tuning_governor.policy.routing import owner_handles
 
 
-def enforce(decision: Decision, tags: dict[str, str], policy: Policy, services: EngineServices) -> tuple[str, str]:
+def enforce(
+    decision: Decision, tags: dict[str, str], policy: Policy, services: EngineServices, fresh: Fresh | None = None
+) -> tuple[str, str]:
     """What a claimed decision does to its job: stop it (enforce), or only say so. (action, detail).
 
-    Makes the stop call only; the caller records the step (``record_stop``)."""
+    Before a stop call, SageMaker's status and tags of the job (``fresh``: as the caller read them just
+    before its claim, else read now): an exemption tagged since wins, and a job SageMaker no longer runs
+    (its owner stopped it first) is recorded as such, never as stopped by the governor. Makes the stop
+    call only; the caller records the step (``record_stop``)."""
     if decision.verdict == grace.GRACE:
         stop_at = decision.numbers.get("stop_at")
-        if policy.mode != "enforce":
-            return grace.GRACE, f"monitor mode: would stop at {stop_at} if the breach still holds"
-        return grace.GRACE, f"will stop at {stop_at} if the breach still holds"
+        when = "will stop" if policy.mode == "enforce" else "monitor mode: would stop"
+        return grace.GRACE, f"{when} at {stop_at} if the breach still holds"
+    if decision.verdict == PASSED:
+        return PASSED, "the breach no longer held when the governor came to act: no stop call made"
     if not decision.wants_stop:
         return "warned", "reported only"
     if policy.is_exempt(tags):
         return "exempt", f"tag {policy.exempt_tag}=true; would have stopped"
     if policy.mode != "enforce":
         return "would-stop", "monitor mode: no stop call made"
+    return _stop(decision, policy, services, fresh)
+
+
+def _stop(decision: Decision, policy: Policy, services: EngineServices, fresh: Fresh | None) -> tuple[str, str]:
+    """The stop call, on SageMaker's facts of now. A decision resumed from its stored row (no ``fresh``
+    from the claim) may have made its stop already, its record lost: a job Stopping then may be its own
+    doing, so only a first attempt tells the owner's stop from its own."""
+    first = fresh is not None
+    fresh = fresh or read_fresh(services, decision.job_name)
+    if fresh.tags is not None and policy.is_exempt(fresh.tags):
+        return "exempt", f"tag {policy.exempt_tag}=true (read from SageMaker before the stop); would have stopped"
+    if first and fresh.status != "InProgress":
+        return not_running(fresh.status)
     result = services.sagemaker.stop_tuning_job(decision.job_name)
-    stopping = result in {"stop-requested", "already-stopping"}
+    if first and result in {"already-stopping", "already-ended"}:
+        # Someone else's stop landed between the read and ours.
+        return not_running("Stopping" if result == "already-stopping" else "ended")
     metrics.add_metric(name="JobsStopped", unit=MetricUnit.Count, value=1)
     rule_stopped(decision.rule)
-    return ("stopped" if stopping else result), result
+    return ("stopped" if result in {"stop-requested", "already-stopping"} else result), result
 
 
 def stop_step(
-    decision: Decision, stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: EngineServices
+    decision: Decision,
+    stored: dict[str, Any],
+    tags: dict[str, str],
+    policy: Policy,
+    services: EngineServices,
+    fresh: Fresh | None = None,
 ) -> tuple[str, str]:
     """The decision's stop step, once: the action a failed attempt already recorded, or enforce and
     record it now. Only a stop that took effect marks the job (``stop_requested_at``): it separates
     our stop from early stopping."""
     if stored.get("action") is not None:
         return str(stored["action"]), str(stored.get("action_detail") or "")
-    action, detail = enforce(decision, tags, policy, services)
+    action, detail = enforce(decision, tags, policy, services, fresh)
     services.store.record_decision_action(
         decision, action, detail, stop_requested_at=decision.at if action == "stopped" else None
     )
@@ -99,7 +126,11 @@ def lease_job_decision(
 
 
 def resume_decision(
-    stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: EngineServices
+    stored: dict[str, Any],
+    tags: dict[str, str],
+    policy: Policy,
+    services: EngineServices,
+    fresh: Fresh | None = None,
 ) -> dict[str, Any]:
     """Carry out a claimed decision's steps from its stored row, each once: the stop, then its report
     on every channel (built from the stored action, detail and figures, so a retry sends what the
@@ -120,7 +151,7 @@ def resume_decision(
         return {"rule": rule, "verdict": verdict, "mode": mode, "action": "in-progress", "at": stored.get("at")}
     outcome: dict[str, Any] = {"pending": True}
     try:
-        outcome = _carry_out(leased, tags, policy, services)
+        outcome = _carry_out(leased, tags, policy, services, fresh)
         return outcome
     finally:
         if outcome.get("pending"):
@@ -129,14 +160,14 @@ def resume_decision(
 
 
 def _carry_out(
-    stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: EngineServices
+    stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: EngineServices, fresh: Fresh | None
 ) -> dict[str, Any]:
     """A leased decision's steps (see :func:`resume_decision`)."""
     decision = Decision.model_validate(stored | {"job_key": job_key_of(stored["pk"])})
     mode = str(stored.get("mode") or policy.mode)
-    fresh = stored.get("action") is None
-    action, detail = stop_step(decision, stored, tags, policy, services)
-    if fresh:
+    first = stored.get("action") is None
+    action, detail = stop_step(decision, stored, tags, policy, services, fresh)
+    if first:
         metrics.add_metric(name="Decisions", unit=MetricUnit.Count, value=1)
         rule_decided(decision.rule)
         logger.info(
@@ -166,7 +197,20 @@ def _carry_out(
 
 
 def act(decision: Decision, job: JobFacts, policy: Policy, services: EngineServices) -> dict[str, Any]:
-    """Claim the decision once, then carry out its steps (stop, reports); a retry resumes them."""
+    """Claim the decision once, then carry out its steps (stop, reports); a retry resumes them.
+
+    A decision that would stop the job is first judged on SageMaker's facts of now (``governance.fresh``:
+    one GetItem: only a decision not claimed yet, then one Describe and one ListTags): a breach its fresh
+    tags clear is recorded as ``passed`` instead, and the stop step uses the status read (a job its
+    owner stopped first is recorded as such). A claimed decision resumed reads them in its stop step."""
+    fresh = None
+    store = services.store
+    if (
+        would_stop(decision, job.tags, policy)
+        and store.get_decision(decision.job_key, decision.rule, decision.verdict) is None
+    ):
+        fresh = read_fresh(services, decision.job_name)
+        decision, job = rejudged(decision, job, fresh, policy, services)
     stored = services.store.open_decision(decision, policy.mode, services.clock())
     if stored is None:
         return {
@@ -176,7 +220,7 @@ def act(decision: Decision, job: JobFacts, policy: Policy, services: EngineServi
             "action": "already-decided",
             "at": decision.at,
         }
-    return resume_decision(stored, job.tags, policy, services)
+    return resume_decision(stored, job.tags, policy, services, fresh)
 
 
 def resume_job(job_key: str, job: JobState | None, services: EngineServices) -> list[dict[str, Any]]:

@@ -5,32 +5,41 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.domain.capacity import AdmissionPlan, Holder, Ledger, Quota, Reservation
-from tuning_governor.domain.job import JobState, iso_time, job_state
+from tuning_governor.domain.job import iso_time, job_state
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.actions import act
 from tuning_governor.governance.admission_order import (
-    RELEASE_GRACE,
     Judgement,
     displaced,
     expired,
     order_of,
     release_ended,
 )
+from tuning_governor.governance.admission_view import (
+    Listed,
+    as_of_now,
+    facts_of_listed,
+    latest_stopped,
+    listed_running,
+    unseen,
+)
 from tuning_governor.governance.capacity import capacity_facts, first_fit
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
 from tuning_governor.governance.job import job_facts
+from tuning_governor.governance.ledger_reconcile import reconcile_ledger
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision, Rule
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
+
+__all__ = ["admit", "reconcile_ledger", "reserve"]
 
 
 def _capacity(job: JobFacts, policy: Policy, services: EngineServices, ledger: Ledger | None = None) -> CapacityFacts:
@@ -126,6 +135,119 @@ def _judge(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices
     return judgement
 
 
+ENFORCED = "enforced"
+
+
+def _enforce_now(held: Reservation, facts: JobFacts, policy: Policy) -> bool:
+    """A job admitted over the limit while it kept running (monitor mode) that the policy now enforces
+    on (it is not exempt): judged again, once (the rollout's promise: enforce stops what monitor only
+    reported)."""
+    return held.over_limit and policy.enforcing and not policy.is_exempt(facts.tags)
+
+
+def _enforced(judgement: Judgement) -> Judgement:
+    """A re-judgement under enforce of a job kept over the limit: a breach that still holds is its own
+    decision (verdict ``enforced``, claimed once, so it stops once); one that fits now keeps running,
+    no longer over the limit."""
+    decision = judgement.decision
+    if decision is None:
+        reservation = judgement.reservation
+        fits = replace(reservation, over_limit=False) if reservation is not None else None
+        return Judgement(None, fits, judgement.breachers)
+    decision = decision.model_copy(
+        update={
+            "verdict": ENFORCED,
+            "message": f"{decision.message}; admitted over the limit in monitor mode, now judged under enforce",
+        }
+    )
+    return Judgement(decision, judgement.reservation, judgement.breachers)
+
+
+def _settled(
+    rule: Rule, facts: JobFacts, ledger: Ledger, policy: Policy, services: EngineServices, *, again: bool
+) -> list[dict[str, Any]] | None:
+    """What a judgement already made says (None: judge): the job reserved (nothing to do, unless it is
+    judged again: on fuller facts, or under enforce), ended since, or its decision claimed (act on it)."""
+    held = ledger.reservations.get(facts.job_key)
+    if held is not None and not again and not (held.incomplete and not facts.arrival_facts_incomplete):
+        return []
+    if facts.job_key in ledger.ended:
+        return []  # admitted, and ended since: a late retry of its arrival has nothing to judge
+    claimed = services.store.get_decision(facts.job_key, rule.name, ENFORCED if again else "breach")
+    if claimed is not None:
+        return [act(Decision.model_validate(claimed | {"job_key": facts.job_key}), facts, policy, services)]
+    return None
+
+
+def _complete_pass(
+    rule: Rule, facts: JobFacts, keys: list[str], listed: Listed, policy: Policy, services: EngineServices
+) -> list[dict[str, Any]]:
+    """The pass in creation order over the complete view, from the earliest unseen job: each unseen job
+    and this one admitted (or refused) against the jobs created before it, each job the ledger holds
+    judged again against the jobs created before it, so that every stop is made on a complete view."""
+    new = {key: f for key in keys if (f := facts_of_listed(key, listed[key], policy, services)) is not None}
+    new[facts.job_key] = facts
+    start = min(order_of(f) for f in new.values())
+    held = services.store.read_ledger().reservations
+    steps = sorted(
+        [(order_of(f), key) for key, f in new.items()] + [(r.order, k) for k, r in held.items() if r.order > start]
+    )
+    outcomes: list[dict[str, Any]] = []
+    for _, key in steps:
+        if key in new:
+            outcomes.extend(admit(rule, new[key], policy, services, listed, complete=True))
+        else:
+            outcomes.extend(_judged_again(rule, key, policy, services))
+    # Jobs another arrival reserved meanwhile, judged before one of this pass committed: judged again.
+    done = {key for _, key in steps}
+    later = services.store.read_ledger().reservations.values()
+    for reservation in sorted((r for r in later if r.order > start and r.job_key not in done), key=lambda r: r.order):
+        outcomes.extend(_judged_again(rule, reservation.job_key, policy, services))
+    metrics.add_metric(name="AdmissionCompletePasses", unit=MetricUnit.Count, value=1)
+    return outcomes
+
+
+def _judged_again(rule: Rule, key: str, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
+    """A job the ledger holds judged again, in the complete pass, against the jobs created before it."""
+    for attempt in range(ADMISSION_ATTEMPTS):
+        ledger = services.store.read_ledger()
+        held, job = ledger.reservations.get(key), job_state(services.store.get_job(key))
+        if held is None or held.over_limit or job is None:
+            return []
+        facts = job_facts(job, now=services.clock(), policy=policy)
+        decision = rule.evaluate(policy, facts, _capacity(facts, policy, services, ledger.before(held.order)))
+        if decision is None:
+            return []
+        decision = decision.model_copy(
+            update={"message": f"{decision.message}; judged again in CreationTime order on SageMaker's list"}
+        )
+        keeps_running = policy.mode != "enforce" or policy.is_exempt(facts.tags)
+        judgement = _as_of_now(
+            rule,
+            facts,
+            Judgement(decision, replace(held, over_limit=True) if keeps_running else None),
+            ledger,
+            policy,
+            services,
+        )
+        if _commit(services, ledger, facts, policy, judgement) == "committed":
+            return _act_on(judgement, facts, policy, services)
+        time.sleep(random.uniform(0, 0.002 * 2 ** min(attempt, 6)))  # noqa: S311 - jitter, not crypto
+    raise TransientError(f"capacity ledger contended {ADMISSION_ATTEMPTS} times; the event will be retried")
+
+
+def _as_of_now(
+    rule: Rule, facts: JobFacts, judgement: Judgement, ledger: Ledger, policy: Policy, services: EngineServices
+) -> Judgement:
+    def capacity(job: JobFacts, held: Ledger) -> CapacityFacts:
+        return _capacity(job, policy, services, held)
+
+    def reserve(room: CapacityFacts) -> Reservation | None:
+        return _reservation(facts, policy, room, ledger.version, order_of(facts)[0])
+
+    return as_of_now(rule, judgement, facts, ledger, policy, capacity, reserve)
+
+
 def _commit(services: EngineServices, ledger: Ledger, facts: JobFacts, policy: Policy, judgement: Judgement) -> str:
     now = services.clock()
     claim = (judgement.decision, policy.mode, now) if judgement.decision is not None else None
@@ -148,7 +270,15 @@ def _act_on(judgement: Judgement, facts: JobFacts, policy: Policy, services: Eng
     return [*outcomes, act(judgement.decision, facts, policy, services)]
 
 
-def admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
+def admit(
+    rule: Rule,
+    facts: JobFacts,
+    policy: Policy,
+    services: EngineServices,
+    listed: Listed | None = None,
+    *,
+    complete: bool = False,
+) -> list[dict[str, Any]]:
     """Judge a job's arrival by an ``admission_judged`` rule (concurrency) through the capacity ledger,
     in CreationTime order (docs/policy.md, "Order of admission"), serialized with every other arrival.
 
@@ -162,23 +292,38 @@ def admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices)
     read and judge again. The commit is the durable mark of the judgement: a retried event finds the
     job reserved (nothing to do) or its decision claimed (finish acting on it); a job reserved on
     incomplete facts is judged again when its facts are complete.
+
+    A judgement that breaches stops only on SageMaker's list (``governance.admission_view``): the
+    running jobs listed once (``listed``: a caller's listing, else 2 x ceil(running / 100) List
+    calls), ended holders released; with unseen earlier-created InProgress jobs, the pass in creation
+    order over the complete view (``_complete_pass``: ``complete``, each step of it, judging no
+    later job); each breach checked against what runs now (one that has passed is recorded
+    ``passed``, stops nobody). A judgement that breaches nothing makes no SageMaker call.
     """
-    checked = False
+    released = False
     for attempt in range(ADMISSION_ATTEMPTS):
         ledger = services.store.read_ledger()
         held = ledger.reservations.get(facts.job_key)
-        if held is not None and not (held.incomplete and not facts.arrival_facts_incomplete):
-            return []
-        if facts.job_key in ledger.ended:
-            return []  # admitted, and ended since: a late retry of its arrival has nothing to judge
-        claimed = services.store.get_decision(facts.job_key, rule.name, "breach")
-        if claimed is not None:
-            return [act(Decision.model_validate(claimed | {"job_key": facts.job_key}), facts, policy, services)]
+        again = held is not None and _enforce_now(held, facts, policy)
+        settled = _settled(rule, facts, ledger, policy, services, again=again)
+        if settled is not None:
+            return settled
         judgement = _judge(rule, facts, policy, services, ledger)
-        if judgement.breaches and not checked:
-            checked = True
-            if release_ended(services, ledger, facts.job_key, services.clock()):
-                continue
+        if again:
+            judgement = _enforced(judgement)
+        if complete:
+            judgement = Judgement(judgement.decision, judgement.reservation)  # the pass judges later jobs
+        if judgement.breaches and not complete:
+            listed = listed if listed is not None else listed_running(services)
+            if not released:
+                released = True
+                if release_ended(services, ledger, facts.job_key, services.clock(), listed):
+                    continue
+            keys = unseen(rule, listed, ledger, services, frozenset({facts.job_key}), latest_stopped(judgement, facts))
+            if keys:
+                return _complete_pass(rule, facts, keys, listed, policy, services)
+        if judgement.breaches:
+            judgement = _as_of_now(rule, facts, judgement, ledger, policy, services)
         outcome = _commit(services, ledger, facts, policy, judgement)
         if outcome == "committed":
             return _act_on(judgement, facts, policy, services)
@@ -237,70 +382,3 @@ def reserve(
         metrics.add_metric(name="LedgerConflicts", unit=MetricUnit.Count, value=1)
         time.sleep(random.uniform(0, 0.002 * 2 ** min(attempt, 6)))  # noqa: S311 - jitter, not crypto
     raise TransientError(f"capacity ledger contended {ADMISSION_ATTEMPTS} times; admission will be retried")
-
-
-def running_shapes(job: JobState) -> list[tuple[dict[str, int], bool]]:
-    """The instances (and market) of each trial the job item records as running (its ``running``
-    map, kept by the training-event path), for re-counting the job's reservation."""
-    return [(dict(trial.instances), trial.spot) for trial in job.running if trial.instances]
-
-
-def _adopted(services: EngineServices, adopt: set[str], jobs: Mapping[str, JobState]) -> dict[str, Reservation]:
-    """Reservations for discovered Stopping jobs: their first plan, counted as they run."""
-    put: dict[str, Reservation] = {}
-    for key in sorted(adopt):
-        job = jobs.get(key) or job_state(services.store.get_job(key))
-        if job is None:
-            continue
-        facts = job_facts(job, now=services.clock(), policy=services.policy())
-        plans = [p for p in facts.admission_plans() if p.on_demand or p.spot]
-        if plans:
-            reservation = Reservation.for_plan(key, facts.team, plans[0], facts.max_parallel, iso_time(facts.now))
-            put[key] = replace(reservation, job_created=order_of(facts)[0])
-    return put
-
-
-def reconcile_ledger(
-    services: EngineServices,
-    *,
-    live: set[str],
-    listed_at: datetime,
-    jobs: Mapping[str, JobState],
-    adopt: set[str],
-    ended_at: Mapping[str, datetime] | None = None,
-    attempts: int = 5,
-) -> dict[str, list[str]]:
-    """The sweep's pass over the capacity ledger, against what SageMaker lists as running (``live``).
-
-    Releases reservations of jobs no longer running (their terminal event was lost), marked ended at
-    their end in SageMaker's time (``ended_at``: what the sweep's finalisation described; else the
-    listing time) and prunes ended ones past ``ENDED_RETENTION``; adopts jobs the
-    sweep discovered running without an arrival (their reservation is their first plan, counted as
-    it runs); re-counts every reservation whose job item records running trials from the types those
-    trials actually use. One conditional write, retried on conflict. A reservation made less than
-    ``RELEASE_GRACE`` before SageMaker was listed (``listed_at``) is kept until a later sweep.
-    """
-    changes: dict[str, list[str]] = {"released": [], "adopted": [], "recounted": []}
-    for attempt in range(attempts):
-        ledger = services.store.read_ledger()
-        # SageMaker's list may lag a job that has just started: only older reservations are released.
-        listed = iso_time(listed_at - RELEASE_GRACE)
-        gone = sorted(k for k, r in ledger.reservations.items() if k not in live and r.created < listed)
-        when = {k: iso_time((ended_at or {}).get(k) or listed_at) for k in gone}
-        put = {k: replace(ledger.reservations[k], ended=when[k]) for k in gone}
-        remove = expired(ledger, listed_at)
-        put |= _adopted(services, adopt - set(ledger.reservations), jobs)
-        for key, reservation in sorted(ledger.reservations.items()):
-            known = jobs.get(key)
-            if key in gone or known is None or not known.tracks_running:
-                continue
-            recounted = reservation.recounted(running_shapes(known))
-            if recounted.on_demand != reservation.on_demand or recounted.spot != reservation.spot:
-                put[key] = recounted
-        if services.store.update_reservations(ledger.version, put, remove):
-            changes["released"] = gone
-            changes["adopted"] = sorted(k for k in put if k not in ledger.reservations)
-            changes["recounted"] = sorted(k for k in put if k in ledger.reservations and k not in gone)
-            return changes
-        time.sleep(random.uniform(0, 0.01 * 2**attempt))  # noqa: S311 - jitter, not crypto
-    raise TransientError("capacity ledger contended during the sweep")

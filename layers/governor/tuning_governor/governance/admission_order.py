@@ -27,7 +27,7 @@ from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.observability import metrics
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Collection, Mapping
 
     from tuning_governor.governance.facts import CapacityFacts, JobFacts
     from tuning_governor.governance.ports import EngineServices
@@ -130,23 +130,20 @@ def displaced(
     return breachers
 
 
-def release_ended(services: EngineServices, ledger: Ledger, job_key: str, now: datetime) -> list[str]:
+def release_ended(
+    services: EngineServices, ledger: Ledger, job_key: str, now: datetime, live: Collection[str]
+) -> list[str]:
     """Before a concurrency stop: mark ended the reservations of jobs SageMaker no longer runs (their
     end event still in flight, or lost), each at its end in SageMaker's time, so a job is judged as of
     its CreationTime: a holder that ended before it was created causes no stop, one that ended after
     still counts (``Ledger.before``).
 
-    SageMaker calls: ListHyperParameterTuningJobs with StatusEquals InProgress and StatusEquals
-    Stopping, 100 jobs per call (2 x ceil(running jobs / 100) calls), then one
+    ``live``: the jobs SageMaker lists InProgress or Stopping (``admission_view.listed_running``: 2 x
+    ceil(running jobs / 100) calls). SageMaker calls: one
     DescribeHyperParameterTuningJob per reservation whose job is not listed (its end time:
     HyperParameterTuningEndTime, else LastModifiedTime); made only when a judgement breaches. A job
     Describe still shows running (the list lags a new job) keeps its reservation. Returns the
     released job keys (empty: nothing to release, or the ledger moved on)."""
-    live = {
-        str(summary["HyperParameterTuningJobName"]).lower()
-        for status in ("InProgress", "Stopping")
-        for summary in services.sagemaker.list_tuning_jobs(status)
-    }
     put: dict[str, Reservation] = {}
     remove = expired(ledger, now)
     for key, reservation in sorted(ledger.reservations.items()):
@@ -189,3 +186,12 @@ def unjudged(services: EngineServices, listed: Mapping[str, Mapping[str, Any]], 
         created = summary.get("CreationTime")
         found.append((iso_time(created) if isinstance(created, datetime) else str(created or ""), key))
     return [key for _, key in sorted(found)]
+
+
+def kept_over_limit(ledger: Ledger, policy: Policy) -> list[str]:
+    """Under enforce, the jobs the ledger holds over the limit (admitted so in monitor mode, or exempt
+    then), in CreationTime order: each is judged again like an arrival (``admit``), which stops one
+    still in breach once and leaves an exempt one be. No SageMaker call of its own."""
+    if not policy.enforcing:
+        return []
+    return [r.job_key for r in sorted(ledger.reservations.values(), key=lambda r: r.order) if r.over_limit]

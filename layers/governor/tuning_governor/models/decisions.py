@@ -9,8 +9,9 @@ from pydantic import BaseModel, ConfigDict
 
 #: breach: the rule wants the job stopped; warning: report only; grace: a breach whose stop waits for
 #: the rule's grace period (governance/grace.py); enforced: a breach decided while the policy was
-#: monitor, judged again under enforce (governance/enforce.py ``under_enforce``): the stop.
-Verdict = Literal["breach", "warning", "grace", "enforced"]
+#: monitor, judged again under enforce (governance/enforce.py ``under_enforce``): the stop; passed: a
+#: breach that no longer held when the governor came to act on it (governance/fresh.py): no stop.
+Verdict = Literal["breach", "warning", "grace", "enforced", "passed"]
 
 
 class Decision(BaseModel):
