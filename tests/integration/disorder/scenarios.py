@@ -134,7 +134,6 @@ def same_second(seed: int) -> Scenario:
 
 #: Why some profiles still fail here, each naming the fix it waits for (strict xfails: take one off
 #: the list when its fix lands).
-FRESH_TAGS = "fresh facts before every stop: the one-time check re-reading the job's tags (not made here)"
 LATE_RUNNING = (
     "running trials whose progress events are hours late: the sweep judges spend from the running entries"
     " those events write, so a budget stop comes late and a team-month stop early (not made here)"
@@ -196,7 +195,6 @@ SCENARIOS: dict[str, DisorderScenario] = {
             {P3_8X: 1000, P3_2X: 1000},
             profiles=("delays", "tags-lost"),
             seeds=(1, 2),
-            xfail={"tags-lost": FRESH_TAGS},
         ),
     )
 }
