@@ -1,5 +1,6 @@
-"""The figures README.md and docs/cli.md give a user to check (how long, how big), measured here and
-written into those documents from one results file, benchmarks/claims.json.
+"""The figures the user documents (README.md, docs/*.md) give a user to check (how long, how big),
+measured here (or read from benchmarks/RESULTS.md and cli.json, which the benchmarks write) and written
+into those documents from one results file, benchmarks/claims.json.
 
     python scripts/measure_claims.py --measure                 # measure on this checkout, then --write
     python scripts/measure_claims.py --measure --fresh-clone   # also `make setup` + `make demo` on a fresh clone (minutes)
@@ -42,7 +43,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 CLAIMS = ROOT / "benchmarks" / "claims.json"
 CLI_TIMINGS = ROOT / "benchmarks" / "cli.json"
-DOCUMENTS = (ROOT / "README.md", ROOT / "docs" / "cli.md")
+#: Every user document: README.md and docs/*.md (not docs/decisions/, the design records).
+DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 CLAIM = re.compile(r"<!-- claim:(?P<name>[a-z_-]+) -->(?P<text>.*?)<!-- /claim -->", re.DOTALL)
 
 

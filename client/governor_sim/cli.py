@@ -94,6 +94,13 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
+def _replay(args: argparse.Namespace) -> int:
+    """Run the replay (its machinery loads now: a usage error was argparse's, from its arguments module)."""
+    from governor_sim.replay.cli import run_command  # noqa: PLC0415
+
+    return run_command(args)
+
+
 def _demo(args: argparse.Namespace) -> int:
     """Run the demo; 0, or 1 when a handler failed on the way."""
     from governor_sim import demo  # noqa: PLC0415 - sets fake credentials when imported: only when it runs
@@ -108,11 +115,12 @@ def _demo(args: argparse.Namespace) -> int:
 SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand(
         "replay",
-        "governor_sim.replay.cli",
+        "governor_sim.replay.arguments",
         "replay captured SageMaker events under a policy: decisions, stops, summaries and savings",
         "Replay EventBridge events (one per line, as a rule target receives them) through the real"
         " handlers under POLICY and report what the policy would have decided, stopped and saved."
         " Offline for a file or folder; an s3:// source is read with your AWS credentials. See docs/replay.md.",
+        runner=_replay,
     ),
     Subcommand(
         "validate",
@@ -124,7 +132,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     ),
     Subcommand(
         "report",
-        "governor_sim.report",
+        "governor_sim.report_cli",
         "an HTML page (and PNGs) of a job, a team or a month, from the governor's table (AWS credentials)",
         "Read the governor's DynamoDB table (calls AWS with your AWS credentials) and write a self-contained"
         " HTML page: objective by trial with the best so far, cumulative cost with the budget and the stop,"

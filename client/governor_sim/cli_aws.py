@@ -26,9 +26,14 @@ CONNECT_TIMEOUT_S, READ_TIMEOUT_S, MAX_ATTEMPTS = 5, 30, 2
 V1_SETTING = "ec2_metadata_v1_disabled"
 
 
-def cli_client(service: str, region: str | None = None) -> Any:
+def cli_client(service: str, region: str | None = None, *, credentials_first: bool = False) -> Any:
     """A boto3 client for ``service`` with the CLI's timeouts, from a fresh session (so the credentials
-    and ``AWS_ENDPOINT_URL`` are read now, not cached from an earlier call)."""
+    and ``AWS_ENDPOINT_URL`` are read now, not cached from an earlier call).
+
+    The client finds its credentials when it is made (the chain's one metadata probe, off EC2, happens
+    here). With ``credentials_first``, finding none raises botocore's ``NoCredentialsError`` here, as the
+    first call would, so a command that makes its client before loading the rest of its machinery says
+    "no credentials" without loading it."""
     import boto3  # noqa: PLC0415 - the SDK loads when a command calls AWS, not for --help
     import botocore.session  # noqa: PLC0415
     from botocore.config import Config  # noqa: PLC0415
@@ -36,6 +41,10 @@ def cli_client(service: str, region: str | None = None) -> Any:
     core = botocore.session.get_session()
     if os.environ.get("AWS_EC2_METADATA_V1_DISABLED") is None and V1_SETTING not in _profile(core):
         core.set_config_variable(V1_SETTING, True)
+    if credentials_first and core.get_credentials() is None:  # found ones are kept for the client
+        from botocore.exceptions import NoCredentialsError  # noqa: PLC0415
+
+        raise NoCredentialsError
     config = Config(
         connect_timeout=CONNECT_TIMEOUT_S,
         read_timeout=READ_TIMEOUT_S,

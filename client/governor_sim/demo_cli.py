@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from governor_sim.offline import STORE_KINDS
+from governor_sim.cli_defaults import STORE_KINDS
 
 DESCRIPTION = (
     "The offline demo: a governed SageMaker account on the AMT stand-in and a virtual clock."

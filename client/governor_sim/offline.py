@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
 import boto3
 
+from governor_sim.cli_defaults import STORE_KINDS, StoreKind
 from governor_sim.memory import MemoryStore
 from tuning_governor.adapters.channels import ChannelClients, ChannelNotifiers, default_notifiers
 from tuning_governor.adapters.dynamodb import GovernorStore
@@ -32,8 +33,6 @@ from tuning_governor.settings import Settings
 TABLE_NAME = "tuning-governor-offline"
 TOPIC_NAME = "tuning-governor-reports"
 SECRET_NAME = "tuning-governor/slack-webhook"  # noqa: S105 - a secret name, not a secret
-StoreKind = Literal["memory", "moto"]
-STORE_KINDS: tuple[str, ...] = get_args(StoreKind)
 #: Environment variable choosing the store of the simulator and the demo when a caller does not.
 STORE_VARIABLE = "TUNING_GOVERNOR_STORE"
 

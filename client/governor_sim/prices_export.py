@@ -56,28 +56,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fetch_arguments(actions)
 
 
-def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
-    """``replay --prices FILE`` / ``--prices-from-table TABLE`` [``--prices-region``]."""
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument(
-        "--prices",
-        metavar="FILE",
-        help="price the replay with this catalogue (`tuning-governor prices export`'s output) over the bundled one",
-    )
-    group.add_argument(
-        "--prices-from-table",
-        metavar="TABLE",
-        help="price the replay with the catalogs the deployed governor refreshed into TABLE (read before it starts)",
-    )
-    parser.add_argument(
-        "--table-region",
-        "--prices-region",
-        dest="prices_region",
-        metavar="REGION",
-        help="the region of the table --prices-from-table and --facts-from-table read (default: your AWS configuration's)",
-    )
-
-
 def stored_catalogs(table: str, region: str | None = None, client: Any = None) -> list[RegionCatalog]:
     """The catalogs stored in ``table``; ``CommandError`` (exit 3, AWS cannot be used) when it cannot be read."""
     try:

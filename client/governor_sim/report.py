@@ -15,7 +15,6 @@ decoded (``data-plots-loaded`` on ``<body>``), which the browser test reads.
 
 from __future__ import annotations
 
-from argparse import ArgumentTypeError
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -26,7 +25,6 @@ from governor_sim.job_view import JobView
 from governor_sim.pictures.account import TypeUsage, account_figure, account_usage, window
 from governor_sim.pictures.interactive import account_chart
 from governor_sim.pictures.job import cost_figure, job_note, objective_figure
-from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.domain.capacity import effective_limit
 from tuning_governor.models.queue import JOB_NAME_PREFIX, QueuedRequest
 from tuning_governor.policy import Policy
@@ -212,43 +210,3 @@ def write_report(
     page = out_dir / "index.html"
     page.write_text(render(views, title, accounts), encoding="utf-8")
     return page
-
-
-# -- the command ------------------------------------------------------------------------------------------
-def add_arguments(parser: Any) -> None:
-    parser.add_argument("--table", required=True, help="the governor's DynamoDB table (the stack's TableName output)")
-    parser.add_argument("--region", default=None, help="its region (default: the AWS SDK's)")
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument("--job", default=None, help="one tuning job")
-    which.add_argument("--team", default=None, help="one team's jobs")
-    parser.add_argument("--month", type=_month, default=None, help="only jobs created in this month (YYYY-MM)")
-    parser.add_argument("--out", default="governor-report", help="folder for index.html and the PNGs")
-
-
-def _month(text: str) -> str:
-    try:
-        datetime.strptime(text, "%Y-%m")
-    except ValueError:
-        raise ArgumentTypeError(f"{text!r} is not a month as YYYY-MM, e.g. 2026-11") from None
-    return text
-
-
-def run_command(args: Any) -> int:
-    """Read the live table through boto3 (the caller's credentials) and write the page."""
-    from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
-
-    from governor_sim.cli_aws import cli_client  # noqa: PLC0415 - client side
-    from governor_sim.cli_errors import CommandError, ExitCode  # noqa: PLC0415
-    from governor_sim.progress import progress_bar  # noqa: PLC0415
-
-    store = GovernorStore(cli_client("dynamodb", args.region), args.table)
-    scope = args.job or (f"team {args.team}" if args.team else "all jobs")
-    title = f"Tuning Governor: {scope}" + (f", {args.month}" if args.month else "")
-    try:
-        with progress_bar(f"reading {args.table} and drawing"):
-            page = write_report(store, Path(args.out), title=title, job=args.job, team=args.team, month=args.month)
-    except (ClientError, BotoCoreError) as exc:
-        where = f" in {args.region}" if args.region else ""
-        raise CommandError(f"cannot read table {args.table}{where}: {exc}", ExitCode.AWS) from exc
-    print(page)
-    return 0

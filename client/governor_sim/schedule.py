@@ -18,14 +18,21 @@ from typing import Any, Literal
 
 import budget_check
 import sweep
+from governor_sim.cli_defaults import DEFAULT_SWEEP_EVERY, DEFAULT_SWEEP_SCHEDULE
 from governor_sim.runner import FakeLambdaContext
 from tuning_governor.adapters.checks import PendingChecks
 from tuning_governor.app.wiring import Services
 from tuning_governor.ports import CHECK_KEY
 
-#: template.yaml's ``SweepSchedule`` default (a test holds them equal).
-DEFAULT_SWEEP_SCHEDULE = "rate(5 minutes)"
-DEFAULT_SWEEP_EVERY = timedelta(minutes=5)
+__all__ = [
+    "DEFAULT_SWEEP_EVERY",
+    "DEFAULT_SWEEP_SCHEDULE",
+    "Firing",
+    "Schedule",
+    "first_tick",
+    "invoke_budget_check",
+    "invoke_sweep",
+]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 

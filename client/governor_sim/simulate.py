@@ -14,11 +14,13 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from governor_sim.cli_errors import CommandError
 from governor_sim.progress import Bar, progress_bar
-from governor_sim.scenario_file import load_scenario
-from governor_sim.simulation import Progress, Simulation
+
+if TYPE_CHECKING:
+    from governor_sim.simulation import Progress
 
 DESCRIPTION = (
     "Run SCENARIO (YAML or JSON: jobs with their creation times, instance types and counts, MaxParallel,"
@@ -69,6 +71,9 @@ def _show(bar: Bar) -> object:
 
 def run_command(args: argparse.Namespace) -> int:
     """Write the event log; 0, or ``CommandError`` (exit 2) for an unusable scenario or output path."""
+    from governor_sim.scenario_file import load_scenario  # noqa: PLC0415 - once it runs (a usage error is argparse's)
+    from governor_sim.simulation import Simulation  # noqa: PLC0415 - the simulator (moto)
+
     loaded = load_scenario(args.scenario)
     out = Path(args.out)
     if not out.resolve().parent.is_dir():

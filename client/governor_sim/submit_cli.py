@@ -104,10 +104,10 @@ def _send(args: argparse.Namespace, request: dict[str, object], token: str) -> s
     """The message id; AWS's refusal as one line naming the queue (and, denied, who may send)."""
     from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415 - the SDK, once it sends
 
-    from governor_sim.submissions import send_submission  # noqa: PLC0415
-
     try:
-        sqs = cli_client("sqs", _region(args))
+        sqs = cli_client("sqs", _region(args), credentials_first=True)
+        from governor_sim.submissions import send_submission  # noqa: PLC0415 - once there are credentials
+
         return send_submission(sqs, args.queue_url, request, token, fit_to_share=bool(args.fit_to_share))
     except (BotoCoreError, ClientError) as exc:
         failed: BotoCoreError | ClientError = exc

@@ -86,3 +86,51 @@ def test_no_credentials_is_said_after_one_metadata_probe(argv: list[str], tmp_pa
     assert done.returncode == 3, done.stderr
     assert "no AWS credentials" in done.stderr
     assert len(accepted) == 1, f"{len(accepted)} connections to the instance metadata service"
+
+
+# A fresh interpreter: main(argv)'s exit status and the modules it had imported when it gave up.
+MODULES = """
+import contextlib, io, json, sys
+from governor_sim.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "not_loaded"),
+    [
+        (["report", "--table", "tuning-governor", "--out", "report"], ("matplotlib", "governor_sim.report")),
+        (["check", "request.json", "--table", "tuning-governor"], ("tuning_governor.adapters.dynamodb",)),
+        (
+            [
+                *("submit", "request.json", "--client-token", "t"),
+                *("--queue-url", "https://sqs.us-east-1.amazonaws.com/000000000000/q"),
+            ],
+            ("governor_sim.submissions", "tuning_governor.adapters"),
+        ),
+    ],
+    ids=lambda value: " ".join(value[:2]) if isinstance(value, list) else "",
+)
+def test_no_credentials_is_said_before_the_commands_machinery_loads(
+    argv: list[str], not_loaded: tuple[str, ...], tmp_path: Path
+) -> None:
+    from governor_sim.scenarios import seed_tuning_request
+
+    (tmp_path / "request.json").write_text(__import__("json").dumps(seed_tuning_request()), encoding="utf-8")
+    with _silent_server() as (port, _):
+        done = subprocess.run(  # noqa: S603 - this interpreter, our own snippet
+            [sys.executable, "-c", MODULES, *argv],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=_no_credentials(port, tmp_path) | {"PYTHONPATH": os.environ.get("PYTHONPATH", str(ROOT))},
+            timeout=120,
+            check=False,
+        )
+
+    report = __import__("json").loads(done.stdout.splitlines()[-1])
+    assert report["code"] == 3, done.stderr
+    loaded = sorted(m for m in report["modules"] if any(m == n or m.startswith(f"{n}.") for n in not_loaded))
+    assert loaded == []

@@ -70,7 +70,7 @@ def test_a_send_the_queue_policy_denies_names_the_queue_and_the_fix(
         http_status_code=403,
     )
     stub.activate()
-    monkeypatch.setattr(submit_cli, "cli_client", lambda service, region: sqs)
+    monkeypatch.setattr(submit_cli, "cli_client", lambda service, region, **_: sqs)
     url = "https://sqs.us-east-1.amazonaws.com/000000000000/tuning-governor-submissions"
     path = _write(tmp_path, seed_tuning_request("churn"))
     code = main(["submit", str(path), "--queue-url", url, "--client-token", "t-3"])

@@ -1,6 +1,7 @@
-"""The figures README.md and docs/cli.md give a user to check are the ones a script measured: each
-sits between ``<!-- claim:NAME -->`` markers and equals what scripts/measure_claims.py renders from
-benchmarks/claims.json (or benchmarks/RESULTS.md), and no other timing or size figure is left in them."""
+"""The figures the user documents (README.md, docs/*.md; not docs/decisions/) give a user to check are the
+ones a script measured: each sits between ``<!-- claim:NAME -->`` markers and equals what
+scripts/measure_claims.py renders from benchmarks/claims.json (or benchmarks/RESULTS.md), and no other
+timing or size figure is left in them."""
 
 from __future__ import annotations
 
@@ -47,7 +48,45 @@ SETTINGS = (
     "`90s`, `15m`, `2h`, `1h30m`",
     "ended in the 3 minutes before",
     "billed in 5 KB increments",
+    # docs/policy.md: SageMaker's and SSM's limits, the rules' and loader's settings, the message cap
+    "StopTrainingJob's 120 s SIGTERM grace",
+    "default 120 s, 0 = stop",
+    "ended for 70 minutes (the rules' 3,600 s",
+    "the sweep (every 5 minutes)",
+    "Messages stay under 1 KB",
+    "A Standard parameter holds 4 KB, an Advanced one 8 KB",
+    "the loader's own default is 300 s",
+    # docs/queue.md: the lease, alarms, timeouts and schedules the template sets; the seed's request
+    "30 trials x 1 hour x 3 instances",
+    "leased 5 minutes",
+    "older than 30 minutes",
+    "oldest submission ≥ 30 min",
+    "expired and reported after 31 min",
+    "the sweep every 5 minutes as template.yaml's",
+    "(16 \u00d7 24 h)",
+    "the sweep every 15 minutes (a `SweepSchedule`",
+    "a 60 s function",
+    "the 60 s timeout",
+    # docs/replay.md: the option's syntax, DynamoDB's read unit, the sweep's default, the rules' window
+    "`90s`, `15m`, `1h` or a",
+    "an item up to 4 KB",
+    "every 5 minutes by default",
+    "3 minutes before its end",
+    "09:05, ... for 5 minutes)",
+    # docs/pictures.md and docs/security.md: the scenarios' simulated clocks
+    "position 1, about 5 minutes",
+    "nlp's month $100, 30 min",
+    "($100000 a job), 40 min",
+    "retagged `team: cv` after 3 min",
+    "cv's month $100, 40 min",
 )
+
+#: Documents whose figures are not all measured yet (each: what is left). A strict xfail: once a document
+#: is clean, its entry must go.
+PENDING = {
+    "reliability.md": "the disorder and chaos suites' hand-typed timings and counts",
+    "queue.md": "the queue tables' waits (p50/p95 hours of the simulated clock), typed from a script's output",
+}
 
 
 def _claims() -> dict[str, object]:
@@ -60,11 +99,18 @@ def _claims() -> dict[str, object]:
 def test_every_claim_is_what_the_measurement_renders(name: str) -> None:
     text = DOCUMENTS[name].read_text(encoding="utf-8")
     found = list(CLAIMS.CLAIM.finditer(text))
-    assert found, f"{name} holds no claim"
+    if name in {"README.md", "cli.md"}:
+        assert found, f"{name} holds no claim"
     for match in found:
         assert match["text"] == CLAIMS.render(match["name"], _claims()), (
             f"{name}: claim {match['name']} is stale: run python scripts/measure_claims.py --write"
         )
+
+
+def test_every_user_document_is_checked() -> None:
+    names = {path.name for path in (ROOT / "docs").glob("*.md")} | {"README.md"}
+    assert set(DOCUMENTS) == names
+    assert not any("decisions" in str(path) for path in DOCUMENTS.values())
 
 
 def test_the_readme_names_the_demo_and_cli_figures_from_the_results_files() -> None:
@@ -80,12 +126,19 @@ def _unmeasured(text: str) -> list[str]:
     text = CLAIMS.CLAIM.sub("", text)
     text = re.sub(r"<!-- cli-error-table: start.*?<!-- cli-error-table: end -->", "", text, flags=re.DOTALL)
     text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    text = " ".join(text.split())  # a phrase may be wrapped across lines
     for phrase in SETTINGS:
         text = text.replace(phrase, "")
     return [m.group(0) + " in: " + text[max(0, m.start() - 60) : m.end() + 20] for m in FIGURE.finditer(text)]
 
 
-@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=PENDING[name])) if name in PENDING else name
+        for name in sorted(DOCUMENTS)
+    ],
+)
 def test_no_timing_or_size_is_left_that_no_script_measured(name: str) -> None:
     assert _unmeasured(DOCUMENTS[name].read_text(encoding="utf-8")) == []
 

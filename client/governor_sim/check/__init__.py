@@ -19,11 +19,41 @@ The package: ``validation`` (botocore's model), ``cost`` (bounds), ``lint`` (con
 ``core`` (``check_request``), ``guard`` (the SDK hook) and ``command`` (the CLI).
 """
 
-from governor_sim.check.command import add_arguments, run_command
-from governor_sim.check.core import check_request
-from governor_sim.check.guard import RequestRefused, guard_tuning_requests
-from governor_sim.check.queue_view import SubmissionQueue
-from governor_sim.check.result import CheckResult, json_schema, render_text
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from governor_sim.check.command import add_arguments, run_command
+    from governor_sim.check.core import check_request
+    from governor_sim.check.guard import RequestRefused, guard_tuning_requests
+    from governor_sim.check.queue_view import SubmissionQueue
+    from governor_sim.check.result import CheckResult, json_schema, render_text
+
+#: Each public name and the module that defines it, imported on first use (PEP 562): importing one
+#: submodule (or this package for one name) does not load the others' dependencies.
+_EXPORTS: dict[str, str] = {
+    "CheckResult": "governor_sim.check.result",
+    "RequestRefused": "governor_sim.check.guard",
+    "SubmissionQueue": "governor_sim.check.queue_view",
+    "add_arguments": "governor_sim.check.command",
+    "check_request": "governor_sim.check.core",
+    "guard_tuning_requests": "governor_sim.check.guard",
+    "json_schema": "governor_sim.check.result",
+    "render_text": "governor_sim.check.result",
+    "run_command": "governor_sim.check.command",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CheckResult",

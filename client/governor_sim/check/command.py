@@ -7,19 +7,17 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from governor_sim.check.core import check_request
-from governor_sim.check.queue_view import SubmissionQueue
-from governor_sim.check.result import render_text
+from governor_sim.cli_defaults import DEFAULT_REGION
 from governor_sim.cli_errors import CommandError, ExitCode
-from governor_sim.prices_fetch import client_catalog
-from governor_sim.validate.findings import DEFAULT_REGION
-from tuning_governor.domain.capacity import Holder
-from tuning_governor.errors import TransientError
-from tuning_governor.models.queue import QueuedRequest
-from tuning_governor.policy import Policy, PolicyError, parse_policy
-from tuning_governor.ports.quotas import Quotas
+
+if TYPE_CHECKING:
+    from tuning_governor.domain.capacity import Holder
+    from tuning_governor.domain.pricing import PriceCatalog
+    from tuning_governor.models.queue import QueuedRequest
+    from tuning_governor.policy import Policy
+    from tuning_governor.ports.quotas import Quotas
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,9 +70,12 @@ def _request(source: str) -> dict[str, Any]:
     return document
 
 
-def _policy(source: str | None) -> Policy:
+def _policy(source: str | None) -> Policy | None:
+    """The policy file parsed; None without one (check_request's default, the empty policy)."""
     if source is None:
-        return Policy()
+        return None
+    from tuning_governor.policy import PolicyError, parse_policy  # noqa: PLC0415 - only with --policy
+
     try:
         return parse_policy(_read(source), source)
     except PolicyError as exc:
@@ -88,10 +89,12 @@ def _table_state(table: str, region: str, *, waiting: bool) -> tuple[list[Holder
     from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415 - only with --table
 
     from governor_sim.cli_aws import cli_client  # noqa: PLC0415
-    from tuning_governor.adapters.dynamodb import GovernorStore  # noqa: PLC0415
 
-    store = GovernorStore(cli_client("dynamodb", region), table)
     try:
+        dynamodb = cli_client("dynamodb", region, credentials_first=True)
+        from tuning_governor.adapters.dynamodb import GovernorStore  # noqa: PLC0415 - once there are credentials
+
+        store = GovernorStore(dynamodb, table)
         queued = store.waiting_requests() if waiting else []
         names = {e.job_name.lower() for e in queued}
         ledger = store.read_ledger()
@@ -111,6 +114,24 @@ def _account_quotas(region: str) -> Quotas:
     return QuotaGateway(cli_client("service-quotas", region), clock=lambda: datetime.now(UTC))
 
 
+def _queue(
+    policy: Policy | None, holders: list[Holder], waiting: list[QueuedRequest], quotas: Quotas | None, fit: bool
+) -> Any:
+    """``--submit``: the queue the request is judged as a submission to."""
+    from governor_sim.check.queue_view import SubmissionQueue  # noqa: PLC0415 - only with --submit
+    from tuning_governor.policy import Policy  # noqa: PLC0415
+
+    return SubmissionQueue(policy or Policy(), holders, waiting, quotas, fit)
+
+
+def _client_catalog() -> PriceCatalog:
+    """The catalogue check prices with (the user's fetched one over the bundled one), read once the
+    request is valid."""
+    from governor_sim.prices_fetch import client_catalog  # noqa: PLC0415
+
+    return client_catalog()
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run ``check``: print the verdict, cost and findings; 0 ok, 1 warnings, 2 refused or invalid."""
     request = _request(args.request)
@@ -120,13 +141,16 @@ def run_command(args: argparse.Namespace) -> int:
         raise CommandError("--fit-to-share is the submission's consent: give it with --submit", ExitCode.USAGE)
     holders, waiting = _table_state(args.table, region, waiting=args.submit) if args.table else ([], [])
     quotas = _account_quotas(region) if args.table else None
-    queue = SubmissionQueue(policy, holders, waiting, quotas, args.fit_to_share) if args.submit else None
+    queue = _queue(policy, holders, waiting, quotas, args.fit_to_share) if args.submit else None
+    from governor_sim.check.core import check_request  # noqa: PLC0415 - botocore's model first, the rest if valid
+    from tuning_governor.errors import TransientError  # noqa: PLC0415
+
     try:
         result = check_request(
             request,
             policy,
             region=args.region,
-            catalog=client_catalog(),
+            catalog=_client_catalog,
             holders=holders,
             quotas=quotas,
             trial_minutes=args.trial_minutes,
@@ -136,5 +160,7 @@ def run_command(args: argparse.Namespace) -> int:
         )
     except TransientError as exc:
         raise CommandError(f"cannot read the account's Service Quotas in {region}: {exc}", ExitCode.AWS) from exc
+    from governor_sim.check.result import render_text  # noqa: PLC0415
+
     print(result.model_dump_json(indent=2) if args.json else render_text(result))
     return result.exit_code

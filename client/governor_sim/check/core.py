@@ -2,31 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from governor_sim import approximate_prices
-from governor_sim.check.batch_lint import batch_findings
-from governor_sim.check.cost import estimate
-from governor_sim.check.lint import cost_findings, request_findings
-from governor_sim.check.queue_view import SubmissionQueue
 from governor_sim.check.result import EXIT_CODES, Admission, CheckResult, CostEstimate, status_of
 from governor_sim.check.validation import model_findings
-from governor_sim.check.verdict import decision_findings, queue_verdict, verdict
-from governor_sim.validate.findings import DEFAULT_REGION, Finding
-from tuning_governor.app.preflight import preflight
-from tuning_governor.domain.capacity import Holder
-from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
-from tuning_governor.models.tuning_job import TuningJob
-from tuning_governor.policy import Policy
-from tuning_governor.ports.quotas import Quotas
+from governor_sim.cli_defaults import DEFAULT_REGION
+from governor_sim.validate.findings import Finding
+
+if TYPE_CHECKING:
+    from governor_sim.check.queue_view import SubmissionQueue
+    from tuning_governor.domain.capacity import Holder
+    from tuning_governor.domain.pricing import PriceCatalog
+    from tuning_governor.models.tuning_job import TuningJob
+    from tuning_governor.policy import Policy
+    from tuning_governor.ports.quotas import Quotas
+
+# A request SageMaker's model refuses is answered from botocore's model alone: the governor's layer (its
+# models, prices and arrival rules) is imported only to judge a valid one.
 
 
 def _parsed(request: Mapping[str, Any]) -> TuningJob | Finding:
+    from pydantic import ValidationError  # noqa: PLC0415 - see the imports' note
+
+    from tuning_governor.models.tuning_job import TuningJob  # noqa: PLC0415
+
     try:
         return TuningJob.model_validate(dict(request) | {"HyperParameterTuningJobStatus": "InProgress"})
     except ValidationError as exc:
@@ -57,7 +59,7 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
     policy: Policy | None = None,
     *,
     region: str = DEFAULT_REGION,
-    catalog: PriceCatalog | None = None,
+    catalog: PriceCatalog | Callable[[], PriceCatalog] | None = None,
     holders: Iterable[Holder] = (),
     quotas: Quotas | None = None,
     trial_minutes: float | Decimal | None = None,
@@ -74,19 +76,58 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
     it can never fit, ``warnings`` (exit 1), ``ok`` (exit 0); costs in USD, None when unknown (never 0).
     ``holders``: what holds training instances now (default: nothing, an idle account); ``quotas``: the
     account's Service Quotas (a ``tuning_governor.ports.quotas.Quotas``; default: the policy's alone).
-    ``queue``: judge it as a submission to the governor's queue (``SubmissionQueue``: what waits, what
+    ``catalog``: the prices (default: the bundled catalogue), or a function returning them, called only
+    for a valid request. ``queue``: judge it as a submission to the governor's queue (``SubmissionQueue``: what waits, what
     holds instances) instead of a direct CreateHyperParameterTuningJob; ``refused`` then also means the
     queue would refuse it (it can never fit its team's share or the quota).
     """
-    policy = policy or Policy()
     invalid = model_findings(request)
     if invalid:
         return _invalid(source, request, invalid, region, capacity_from)
     job = _parsed(request)
     if isinstance(job, Finding):
         return _invalid(source, request, [job], region, capacity_from)
-    prices = (catalog or bundled_catalog()).with_policy_prices(policy.price_overrides(), policy.regional_prices())
-    at = now or datetime.now(UTC)
+    return _judged(
+        request,
+        job,
+        policy,
+        region=region,
+        catalog=catalog,
+        holders=holders,
+        quotas=quotas,
+        trial_minutes=trial_minutes,
+        at=now or datetime.now(UTC),
+        where=(source, capacity_from),
+        queue=queue,
+    )
+
+
+def _judged(  # noqa: PLR0913 - check_request's sources, passed on
+    request: Mapping[str, Any],
+    job: TuningJob,
+    policy: Policy | None,
+    *,
+    region: str,
+    catalog: PriceCatalog | Callable[[], PriceCatalog] | None,
+    holders: Iterable[Holder],
+    quotas: Quotas | None,
+    trial_minutes: float | Decimal | None,
+    at: datetime,
+    where: tuple[str, str],
+    queue: SubmissionQueue | None,
+) -> CheckResult:
+    """A valid request judged: the governor's arrival rules, its cost, the lint (see the imports' note)."""
+    from governor_sim.check.batch_lint import batch_findings  # noqa: PLC0415
+    from governor_sim.check.cost import estimate  # noqa: PLC0415
+    from governor_sim.check.lint import cost_findings, request_findings  # noqa: PLC0415
+    from governor_sim.check.verdict import decision_findings, queue_verdict, verdict  # noqa: PLC0415
+    from tuning_governor.app.preflight import preflight  # noqa: PLC0415
+    from tuning_governor.domain.pricing import bundled_catalog  # noqa: PLC0415
+    from tuning_governor.policy import Policy  # noqa: PLC0415
+
+    policy = policy or Policy()
+    base = catalog() if callable(catalog) else catalog
+    prices = (base or bundled_catalog()).with_policy_prices(policy.price_overrides(), policy.regional_prices())
     judged = preflight(job, policy=policy, catalog=prices, region=region, at=at, holders=holders, quotas=quotas)
     cost = estimate(job, region, prices, Decimal(str(trial_minutes)) if trial_minutes is not None else None)
     findings = [
@@ -97,13 +138,15 @@ def check_request(  # noqa: PLR0913 - keyword-only: one per source the check rea
         *batch_findings(request, policy, cost, policy.team_of(job.tags, job.role_arns())),
     ]
     admission = queue_verdict(judged, request, queue, at) if queue is not None else verdict(judged, job.name)
-    return _result(source, job.name, region, capacity_from, admission, cost, findings)
+    return _result(where[0], job.name, region, where[1], admission, cost, findings)
 
 
 def price_findings(prices: PriceCatalog, region: str, job: TuningJob) -> list[Finding]:
     """approximate-price (note): the request's types whose price in ``region`` is not AWS's Price List figure
     there, the price used, and the one command that fetches AWS's (``governor_sim.approximate_prices``)."""
     types = {t for d in job.definitions() for shape in d.alternatives() for t in shape}
+    from governor_sim import approximate_prices  # noqa: PLC0415 - see the imports' note
+
     message = approximate_prices.describe(approximate_prices.approximate_prices(prices, region, types))
     return [Finding(severity="note", code="approximate-price", path=None, message=message)] if message else []
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from botocore.model import ListShape, MapShape, Shape, StringShape, StructureShape
-from botocore.session import get_session
+from botocore.loaders import create_loader
+from botocore.model import ListShape, MapShape, ServiceModel, Shape, StringShape, StructureShape
 from botocore.validate import ParamValidator
 
 from governor_sim.validate.findings import Finding
@@ -25,8 +25,10 @@ MAX_LISTED = 12
 
 @cache
 def input_shape() -> StructureShape:
-    """The operation's input shape, from botocore's bundled ``sagemaker`` service-2 model."""
-    shape = get_session().get_service_model("sagemaker").operation_model(OPERATION).input_shape
+    """The operation's input shape, from botocore's bundled ``sagemaker`` service-2 model (read with
+    botocore's loader alone: a session would load the client machinery too, for nothing)."""
+    model = ServiceModel(create_loader().load_service_model("sagemaker", "service-2"), "sagemaker")
+    shape = model.operation_model(OPERATION).input_shape
     assert isinstance(shape, StructureShape)
     return shape
 

@@ -38,15 +38,61 @@ events, the sweeps and budget checks on the timeline, forgetting settled jobs wi
 ``timeline`` / ``page`` / ``figures`` (``--html``) and ``cli`` (the subcommand).
 """
 
-from governor_sim.replay.cli import add_arguments, run_command
-from governor_sim.replay.engine import ReplayProbe, quiet_handlers
-from governor_sim.replay.lines import ReplayInputError, parse_line
-from governor_sim.replay.model import ReplayResult
-from governor_sim.replay.run import DEFAULT_REGION, replay_events, replay_file, replay_lines
-from governor_sim.replay.sagemaker import EventSourcedSageMaker, StopCall
-from governor_sim.replay.schedule import DEFAULT_SWEEP_EVERY, DEFAULT_SWEEP_SCHEDULE, interval_text, parse_sweep_every
-from governor_sim.replay.sources import load_policy, policy_error_line
-from governor_sim.replay.summary import render_summary
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from governor_sim.replay.cli import add_arguments, run_command
+    from governor_sim.replay.engine import ReplayProbe, quiet_handlers
+    from governor_sim.replay.lines import ReplayInputError, parse_line
+    from governor_sim.replay.model import ReplayResult
+    from governor_sim.replay.run import DEFAULT_REGION, replay_events, replay_file, replay_lines
+    from governor_sim.replay.sagemaker import EventSourcedSageMaker, StopCall
+    from governor_sim.replay.schedule import (
+        DEFAULT_SWEEP_EVERY,
+        DEFAULT_SWEEP_SCHEDULE,
+        interval_text,
+        parse_sweep_every,
+    )
+    from governor_sim.replay.sources import load_policy, policy_error_line
+    from governor_sim.replay.summary import render_summary
+
+#: Each public name and the module that defines it, imported on first use (PEP 562): importing one
+#: submodule (or this package for one name) does not load the others' dependencies.
+_EXPORTS: dict[str, str] = {
+    "DEFAULT_REGION": "governor_sim.replay.run",
+    "DEFAULT_SWEEP_EVERY": "governor_sim.replay.schedule",
+    "DEFAULT_SWEEP_SCHEDULE": "governor_sim.replay.schedule",
+    "EventSourcedSageMaker": "governor_sim.replay.sagemaker",
+    "ReplayInputError": "governor_sim.replay.lines",
+    "ReplayProbe": "governor_sim.replay.engine",
+    "ReplayResult": "governor_sim.replay.model",
+    "StopCall": "governor_sim.replay.sagemaker",
+    "add_arguments": "governor_sim.replay.cli",
+    "interval_text": "governor_sim.replay.schedule",
+    "load_policy": "governor_sim.replay.sources",
+    "parse_line": "governor_sim.replay.lines",
+    "parse_sweep_every": "governor_sim.replay.schedule",
+    "policy_error_line": "governor_sim.replay.sources",
+    "quiet_handlers": "governor_sim.replay.engine",
+    "render_summary": "governor_sim.replay.summary",
+    "replay_events": "governor_sim.replay.run",
+    "replay_file": "governor_sim.replay.run",
+    "replay_lines": "governor_sim.replay.run",
+    "run_command": "governor_sim.replay.cli",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_REGION",

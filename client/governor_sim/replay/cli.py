@@ -7,130 +7,30 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import timedelta
 from pathlib import Path
 from typing import TextIO
 
 from governor_sim import prices_export
 from governor_sim.cli_aws import cli_client
+from governor_sim.cli_defaults import DEFAULT_MAX_REJECTED_PERCENT
 from governor_sim.cli_errors import ExitCode, fail
-from governor_sim.offline import STORE_KINDS, store_kind
+from governor_sim.offline import store_kind
 from governor_sim.progress import progress_bar
+from governor_sim.replay.arguments import add_arguments
 from governor_sim.replay.capture import is_s3_uri
 from governor_sim.replay.lines import ReplayInputError
 from governor_sim.replay.model import ReplayResult
 from governor_sim.replay.page import ReplayInputs, write_replay_page
 from governor_sim.replay.run import replay_events
-from governor_sim.replay.schedule import DEFAULT_SWEEP_EVERY, DEFAULT_SWEEP_SCHEDULE, interval_text, parse_sweep_every
+from governor_sim.replay.schedule import interval_text
 from governor_sim.replay.sources import load_policy
 from governor_sim.replay.summary import render_summary
 from governor_sim.replay.timeline import Timeline
-from governor_sim.replay.verdict import DEFAULT_MAX_REJECTED_PERCENT, count_lines, max_rejected, rejection_problem
+from governor_sim.replay.verdict import count_lines, rejection_problem
 from tuning_governor.policy import Policy
 
+__all__ = ["EVENTS_FIX", "add_arguments", "run_command"]
 EVENTS_FIX = "EVENTS is a JSONL file (- = stdin), a capture folder or s3://bucket/prefix (docs/replay.md)"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``replay`` subcommand's arguments."""
-    parser.add_argument(
-        "events",
-        metavar="EVENTS",
-        help=(
-            "captured EventBridge events: a JSONL file (- = stdin), a folder of capture objects or an"
-            " s3://bucket/prefix as the template's CaptureEvents path writes them (gzip too)"
-        ),
-    )
-    parser.add_argument(
-        "--policy", required=True, metavar="POLICY.yaml", help="the governance policy to replay under (YAML or JSON)"
-    )
-    parser.add_argument(
-        "--out",
-        metavar="RESULT.json",
-        help="write the result as JSON here (- = stdout; the summary then goes to stderr)",
-    )
-    parser.add_argument(
-        "--mode",
-        choices=("enforce", "monitor"),
-        help="override the policy's mode, e.g. to see what a monitor-mode policy would save if it enforced",
-    )
-    parser.add_argument(
-        "--sweep-every",
-        type=_sweep_argument,
-        default=DEFAULT_SWEEP_EVERY,
-        metavar="INTERVAL",
-        help=(
-            f"run the scheduled sweep on the event timeline this often: 5 (minutes), 90s, 15m, 1h or"
-            f" rate(5 minutes); 0 = no sweep (default: {DEFAULT_SWEEP_SCHEDULE}, as template.yaml deploys it)"
-        ),
-    )
-    parser.add_argument(
-        "--max-rejected",
-        type=max_rejected,
-        default=DEFAULT_MAX_REJECTED_PERCENT,
-        metavar="PERCENT",
-        help=(
-            "exit 4 when more than this share of the lines are not events (default"
-            f" {DEFAULT_MAX_REJECTED_PERCENT:g}%%); a replay whose every line is rejected always exits 4"
-        ),
-    )
-    _add_output_arguments(parser)
-    prices_export.add_replay_arguments(parser)
-
-
-def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--html``, ``--html-jobs``, ``--facts-from-table`` and ``--store``, after the others (their order is ``--help``'s)."""
-    parser.add_argument(
-        "--html",
-        metavar="DIR",
-        help=(
-            "also write the what-if as a self-contained HTML page, DIR/index.html, with its PNGs: spend by team"
-            " with the monthly budgets, each stop, the savings and the costliest jobs' plots (needs matplotlib)"
-        ),
-    )
-    parser.add_argument(
-        "--html-jobs",
-        type=_job_count,
-        default=10,
-        metavar="N",
-        help="with --html: draw the N costliest jobs' plots (default 10; 0 = none)",
-    )
-    parser.add_argument(
-        "--facts-from-table",
-        metavar="TABLE",
-        help=(
-            "the deployed governor's DynamoDB table (name or ARN): read, with your credentials, before the replay,"
-            " for the configuration and tags the governor stored of each job, where the events lack them"
-            " (AWS's documented tuning event has no HyperParameterTuningJobConfig)"
-        ),
-    )
-    parser.add_argument(
-        "--store",
-        choices=STORE_KINDS,
-        default=None,
-        help=(
-            "where the governor's table lives during the replay: memory (fast) or moto (the DynamoDB adapter on"
-            " moto's DynamoDB, the full AWS path; slow on long histories); the result is the same"
-            " (default: $TUNING_GOVERNOR_STORE, else memory)"
-        ),
-    )
-
-
-def _job_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
-    return value
-
-
-def _sweep_argument(text: str) -> timedelta | None:
-    try:
-        return parse_sweep_every(text)
-    except ReplayInputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Policy, str]:

@@ -3,25 +3,9 @@ count of lines a progress bar needs up front."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from governor_sim.replay.model import ReplayResult
-
-#: The share of lines (percent) a replay may reject and still exit 0; a capture holds only SageMaker's
-#: state changes, so a rejected line is rare (a truncated last line, a stray object). Above it: exit 4.
-DEFAULT_MAX_REJECTED_PERCENT = 5.0
-
-
-def max_rejected(text: str) -> float:
-    """``--max-rejected``'s value: a percent from 0 to 100 (``5``, ``5%``, ``0.5``)."""
-    try:
-        value = float(text.rstrip("%"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percent (e.g. 5 or 5%)") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 100")
-    return value
 
 
 def rejection_problem(result: ReplayResult, source: str, max_percent: float) -> str | None:

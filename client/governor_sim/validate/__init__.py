@@ -34,9 +34,39 @@ The package: ``findings`` (what is reported and how), ``checks`` (the policy alo
 account's quotas, the stack's grants), ``validation`` (text to result) and ``command`` (the CLI).
 """
 
-from governor_sim.validate.command import add_arguments, run_command
-from governor_sim.validate.findings import Finding, ValidationResult, json_schema, render_text
-from governor_sim.validate.validation import CheckOptions, check_policy, validate_text
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from governor_sim.validate.command import add_arguments, run_command
+    from governor_sim.validate.findings import Finding, ValidationResult, json_schema, render_text
+    from governor_sim.validate.validation import CheckOptions, check_policy, validate_text
+
+#: Each public name and the module that defines it, imported on first use (PEP 562): importing one
+#: submodule (or this package for one name) does not load the others' dependencies.
+_EXPORTS: dict[str, str] = {
+    "CheckOptions": "governor_sim.validate.validation",
+    "Finding": "governor_sim.validate.findings",
+    "ValidationResult": "governor_sim.validate.findings",
+    "add_arguments": "governor_sim.validate.command",
+    "check_policy": "governor_sim.validate.validation",
+    "json_schema": "governor_sim.validate.findings",
+    "render_text": "governor_sim.validate.findings",
+    "run_command": "governor_sim.validate.command",
+    "validate_text": "governor_sim.validate.validation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CheckOptions",

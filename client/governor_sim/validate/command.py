@@ -7,11 +7,13 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from governor_sim.cli_defaults import DEFAULT_REGION
 from governor_sim.progress import progress_bar
-from governor_sim.validate.account import live_account_quota
-from governor_sim.validate.findings import DEFAULT_REGION, render_text
-from governor_sim.validate.validation import CheckOptions, validate_text
+
+if TYPE_CHECKING:
+    from governor_sim.validate.findings import AccountQuota
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _live_account_quota(region: str) -> AccountQuota:
+    from governor_sim.validate.account import live_account_quota  # noqa: PLC0415 - only with --account
+
+    return live_account_quota(region)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run ``validate``: print the findings and return 0 (good), 1 (warnings) or 2 (broken/unreadable)."""
     source: str = args.policy
@@ -51,7 +59,10 @@ def run_command(args: argparse.Namespace) -> int:
         reason = getattr(exc, "strerror", None) or f"{type(exc).__name__}: {exc}"
         print(f"tuning-governor validate: cannot read {source}: {reason}; check the path", file=sys.stderr)
         return 2
-    account_quota = live_account_quota(args.region) if args.account else None
+    from governor_sim.validate.findings import render_text  # noqa: PLC0415 - once it runs (a usage error is argparse's)
+    from governor_sim.validate.validation import CheckOptions, validate_text  # noqa: PLC0415
+
+    account_quota = _live_account_quota(args.region) if args.account else None
     options = CheckOptions(
         region=args.region,
         account_quota=account_quota,

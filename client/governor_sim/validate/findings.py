@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict
 Severity = Literal["error", "warning", "note"]
 Status = Literal["ok", "warnings", "broken"]
 SCHEMA_ID: Literal["tuning-governor/validate-result/v1"] = "tuning-governor/validate-result/v1"
-DEFAULT_REGION = "us-east-1"
 EXIT_CODES: dict[Status, int] = {"ok": 0, "warnings": 1, "broken": 2}
 
 # Quota lookup for --account: an instance type -> the account's concurrent training instances, or None.

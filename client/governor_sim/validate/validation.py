@@ -4,19 +4,16 @@ the policy and, when asked, on what it is compared with (the account's quotas, t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from governor_sim.validate.account import account_quota_findings, team_channel_findings
-from governor_sim.validate.checks import policy_findings
-from governor_sim.validate.findings import (
-    DEFAULT_REGION,
-    EXIT_CODES,
-    AccountQuota,
-    Finding,
-    Status,
-    ValidationResult,
-)
-from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
-from tuning_governor.policy import Policy, PolicyError, parse_policy
+from governor_sim.cli_defaults import DEFAULT_REGION
+from governor_sim.validate.findings import EXIT_CODES, AccountQuota, Finding, Status, ValidationResult
+from tuning_governor.policy.document import parse_policy
+from tuning_governor.policy.errors import PolicyError
+
+if TYPE_CHECKING:
+    from tuning_governor.domain.pricing import PriceCatalog
+    from tuning_governor.policy.model import Policy
 
 
 @dataclass(frozen=True)
@@ -37,7 +34,12 @@ class CheckOptions:
 
 
 def check_policy(policy: Policy, options: CheckOptions | None = None) -> list[Finding]:
-    """The semantic findings on a valid policy, in a stable order (see the package docstring)."""
+    """The semantic findings on a valid policy, in a stable order (see the package docstring). A broken
+    policy's schema errors need none of them: they (and the price catalogue) load here."""
+    from governor_sim.validate.account import account_quota_findings, team_channel_findings  # noqa: PLC0415
+    from governor_sim.validate.checks import policy_findings  # noqa: PLC0415
+    from tuning_governor.domain.pricing import bundled_catalog  # noqa: PLC0415
+
     options = options or CheckOptions()
     catalog = options.catalog or bundled_catalog()
     prices = catalog.with_policy_prices(policy.price_overrides(), policy.regional_prices())

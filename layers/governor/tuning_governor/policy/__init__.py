@@ -24,22 +24,76 @@ worded) and ``sources`` (a file or an SSM parameter, keeping the last good polic
 invalid). Import from the package: the names below are its public API.
 """
 
-from tuning_governor.policy.document import parse_policy
-from tuning_governor.policy.errors import PolicyError, PolicyUnavailable, render_path
-from tuning_governor.policy.fields import TOPIC_ARN, GraceRule
-from tuning_governor.policy.model import DEFAULT_BUDGET_TAG, Budget, BudgetSource, Defaults, Mode, Policy, TeamPolicy
-from tuning_governor.policy.sources import (
-    BUNDLED_POLICY,
-    DEFAULT_MAX_AGE_SECONDS,
-    FilePolicySource,
-    LoadedPolicy,
-    PolicySource,
-    SsmPolicySource,
-    bundled_policy_source,
-    load_policy,
-    policy_source,
-)
-from tuning_governor.policy.tags import TagWarning, parse_budget_tag, tag_lookup
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tuning_governor.policy.document import parse_policy
+    from tuning_governor.policy.errors import PolicyError, PolicyUnavailable, render_path
+    from tuning_governor.policy.fields import TOPIC_ARN, GraceRule
+    from tuning_governor.policy.model import (
+        DEFAULT_BUDGET_TAG,
+        Budget,
+        BudgetSource,
+        Defaults,
+        Mode,
+        Policy,
+        TeamPolicy,
+    )
+    from tuning_governor.policy.sources import (
+        BUNDLED_POLICY,
+        DEFAULT_MAX_AGE_SECONDS,
+        FilePolicySource,
+        LoadedPolicy,
+        PolicySource,
+        SsmPolicySource,
+        bundled_policy_source,
+        load_policy,
+        policy_source,
+    )
+    from tuning_governor.policy.tags import TagWarning, parse_budget_tag, tag_lookup
+
+#: Each public name and the module that defines it, imported on first use (PEP 562): importing one
+#: submodule (or this package for one name) does not load the others' dependencies.
+_EXPORTS: dict[str, str] = {
+    "BUNDLED_POLICY": "tuning_governor.policy.sources",
+    "Budget": "tuning_governor.policy.model",
+    "BudgetSource": "tuning_governor.policy.model",
+    "DEFAULT_BUDGET_TAG": "tuning_governor.policy.model",
+    "DEFAULT_MAX_AGE_SECONDS": "tuning_governor.policy.sources",
+    "Defaults": "tuning_governor.policy.model",
+    "FilePolicySource": "tuning_governor.policy.sources",
+    "GraceRule": "tuning_governor.policy.fields",
+    "LoadedPolicy": "tuning_governor.policy.sources",
+    "Mode": "tuning_governor.policy.model",
+    "Policy": "tuning_governor.policy.model",
+    "PolicyError": "tuning_governor.policy.errors",
+    "PolicySource": "tuning_governor.policy.sources",
+    "PolicyUnavailable": "tuning_governor.policy.errors",
+    "SsmPolicySource": "tuning_governor.policy.sources",
+    "TOPIC_ARN": "tuning_governor.policy.fields",
+    "TagWarning": "tuning_governor.policy.tags",
+    "TeamPolicy": "tuning_governor.policy.model",
+    "bundled_policy_source": "tuning_governor.policy.sources",
+    "load_policy": "tuning_governor.policy.sources",
+    "parse_budget_tag": "tuning_governor.policy.tags",
+    "parse_policy": "tuning_governor.policy.document",
+    "policy_source": "tuning_governor.policy.sources",
+    "render_path": "tuning_governor.policy.errors",
+    "tag_lookup": "tuning_governor.policy.tags",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BUNDLED_POLICY",

@@ -1,0 +1,54 @@
+"""``tuning-governor report``'s arguments and run (the page itself: ``governor_sim.report``). Building the
+parser loads neither the pictures nor the governor's table adapter; without credentials the command says so
+before it loads them (the AWS client is made, and its credentials found, first)."""
+
+from __future__ import annotations
+
+from argparse import ArgumentTypeError
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+
+def add_arguments(parser: Any) -> None:
+    """The ``report`` subcommand's arguments."""
+    parser.add_argument("--table", required=True, help="the governor's DynamoDB table (the stack's TableName output)")
+    parser.add_argument("--region", default=None, help="its region (default: the AWS SDK's)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--job", default=None, help="one tuning job")
+    which.add_argument("--team", default=None, help="one team's jobs")
+    parser.add_argument("--month", type=_month, default=None, help="only jobs created in this month (YYYY-MM)")
+    parser.add_argument("--out", default="governor-report", help="folder for index.html and the PNGs")
+
+
+def _month(text: str) -> str:
+    try:
+        datetime.strptime(text, "%Y-%m")
+    except ValueError:
+        raise ArgumentTypeError(f"{text!r} is not a month as YYYY-MM, e.g. 2026-11") from None
+    return text
+
+
+def run_command(args: Any) -> int:
+    """Read the live table through boto3 (the caller's credentials) and write the page."""
+    from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415 - the SDK, once it runs
+
+    from governor_sim.cli_aws import cli_client  # noqa: PLC0415
+    from governor_sim.cli_errors import CommandError, ExitCode  # noqa: PLC0415
+    from governor_sim.progress import progress_bar  # noqa: PLC0415
+
+    scope = args.job or (f"team {args.team}" if args.team else "all jobs")
+    title = f"Tuning Governor: {scope}" + (f", {args.month}" if args.month else "")
+    try:
+        dynamodb = cli_client("dynamodb", args.region, credentials_first=True)
+        from governor_sim.report import write_report  # noqa: PLC0415 - the pictures, once AWS answers
+        from tuning_governor.adapters.dynamodb import GovernorStore  # noqa: PLC0415
+
+        store = GovernorStore(dynamodb, args.table)
+        with progress_bar(f"reading {args.table} and drawing"):
+            page = write_report(store, Path(args.out), title=title, job=args.job, team=args.team, month=args.month)
+    except (ClientError, BotoCoreError) as exc:
+        where = f" in {args.region}" if args.region else ""
+        raise CommandError(f"cannot read table {args.table}{where}: {exc}", ExitCode.AWS) from exc
+    print(page)
+    return 0
