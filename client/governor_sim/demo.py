@@ -50,7 +50,7 @@ from governor_sim.scenarios import SeedWorkload
 from governor_sim.simulation import Scenario, Simulation
 from governor_sim.slack_server import SlackWebhookServer
 from tuning_governor.models.records import JobSummary
-from tuning_governor.policy import parse_policy
+from tuning_governor.policy import Policy, parse_policy
 
 
 def _run_act(
@@ -89,17 +89,7 @@ def _run_act(
         requests = [r for name in queued if (r := sim.env.services.store.get_request(name)) is not None]
         summaries, decisions, items = _read_jobs(sim, scenario.tuning_jobs + queued)
         sns = sim.env.sns_messages()
-        page = (
-            write_report(
-                sim.env.services.store,
-                report_dir,
-                title=f"Tuning Governor demo: {title} (policy mode {policy.mode})",
-                limits=applied_limits(policy, sim.env.services.quotas, (P3_2X, P3_8X, "ml.m5.xlarge")),
-                queue=requests,
-            )
-            if report_dir is not None
-            else None
-        )
+        page = _page(sim, report_dir, f"Tuning Governor demo: {title} (policy mode {policy.mode})", policy, requests)
     print("\n  Timeline (virtual minutes since 09:00 UTC):", file=out)
     for line in timeline(result):
         print(line, file=out)
@@ -107,6 +97,14 @@ def _run_act(
     for line in queue_lines(act):
         print(line, file=out)
     return act
+
+
+def _page(sim: Simulation, report_dir: Path | None, title: str, policy: Policy, requests: list[Any]) -> Path | None:
+    """The act's page, with the account's applied limits over the whole window and the queue's waits."""
+    if report_dir is None:
+        return None
+    limits = applied_limits(policy, sim.env.services.quotas, (P3_2X, P3_8X, "ml.m5.xlarge"))
+    return write_report(sim.env.services.store, report_dir, title=title, limits=limits, queue=requests)
 
 
 def _read_jobs(

@@ -270,6 +270,7 @@ def _act_on(judgement: Judgement, facts: JobFacts, policy: Policy, services: Eng
     return [*outcomes, act(judgement.decision, facts, policy, services)]
 
 
+# Long: its contract (the order of admission on SageMaker's list, a sentence a case) is its docstring.
 def admit(
     rule: Rule,
     facts: JobFacts,
