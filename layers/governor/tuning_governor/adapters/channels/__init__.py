@@ -81,10 +81,7 @@ class ChannelNotifiers:
 
 
 def default_notifiers(targets: Mapping[str, str], clients: ChannelClients) -> list[Notifier]:
-    """The stack's own channels: one per ``kind -> target`` given, in registration order, each named
-    by its kind."""
-    return [
-        build_notifier(kind, targets[kind], channel=kind, clients=clients)
-        for kind in CHANNEL_KINDS
-        if targets.get(kind)
-    ]
+    """The stack's own channels: one per ``kind -> target`` given, each named by its kind: the topic
+    first (as it always was), then the webhooks in registration order."""
+    order = ["sns", *(kind for kind in CHANNEL_KINDS if kind != "sns")]
+    return [build_notifier(kind, targets[kind], channel=kind, clients=clients) for kind in order if targets.get(kind)]
