@@ -49,8 +49,11 @@ def described(**counters: int) -> TuningJob:
         (job(recorded=4, running=3), {"Completed": 3, "NonRetryableError": 1, "Stopped": 1, "InProgress": 2}, True),
         # recorded, but a running entry SageMaker no longer runs (a phantom)
         (job(recorded=5, running=3), {"Completed": 4, "RetryableError": 1, "InProgress": 2}, True),
-        # fewer running entries than SageMaker runs (a trial not started billing yet): nothing to repair
-        (job(recorded=2, running=1), {"Completed": 2, "InProgress": 3}, False),
+        # fewer running entries than SageMaker runs: progress events late (or a trial still Starting,
+        # which the listing shows without a TrainingStartTime): listed, so running spend is SageMaker's
+        (job(recorded=2, running=1), {"Completed": 2, "InProgress": 3}, True),
+        # as many running entries as SageMaker runs, every end recorded: nothing to ask
+        (job(recorded=2, running=3), {"Completed": 2, "InProgress": 3}, False),
     ],
 )
 def test_the_trials_are_listed_only_when_the_table_disagrees_with_the_status_counters(
