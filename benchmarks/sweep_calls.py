@@ -129,7 +129,9 @@ def counting(client: Any) -> Iterator[Counter[str]]:
 
 def _bound(services: Any, names: list[str], sm: Any) -> int:
     """The stated bound for the sweep about to run: 1 per running job, plus for each job whose table
-    disagrees with SageMaker's counters ceil(trials / 100) + the finished trials it has not recorded."""
+    disagrees with SageMaker's counters (finished trials not recorded, or another number of running
+    entries than trials InProgress) ceil(trials / 100) + the finished trials it has not recorded (the
+    running trials it tracks from the listing cost nothing more here: one instance shape per definition)."""
     from tuning_governor.domain.job import job_state  # noqa: PLC0415
 
     total = 0
@@ -141,7 +143,7 @@ def _bound(services: Any, names: list[str], sm: Any) -> int:
         counters = described["TrainingJobStatusCounters"]
         finished = sum(counters.get(k, 0) for k in ("Completed", "RetryableError", "NonRetryableError", "Stopped"))
         total += 1
-        if finished != job.trials_recorded or len(job.running) > counters.get("InProgress", 0):
+        if finished != job.trials_recorded or len(job.running) != counters.get("InProgress", 0):
             launched = finished + counters.get("InProgress", 0)
             total += max(1, math.ceil(launched / 100)) + max(0, finished - job.trials_recorded)
     return total

@@ -33,7 +33,7 @@ def _params() -> list[object]:
     params: list[object] = []
     for name, seed, profile in RUNS:
         reason = TODAY.get((name, seed, profile))
-        missing = SCENARIOS[name].xfail.get(profile)
+        missing = SCENARIOS[name].xfail_reason(profile, seed)
         marks = [pytest.mark.xfail(strict=True, reason=f"issue 17 mechanism {reason}")] if reason else []
         marks += [pytest.mark.xfail(strict=True, reason=f"needs {missing}")] if missing and not reason else []
         params.append(pytest.param(name, seed, profile, id=f"{name}-seed{seed}-{profile}", marks=marks))

@@ -4,13 +4,17 @@ For each job SageMaker lists as running that the table knows, and whose trials m
 reads them, ``governance.trial_truth.trial_rules``, or running entries the capacity ledger re-counts),
 ``governance.trial_truth.reconcile_trials``: one DescribeHyperParameterTuningJob, and only where its
 status counters disagree with the job item, ceil(trials / 100) ListTrainingJobsForHyperParameterTuningJob
-calls plus one DescribeTrainingJob per trial whose terminal event was lost. Run before the capacity
+calls plus one DescribeTrainingJob per trial whose terminal event was lost; running trials the listing
+shows that have no running entry (progress events late) are tracked from it. Run before the capacity
 ledger's re-count and before the rules are judged, so both read the truth. Each job on its own: one
 failing is counted by the sweep and the others are still reconciled.
 
-Calls per sweep: at most J + sum over the J' jobs that disagree of (ceil(T_j / 100) + L_j), for J
-running jobs with such rules, T_j trials of job j and L_j trials of it whose terminal events were lost
-since the last sweep; with no event lost, J (one Describe per job), whatever the number of trials.
+Calls per sweep: at most J + sum over the J' jobs that disagree of (ceil(T_j / 100) + L_j + S_j), for J
+running jobs with such rules, T_j trials of job j, L_j trials of it whose terminal events were lost
+since the last sweep and S_j of its running trials tracked from the listing whose definition offers
+several instance shapes (one DescribeTrainingJob each, once: then it has its entry); with no event lost
+or late, J (one Describe per job), whatever the number of trials, except where a trial is still Starting
+(InProgress without a TrainingStartTime): its job is listed, ceil(T_j / 100) calls, until it starts.
 """
 
 from __future__ import annotations

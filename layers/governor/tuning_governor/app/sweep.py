@@ -20,13 +20,15 @@ Each run (rate set in template.yaml, default 5 minutes):
    failed trials) or whose running entries the ledger re-counts (``app.running_trials``): one
    DescribeHyperParameterTuningJob each; only where its TrainingJobStatusCounters disagree with the job
    item, ceil(trials / 100) ListTrainingJobsForHyperParameterTuningJob calls and one DescribeTrainingJob
-   per trial whose terminal event was lost (recorded, its running entry cleared); before the ledger's
-   re-count and the rules, so both read SageMaker's truth;
+   per trial whose terminal event was lost (recorded, its running entry cleared); a trial the listing
+   shows running since its TrainingStartTime with no running entry (its progress events late) is
+   tracked from the listing and its definition (one DescribeTrainingJob only where the definition offers
+   several instance shapes); before the ledger's re-count and the rules, so both read SageMaker's truth;
 3c. re-reads the tags of running jobs under a grace notice or with a one-time check pending (one
    ListTags each; app.tag_events: a tag event may be lost), so an exemption or raised budget counts;
 4. evaluates the sweep rules (runtime, stagnation, the job and team budgets on finished + accrued
-   spend) on every running job, from the table only: a running trial's accrued cost comes from its
-   entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call; a job about to
+   spend) on every running job, from the table as step 3b left it: a running trial's accrued cost comes
+   from its entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call; a job about to
    be stopped on a rule that reads trials is reconciled first (one Describe more: governance.trial_truth);
 4b. the delivery step: finishes the decisions left pending (a stop a failed invocation did not make,
    or a report a channel could not take: a failing channel never fails the event, issue 18) for
@@ -40,11 +42,12 @@ Each run (rate set in template.yaml, default 5 minutes):
    carried is billed to the trial, its job and its team's month: ``app.warm_pools``) and writes the
    capacity snapshot (usage per instance type, and the limits that apply).
 SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, plus the trial step (3b), bounded
-per sweep by J + sum over the jobs that disagree of (ceil(T_j / 100) + L_j) for J running jobs, T_j
-trials and L_j lost terminal events of job j, plus the warm-pool listing (5), which grows with the
+per sweep by J + sum over the jobs that disagree of (ceil(T_j / 100) + L_j + S_j) for J running jobs, T_j
+trials, L_j lost terminal events and S_j untracked running trials of several-shape definitions of job j, plus the warm-pool listing (5), which grows with the
 training jobs (trials included) modified in the last 7 hours, never with the account's older history
-(benchmarks/sweep_calls.py measures both: at 50 running jobs x 200 trials, 50 trial-step calls per sweep
-with no event lost, 95 median with 5 % lost, and 111 warm-pool list calls).
+(benchmarks/sweep_calls.py measures both: at 50 running jobs x 200 trials, 111 warm-pool list calls; at
+10 running jobs x 200 trials, 26 trial-step calls per sweep (median) with no event lost and 29 with 5 %
+lost: a job is also listed while one of its trials is Starting, InProgress with no TrainingStartTime).
 
 Between sweeps, ``app.budget_check.run_budget_check`` judges one job at the moment its running trials were projected
 to bring it to its budget (a one-time schedule asked for by an earlier judgement; adapters.checks).

@@ -13,7 +13,12 @@ SageMaker and repairs it:
    page, the API's maximum) and one Query of the job's trial records, then one DescribeTrainingJob per
    trial listed as finished without a record (``governance.trials.record_listed_trials``: the same
    conditional write as its event, so the event arriving later is a duplicate; recording it removes its
-   running entry), and running entries of trials listed as ended that are recorded are forgotten.
+   running entry), and running entries of trials listed as ended that are recorded are forgotten;
+3. trials SageMaker lists as running (InProgress or Stopping, past their TrainingStartTime) that have no
+   running entry (their progress events are late, maybe by hours) are tracked from the listing: their
+   TrainingStartTime, and their definition's instances, spot flag and StoppingCondition, so the budgets
+   accrue what SageMaker bills; a DescribeTrainingJob each only where the definition leaves the
+   instances open (several InstanceConfigs). Their late event then finds the entry and writes nothing.
 
 Who calls it: the sweep, for every running job whose rules read its trials (:func:`trial_rules`: the job
 budget and the team month, which accrue running trials; stagnation; the failed-trial cap) or whose
@@ -28,12 +33,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tuning_governor.domain.job import JobState, job_state
+from tuning_governor.domain.spend import RunningTrial
 from tuning_governor.governance.facts import JobFacts, Trigger
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import registry
 from tuning_governor.governance.trials import record_listed_trials
-from tuning_governor.models.sagemaker import TRAINING_TERMINAL
-from tuning_governor.models.tuning_job import TuningJob
+from tuning_governor.models.sagemaker import TRAINING_RUNNING, TRAINING_TERMINAL
+from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.policy import Policy
 
 PAGE = 100
@@ -54,11 +60,13 @@ class Reconciled:
     listed: bool = False
     recorded: list[str] = field(default_factory=list)
     cleared: list[str] = field(default_factory=list)
+    tracked: list[str] = field(default_factory=list)
+    """Trials SageMaker runs that had no running entry (their progress events late), tracked now."""
     calls: int = 0
 
     @property
     def changed(self) -> bool:
-        return bool(self.recorded or self.cleared)
+        return bool(self.recorded or self.cleared or self.tracked)
 
     def as_report(self) -> dict[str, object]:
         return {
@@ -66,6 +74,7 @@ class Reconciled:
             "listed": self.listed,
             "recorded": self.recorded,
             "cleared": self.cleared,
+            "tracked": self.tracked,
             "calls": self.calls,
         }
 
@@ -85,10 +94,12 @@ def trial_rules(policy: Policy, job: JobState) -> list[str]:
 
 def counts_differ(job: JobState, described: TuningJob) -> bool:
     """Whether the job item disagrees with SageMaker's counters: trials ended that are not recorded (or
-    recorded that SageMaker does not count yet), or more trials running than SageMaker runs."""
+    recorded that SageMaker does not count yet), or another number of trials running than SageMaker runs
+    (more: an end event lost; fewer: progress events late, or trials still Starting, which the listing
+    shows without a TrainingStartTime)."""
     counters = described.training_job_status_counters
     finished = sum(int(counters.get(name, 0)) for name in FINISHED)
-    return finished != job.trials_recorded or len(job.running) > int(counters.get("InProgress", 0))
+    return finished != job.trials_recorded or len(job.running) != int(counters.get("InProgress", 0))
 
 
 def reconcile_trials(job: JobState, services: EngineServices, *, source: str) -> Reconciled:
@@ -116,7 +127,58 @@ def reconcile_trials(job: JobState, services: EngineServices, *, source: str) ->
     if stale and fresh is not None:
         services.store.forget_running(job.key, stale, team=fresh.team)
         done.cleared = stale
+    untracked = [
+        t
+        for t in trials
+        if t.training_job_status in TRAINING_RUNNING
+        and t.training_start_time is not None
+        and t.training_job_name.lower() not in recorded
+        and t.training_job_name.lower() not in (fresh.running_names if fresh is not None else ())
+    ]
+    team = job.team or services.policy().team_of(job.tags, job.roles)
+    for summary in untracked:
+        trial, asked = running_from_listing(described, summary, region, services)
+        done.calls += asked
+        if trial is not None and services.store.track_running(trial, team=team):
+            done.tracked.append(trial.trial)
     return done
+
+
+def running_from_listing(
+    described: TuningJob, summary: TrialSummary, region: str, services: EngineServices
+) -> tuple[RunningTrial | None, int]:
+    """The running entry of a trial as SageMaker lists it (its TrainingStartTime), with the instances,
+    spot flag and StoppingCondition of its definition; one DescribeTrainingJob only when the definition
+    offers several cluster shapes. Returns (the entry or None, SageMaker calls made)."""
+    definitions = described.definitions()
+    definition = next(
+        (d for d in definitions if d.definition_name and d.definition_name == summary.training_job_definition_name),
+        definitions[0] if len(definitions) == 1 else None,
+    )
+    shapes = definition.alternatives() if definition is not None else []
+    start, spot = summary.training_start_time, definition.enable_managed_spot_training if definition else False
+    stop = definition.stopping_condition if definition is not None else None
+    instances, calls = (shapes[0], 0) if len(shapes) == 1 else ({}, 0)
+    if not instances:
+        trial = services.sagemaker.describe_training_job(summary.training_job_name)
+        if trial.tuning_job_key != described.key or trial.status not in TRAINING_RUNNING:
+            return None, 1
+        instances, calls = trial.instances(), 1
+        start, spot = trial.training_start_time or start, bool(trial.enable_managed_spot_training)
+        stop = trial.stopping_condition or stop
+    if start is None or not instances:
+        return None, calls
+    limits = [stop.max_runtime_in_seconds, stop.max_wait_time_in_seconds if spot else None] if stop else []
+    entry = RunningTrial(
+        job_key=described.key,
+        trial=summary.training_job_name.lower(),
+        start=start,
+        instances=instances,
+        spot=spot,
+        region=region,
+        max_seconds=max((s for s in limits if s), default=None),
+    )
+    return entry, calls
 
 
 def before_stop(
