@@ -48,7 +48,7 @@ def test_each_job_is_summarised_with_its_decisions_stop_and_cost(run: tuple[str,
         [line] = [line for line in text.splitlines() if re.match(rf"\s+{name}\s+{summary.status}\s", line)]
         assert summary.status in line and f"${summary.cost.cost_usd:,.2f}" in line
     assert re.search(r"09:10:00 +concurrency breach: stopped .*ml\.p3\.2xlarge: usage 4 \+ demand 6 > limit 8", text)
-    assert re.search(r"09:48:57 +budget breach: stopped .*>= budget \$50\.00", text)
+    assert re.search(r"09:48:44 +budget breach: stopped .*>= budget \$50\.00", text)
     assert re.search(r"budget breach: would stop \(monitor\)", text)
     assert "STOPPED speech-asr-hpo: concurrency" in text  # the reports sent, one line each
 

@@ -117,7 +117,7 @@ def test_a_job_stopped_on_arrival_says_it_has_no_objective(acts: dict[str, Path]
 
 
 def test_a_stopped_jobs_reservation_ends_at_its_stop_in_the_replay(replay_page: Path) -> None:
-    # Given nlp-bert-hpo, stopped by the replayed budget rule at 09:48:57 (the history ran on until 10:35)
+    # Given nlp-bert-hpo, stopped by the replayed budget rule at 09:48:44 (the history ran on until 10:35)
     traces, _ = charts(replay_page)["account-ml-p3-8xlarge"]
     (stack,) = [t for t in traces if t.get("stackgroup") and "nlp-bert-hpo" in t["name"]]
     # (a step series: the level at x[i] holds until x[i + 1])
@@ -139,6 +139,6 @@ def test_team_spend_panels_each_have_their_own_scale_and_show_the_budget(replay_
 def test_the_stops_table_shows_spent_at_the_decision_in_flight_and_billed_in_the_end(replay_page: Path) -> None:
     rows = {r["job"]: r for r in table_rows(replay_page, "stops")}
     row = rows["nlp-bert-hpo"]
-    assert row.get("spent at the decision") == "$46.51", row
-    assert row.get("in flight") == "$3.92"
+    assert row.get("spent at the decision") == "$46.09", row
+    assert row.get("in flight") == "$3.91"
     assert row.get("billed in the end", "").startswith("$")

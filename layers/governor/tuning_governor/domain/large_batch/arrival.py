@@ -4,6 +4,7 @@ read (ranges, static hyperparameters, algorithm, clusters, strategy), in the req
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tuning_governor.domain.large_batch.read import definitions
@@ -31,9 +32,23 @@ def _definition(definition: TrainingJobDefinition) -> dict[str, Any]:
     return shape
 
 
+#: What the job's item keeps of a request at most (a real request's ranges are a few hundred characters).
+MAX_REQUEST_CHARS = 16_000
+#: How deeply a request nests at most (SageMaker's shapes nest 6 levels).
+MAX_DEPTH = 12
+
+
 def checked_request(job: TuningJob) -> dict[str, Any]:
     """The parts of ``job``'s request the large-batch checks read; empty when there is nothing to judge
-    (no configuration or definitions yet, or only algorithms the checks stay silent on, e.g. XGBoost)."""
+    (no configuration or definitions yet, only algorithms the checks stay silent on, e.g. XGBoost, or
+    ranges of a shape SageMaker never sends, which the checks cannot read: that job is not judged)."""
+    try:
+        return _checked_request(job)
+    except (TypeError, ValueError, AttributeError, RecursionError):
+        return {}
+
+
+def _checked_request(job: TuningJob) -> dict[str, Any]:
     if job.config is None or not job.definitions():
         return {}
     config = job.config.model_dump(
@@ -50,4 +65,20 @@ def checked_request(job: TuningJob) -> dict[str, Any]:
         request["TrainingJobDefinitions"] = [_definition(d) for d in job.training_job_definitions]
     if all(d.silent for d in definitions(request, {})):
         return {}
+    # Kept on the job's item: nothing SageMaker would not send (ranges nested past JSON's sense, or bulky).
+    if _depth(request) > MAX_DEPTH or len(json.dumps(request, default=str)) > MAX_REQUEST_CHARS:
+        return {}
     return request
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests (iteratively: a hostile value must not exhaust the stack)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if level <= MAX_DEPTH and isinstance(node, dict):
+            stack += [(v, level + 1) for v in node.values()]
+        elif level <= MAX_DEPTH and isinstance(node, list):
+            stack += [(v, level + 1) for v in node]
+    return deepest

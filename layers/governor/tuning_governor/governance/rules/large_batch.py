@@ -33,7 +33,12 @@ class LargeBatchRule(Rule):
         settings = policy.large_batch
         if not job.batch_request or settings.on_arrival == "skip":
             return None
-        found = [f for f in findings(job.batch_request, settings=settings, team=job.team) if f.severity == "warning"]
+        try:
+            found = [
+                f for f in findings(job.batch_request, settings=settings, team=job.team) if f.severity == "warning"
+            ]
+        except (TypeError, ValueError, AttributeError, RecursionError):  # a stored request of an unreadable shape
+            return None
         if not found:
             return None
         return self._decision(
