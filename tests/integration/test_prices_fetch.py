@@ -211,3 +211,46 @@ def test_replay_names_the_approximate_prices_and_after_fetch_uses_awss(
         for n in ("before", "after")
     ]
     assert costs[1] < costs[0]  # $0.23/h (AWS's us-west-2 figure in the offer file) instead of $0.242/h
+
+
+def test_replay_calls_a_third_party_figure_in_the_jobs_own_region_approximate_too(
+    user_catalogue: Path, tmp_path: Path
+) -> None:
+    # Given the golden seed history on ml.p3.2xlarge in us-east-1, whose bundled price is a third-party copy
+    # of the pricing page: priced in the job's own region, so the governor's pricing rule does not warn
+    assert bundled_catalog().types("us-east-1")["ml.p3.2xlarge"].quality == "secondary"
+    events = tmp_path / "seed-p3.jsonl"
+    events.write_text(
+        (ROOT / "tests" / "golden" / "inputs" / "seed.jsonl").read_text().replace("ml.m5.xlarge", "ml.p3.2xlarge")
+    )
+    out = tmp_path / "result.json"
+    replay = ("replay", str(events), "--policy", str(ROOT / "tests" / "golden" / "inputs" / "seed-policy.yaml"))
+    code, summary, _ = _run(*replay, "--out", str(out))
+    assert code == 0
+    result = json.loads(out.read_text())
+    assert not [d for d in result["jobs"]["xgb-churn-hb"]["decisions"] if d["rule"] == "pricing"]
+    # Then the summary names it, why, and the one command that replaces it with AWS's figure
+    (line,) = [x for x in summary.splitlines() if x.startswith("Approximate prices: ")]
+    assert line.startswith("Approximate prices: ml.p3.2xlarge in us-east-1: $3.825/h, a third-party copy")
+    assert line.endswith(
+        "(not AWS Price List prices for the region; fix: tuning-governor prices fetch --region us-east-1)"
+    )
+    # and the result file keeps its schema: what the summary reads is not in the JSON
+    assert "trial_types" not in out.read_text()
+
+
+def test_replay_names_no_approximate_price_where_the_policy_fills_the_gap(user_catalogue: Path, tmp_path: Path) -> None:
+    # Given the seed history in us-west-2 (no bundled ml.m5.xlarge price there) and a policy pricing the type
+    # in that region: the policy's price is the policy's, not an approximation
+    events = tmp_path / "seed-us-west-2.jsonl"
+    events.write_text(
+        (ROOT / "tests" / "golden" / "inputs" / "seed.jsonl").read_text().replace("us-east-1", "us-west-2")
+    )
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        (ROOT / "tests" / "golden" / "inputs" / "seed-policy.yaml").read_text()
+        + "prices:\n  us-west-2:\n    ml.m5.xlarge: 0.23\n"
+    )
+    code, summary, _ = _run("replay", str(events), "--policy", str(policy), "--out", str(tmp_path / "r.json"))
+    assert code == 0
+    assert "Approximate prices" not in summary

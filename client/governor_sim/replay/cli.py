@@ -27,6 +27,7 @@ from governor_sim.replay.sources import load_policy
 from governor_sim.replay.summary import render_summary
 from governor_sim.replay.timeline import Timeline
 from governor_sim.replay.verdict import count_lines, rejection_problem
+from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy
 
 __all__ = ["EVENTS_FIX", "add_arguments", "run_command"]
@@ -58,8 +59,9 @@ def _inputs(args: argparse.Namespace) -> tuple[Policy, str]:
     return policy, store
 
 
-def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
-    """Replay, write ``--out`` and ``--html``: the result, its JSON text and the page written (if any)."""
+def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None, PriceCatalog]:
+    """Replay, write ``--out`` and ``--html``: the result, its JSON text, the page written (if any) and the
+    prices it judged with (the catalogue, the policy's prices filling its gaps)."""
     policy, store = _inputs(args)
     try:  # read before the replay's own moto starts, as an s3:// capture is
         catalog = prices_export.replay_catalog(args)
@@ -98,7 +100,8 @@ def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None]:
         except OSError as exc:
             raise ReplayInputError(f"cannot write {args.out}: {exc.strerror or type(exc).__name__}") from None
     page = _write_html(args, result, policy, probe) if probe is not None else None
-    return result, text, page
+    prices = (catalog or bundled_catalog()).with_policy_prices(policy.price_overrides(), policy.regional_prices())
+    return result, text, page, prices
 
 
 def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -106,14 +109,14 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
     unusable, 3 when AWS is (an s3:// source), 4 when too many lines were rejected (``--max-rejected``)."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
-        result, text, page = _replay(args)
+        result, text, page, prices = _replay(args)
     except ReplayInputError as exc:
         return fail("replay", exc, debug=bool(getattr(args, "debug", False)), stream=err, known=ExitCode.USAGE)
     summary_stream = out
     if args.out == "-":
         out.write(text)
         summary_stream = err
-    summary_stream.write(render_summary(result, events_source=str(args.events), out=args.out))
+    summary_stream.write(render_summary(result, events_source=str(args.events), out=args.out, prices=prices))
     if page is not None:
         summary_stream.write(f"HTML report: {page}\n")
     problem = rejection_problem(result, str(args.events), getattr(args, "max_rejected", DEFAULT_MAX_REJECTED_PERCENT))

@@ -263,4 +263,6 @@ class Replay:
         outcomes = {key: self._forgotten.get(key) or self._outcome(key) for key in self.sagemaker.job_keys()}
         mode = self.services.policy().mode
         facts = facts_info(self.sagemaker.gaps, self.table_facts)
-        return build_result(PolicyInfo(source=policy_source, mode=mode), self.tally, outcomes, self.outbox, facts)
+        result = build_result(PolicyInfo(source=policy_source, mode=mode), self.tally, outcomes, self.outbox, facts)
+        result.trial_types.update({region: set(types) for region, types in self.sagemaker.trial_types.items()})
+        return result

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from tuning_governor.domain.cost import usd
 from tuning_governor.models.records import TrialRecord
@@ -224,6 +224,14 @@ class ReplayResult(_Out):
     failed_events: list[LineProblem] = Field(description="valid events a handler raised on")
     savings: Savings
     facts: FactsInfo
+    # Not in the JSON: the instance types the history's trials ran on, per region (what the replay priced),
+    # for the summary's approximate prices.
+    _trial_types: dict[str, set[str]] = PrivateAttr(default_factory=dict)
+
+    @property
+    def trial_types(self) -> dict[str, set[str]]:
+        """The instance types the history's trials ran on, by the region of their events (not in the JSON)."""
+        return self._trial_types
 
 
 # -- the savings formula -------------------------------------------------------------------------------------

@@ -119,6 +119,7 @@ class EventSourcedSageMaker:
         self._jobs_seen: dict[str, None] = {}
         self._stopped: set[str] = set()
         self.stops: list[StopCall] = []
+        self.trial_types: dict[str, set[str]] = {}  # region -> the instance types its trials ran on (kept)
 
     def observe(self, event: StateChange, detail: Mapping[str, Any]) -> None:
         """Take one event into the state (``detail`` is the event's raw ``detail`` object)."""
@@ -133,6 +134,7 @@ class EventSourcedSageMaker:
         trial = event.detail
         key = trial.name.lower()
         _remember(self._training, key, trial, trial.status, trial.last_modified_time or event.time)
+        self.trial_types.setdefault(event.region, set()).update(trial.instances())
         if trial.tuning_job_arn:
             tuning_key = trial.tuning_job_arn.rsplit("/", 1)[-1].lower()
             self._jobs_seen.setdefault(tuning_key)

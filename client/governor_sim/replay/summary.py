@@ -7,16 +7,22 @@ from collections import Counter
 from governor_sim import approximate_prices
 from governor_sim.replay.model import ReplayResult
 from governor_sim.replay.schedule import interval_text, utc_text
+from tuning_governor.domain.pricing import PriceCatalog
 
 
 def _usd(value: float | None) -> str:
     return "unpriced" if value is None else f"${value:,.2f}"
 
 
-def render_summary(result: ReplayResult, *, events_source: str, out: str | None = None) -> str:
-    """What a person reads after a replay: events, jobs, cost, stops by rule, savings, where the result went."""
+def render_summary(
+    result: ReplayResult, *, events_source: str, out: str | None = None, prices: PriceCatalog | None = None
+) -> str:
+    """What a person reads after a replay: events, jobs, cost, stops by rule, savings, where the result went.
+
+    ``prices``: the catalogue the replay priced with, the policy's prices filling its gaps; given it, the
+    summary also names the trials' prices that are a third-party or hosting figure in their own region."""
     lines = [
-        *_history_lines(result, events_source),
+        *_history_lines(result, events_source, prices),
         *_facts_lines(result),
         *_decision_lines(result),
         *_record_lines(result),
@@ -26,7 +32,7 @@ def render_summary(result: ReplayResult, *, events_source: str, out: str | None 
     return "\n".join(lines) + "\n"
 
 
-def _history_lines(result: ReplayResult, events_source: str) -> list[str]:
+def _history_lines(result: ReplayResult, events_source: str, prices: PriceCatalog | None) -> list[str]:
     """What was replayed: the inputs, the events, the jobs, their cost and the sweeps."""
     events, jobs = result.events, result.jobs
     finished = sum(1 for job in jobs.values() if job.summary == "final")
@@ -40,11 +46,7 @@ def _history_lines(result: ReplayResult, events_source: str) -> list[str]:
         f"Tuning jobs: {len(jobs)} ({finished} finished, {len(jobs) - finished} unfinished when the history ends)",
         f"Cost in the history: ${spent:,.2f}" + (f" (+ {unpriced} job(s) not fully priced)" if unpriced else ""),
     ]
-    approximate = approximate_prices.describe(
-        approximate_prices.from_decisions(
-            d.numbers for job in jobs.values() for d in job.decisions if d.rule == "pricing" and d.verdict == "warning"
-        )
-    )
+    approximate = _approximate(result, prices)
     if approximate:
         lines.append(f"Approximate prices: {approximate}")
     if result.sweeps.every_seconds:
@@ -53,6 +55,26 @@ def _history_lines(result: ReplayResult, events_source: str) -> list[str]:
     else:
         lines.append("Sweeps: none (--sweep-every 0)")
     return lines
+
+
+def _approximate(result: ReplayResult, prices: PriceCatalog | None) -> str:
+    """The approximate prices: those the governor's ``pricing`` warnings name (no price in the job's region),
+    and, from ``prices``, every type the trials ran on whose price in their region is not AWS's figure."""
+    found = {
+        (p.instance_type, p.region): p
+        for p in approximate_prices.from_decisions(
+            d.numbers
+            for job in result.jobs.values()
+            for d in job.decisions
+            if d.rule == "pricing" and d.verdict == "warning"
+        )
+    }
+    if prices is not None:
+        for region, types in result.trial_types.items():
+            found |= {
+                (p.instance_type, p.region): p for p in approximate_prices.approximate_prices(prices, region, types)
+            }
+    return approximate_prices.describe([found[key] for key in sorted(found, key=lambda k: (k[1], k[0]))])
 
 
 def _facts_lines(result: ReplayResult) -> list[str]:
