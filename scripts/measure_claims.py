@@ -54,13 +54,31 @@ def _wall(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> floa
     return round(time.perf_counter() - started, 1)
 
 
+def _load() -> float:
+    """The machine's 1-minute load average (runnable processes), recorded beside every timing: on a 2-core
+    machine a load of 2 is full, and a figure measured at 8 says the machine was shared, not how fast it is."""
+    return round(os.getloadavg()[0], 1)
+
+
+def _cores() -> int:
+    return os.cpu_count() or 1
+
+
 def measure_demo() -> dict[str, Any]:
+    before = _load()
     with tempfile.TemporaryDirectory(prefix="claims-demo-") as out:
         wall = _wall([sys.executable, "-m", "governor_sim.cli", "demo", "--report-dir", out], ROOT)
-    return {"wall_s": wall, "command": "python -m governor_sim.cli demo", "load": round(os.getloadavg()[0], 1)}
+    return {
+        "wall_s": wall,
+        "command": "python -m governor_sim.cli demo",
+        "load_before": before,
+        "load": _load(),
+        "cores": _cores(),
+    }
 
 
 def measure_fresh_clone() -> dict[str, Any]:
+    before = _load()
     with tempfile.TemporaryDirectory(prefix="claims-clone-") as folder:
         clone = Path(folder) / "tuning-governor"
         subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)  # noqa: S603, S607
@@ -73,7 +91,9 @@ def measure_fresh_clone() -> dict[str, Any]:
         "demo_s": demo,
         "total_s": round(setup + demo, 1),
         "venv_mb": int(size.stdout.split()[0]),
-        "load": round(os.getloadavg()[0], 1),
+        "load_before": before,
+        "load": _load(),
+        "cores": _cores(),
     }
 
 
@@ -127,13 +147,22 @@ def _cli_case(claims: dict[str, Any], name: str) -> dict[str, Any]:
     return next(c for c in claims["cli"]["cases"] if c["name"] == name)
 
 
+def _condition(run: dict[str, Any]) -> str:
+    """The machine a figure was measured on: its cores and load average, and whether it was shared."""
+    cores = run.get("cores", 2)
+    loads = sorted({run[k] for k in ("load_before", "load") if k in run})
+    load = "-".join(str(x) for x in loads)
+    busy = max(loads) > cores
+    return f"a {cores}-core machine, {'shared with other work, ' if busy else ''}load average {load}"
+
+
 def _render_demo(claims: dict[str, Any]) -> str:
     clone, demo = claims.get("fresh_clone"), claims["demo"]
-    own = f"the demo itself {_seconds(demo['wall_s'])} at load {demo['load']}"
+    own = f"the demo itself {_seconds(demo['wall_s'])} on {_condition(demo)}"
     if clone is None:
-        return f"{own} on a 2-core machine"
+        return own
     return (
-        f"{_seconds(clone['total_s'])} on a fresh clone on a 2-core machine at load {clone['load']},"
+        f"{_seconds(clone['total_s'])} on a fresh clone on {_condition(clone)},"
         f" {_seconds(clone['setup_s'])} of it `make setup` creating the venv; {own}"
     )
 

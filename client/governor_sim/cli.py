@@ -143,7 +143,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     ),
     Subcommand(
         "prices",
-        "governor_sim.prices_export",
+        "governor_sim.prices_cli",
         "prices: fetch (AWS's public offer files, for check and replay) or export (the deployed governor's)",
         "prices fetch: read AWS's public SageMaker offer files (internet, no credentials) into the catalogue check and"
         " replay price with. prices export: read the price catalogs the deployed governor's daily refresh stored in"

@@ -27,7 +27,6 @@ from pydantic import ValidationError
 
 from governor_sim.cli_aws import cli_client
 from governor_sim.cli_errors import CommandError, classify
-from governor_sim.prices_fetch import add_arguments as fetch_arguments
 from governor_sim.prices_fetch import catalogue_file, client_catalog, user_catalogue_path
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.domain.pricing import PriceCatalog, RegionCatalog, bundled_catalog
@@ -35,25 +34,6 @@ from tuning_governor.domain.pricing import PriceCatalog, RegionCatalog, bundled_
 
 class PricesInputError(ValueError):
     """A price source that cannot be read; the message is one line naming it and what to do."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``prices`` subcommand: ``prices export`` and ``prices fetch``."""
-    actions = parser.add_subparsers(title="actions", dest="prices_action", required=True, metavar="ACTION")
-    export = actions.add_parser(
-        "export",
-        help="write the prices the deployed governor refreshed into its table, in the bundled catalogue's format",
-        description=(
-            "Read the price catalogs the deployed governor's daily refresh stored in its DynamoDB table (your AWS"
-            " credentials) and write them in the format of the catalogue bundled in the layer, for"
-            " `tuning-governor replay --prices FILE`."
-        ),
-    )
-    export.add_argument("--table", required=True, help="the governor's table (the stack's TableName output)")
-    export.add_argument("--region", help="the table's region (default: your AWS configuration's)")
-    export.add_argument("--out", default="-", metavar="FILE", help="where to write the catalogue (default - = stdout)")
-    export.set_defaults(command=run_command)
-    fetch_arguments(actions)
 
 
 def stored_catalogs(table: str, region: str | None = None, client: Any = None) -> list[RegionCatalog]:

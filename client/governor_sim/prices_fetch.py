@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import urllib.error
 import urllib.request
@@ -33,25 +32,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from governor_sim.cli_errors import CommandError, ExitCode
+from governor_sim.prices_cli import OFFERS_HOST, user_catalogue_path
 from tuning_governor.domain.pricing import PriceCatalog, PriceEntry, RegionCatalog, bundled_catalog, region_catalog
 
-OFFERS_HOST = "https://pricing.us-east-1.amazonaws.com"
 REGION_INDEX = "/offers/v1.0/aws/AmazonSageMaker/current/region_index.json"
 TIMEOUT_SECONDS = 60.0
 # An offer file is large (tens of MB for us-east-1): read whole, but not without end.
 MAX_BYTES = 512 * 1024 * 1024
 
 Reader = Callable[[str], bytes]
-
-
-def user_catalogue_path() -> Path:
-    """Where ``prices fetch`` writes by default and ``check``/``replay`` read: $TUNING_GOVERNOR_PRICES, else
-    ``$XDG_CACHE_HOME/tuning-governor/prices.json`` (``~/.cache`` without it)."""
-    explicit = os.environ.get("TUNING_GOVERNOR_PRICES")
-    if explicit:
-        return Path(explicit).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "tuning-governor" / "prices.json"
 
 
 def client_catalog() -> PriceCatalog:
@@ -187,29 +176,6 @@ def catalogue_file(regions: dict[str, dict[str, Any]], notes: str) -> dict[str, 
 def _numbers(entry: dict[str, Any]) -> dict[str, Any]:
     # Prices are JSON numbers in the bundled file; float's shortest repr keeps a Price List figure's digits.
     return {key: float(value) if isinstance(value, Decimal) else value for key, value in entry.items()}
-
-
-def add_arguments(parser: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``prices fetch [--region R ...] [--out FILE]``, on the ``prices`` subcommand's actions."""
-    fetch_parser = parser.add_parser(
-        "fetch",
-        help="build the price catalogue from AWS's public SageMaker offer files (internet, no credentials)",
-        description=(
-            "Read AWS's public Price List offer files for SageMaker (no AWS credentials) and write the on-demand"
-            " training prices of the asked regions in the bundled catalogue's format. Without --out they go to"
-            f" the user catalogue ({user_catalogue_path()}), which check and replay use over the bundled one."
-        ),
-    )
-    fetch_parser.add_argument(
-        "--region",
-        action="append",
-        default=[],
-        metavar="R",
-        help="a region to fetch (repeatable; default: every region)",
-    )
-    fetch_parser.add_argument("--out", metavar="FILE", help="write here instead (- = stdout), e.g. for replay --prices")
-    fetch_parser.add_argument("--offers-host", default=OFFERS_HOST, help=argparse.SUPPRESS)  # a mirror, or tests
-    fetch_parser.set_defaults(command=run_command)
 
 
 def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

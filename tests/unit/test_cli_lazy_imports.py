@@ -54,6 +54,25 @@ def test_a_usage_error_loads_no_command_machinery(argv: list[str], tmp_path: Pat
     assert _under(modules, "tuning_governor") == []
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["prices", "--help"], ["prices", "fetch", "--help"]])
+def test_help_loads_no_command_machinery(argv: list[str], tmp_path: Path) -> None:
+    # The prices command's arguments live in a module of argparse alone (governor_sim.prices_cli)
+    code, modules = _modules(tmp_path, *argv)
+
+    assert code == 0
+    assert _loaded(modules, *SIMULATOR_AND_PICTURES, "pydantic", "botocore") == []
+    assert _under(modules, "tuning_governor", "governor_sim.prices_fetch", "governor_sim.prices_export") == []
+
+
+@pytest.mark.parametrize("name", ["replay", "validate", "report", "simulate", "check", "submit", "demo"])
+def test_every_subcommands_help_loads_neither_the_simulator_nor_the_governors_app(name: str, tmp_path: Path) -> None:
+    code, modules = _modules(tmp_path, name, "--help")
+
+    assert code == 0
+    assert _loaded(modules, *SIMULATOR_AND_PICTURES) == []
+    assert _under(modules, "tuning_governor.app", "tuning_governor.adapters") == []
+
+
 def test_a_request_sagemakers_model_refuses_loads_only_the_model(tmp_path: Path) -> None:
     # Given a request whose MaxParallelTrainingJobs is a word (botocore's model wants an integer)
     request = seed_tuning_request()

@@ -1,4 +1,4 @@
-"""The live-disorder suite's figures, as docs/reliability.md carries them.
+"""The live-disorder suite's figures, as benchmarks/RESULTS.md ("Disorder suite") carries them.
 
     python -m tests.integration.disorder.figures [--details]
 
