@@ -1,4 +1,4 @@
-"""The figures the user documents (README.md, docs/*.md) give a user to check (how long, how big),
+"""The figures the user documents (README.md, docs/**/*.md) give a user to check (how long, how big),
 measured here (or read from benchmarks/RESULTS.md and cli.json, which the benchmarks write) and written
 into those documents from one results file, benchmarks/claims.json.
 
@@ -43,8 +43,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 CLAIMS = ROOT / "benchmarks" / "claims.json"
 CLI_TIMINGS = ROOT / "benchmarks" / "cli.json"
-#: Every user document: README.md and docs/*.md (not docs/decisions/, the design records).
-DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+#: Every user document: README.md and docs/**/*.md (not docs/decisions/, the design records).
+DOCUMENTS = (ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md") if "decisions" not in p.parts))
 CLAIM = re.compile(r"<!-- claim:(?P<name>[a-z_-]+) -->(?P<text>.*?)<!-- /claim -->", re.DOTALL)
 
 

@@ -1,4 +1,4 @@
-"""The README's post-deploy smoke test, on moto: what `sam remote invoke` of the sweep and of the tuning
+"""The deploy guide's post-deploy smoke test, on moto: what `sam remote invoke` of the sweep and of the tuning
 handler with events/tuning-docs-shape-inprogress.json answers in an account that has none of the sample's jobs."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from governor_sim.runner import FakeLambdaContext
 from tests.conftest import load_event
 from tests.integration.conftest import World
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+README = (Path(__file__).resolve().parents[2] / "docs/how-to/deploy.md").read_text()
 
 
 def test_the_smoke_commands_in_the_readme_are_these() -> None:

@@ -1,4 +1,4 @@
-"""What the README tells the people who deploy it (the deployer's IAM policy: test_deployer_policy.py): the
+"""What the deploy guide (docs/how-to/deploy.md) tells the people who deploy it (the deployer's IAM policy: test_deployer_policy.py): the
 SCP protects the policy's governance tags, the cost table is the script's output, and what
 uninstalling keeps is what the template keeps."""
 
@@ -18,7 +18,7 @@ from governor_sim import running_cost
 from tests.template.cfn import resources_of_type
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+README = (ROOT / "docs/how-to/deploy.md").read_text()
 SCP = json.loads((ROOT / "docs" / "iam" / "scp-protect-governance-tags.json").read_text())
 DEFAULT_POLICY = yaml.safe_load(
     (ROOT / "layers" / "governor" / "tuning_governor" / "data" / "default-policy.yaml").read_text()
@@ -78,7 +78,8 @@ def test_the_readme_parameter_table_lists_every_parameter_of_the_template(sam_te
 
 
 def test_the_rollout_captures_events_before_it_replays_them() -> None:
-    rollout = README.split("**Rolling it out.**", 1)[1].split("\n\n", 1)[0]
+    guide = (ROOT / "docs/how-to/roll-out.md").read_text()
+    rollout = "1. " + guide.split("\n1. ", 1)[1].split("\n\n", 1)[0]
     step1, step2 = rollout.split("\n2. ", 1)[0], rollout.split("\n2. ", 1)[1].split("\n3. ", 1)[0]
     assert "`CaptureEvents=true`" in step1, "step 2 replays the capture: step 1 must turn it on"
     assert "DynamoDB history" not in step2, "replay reads captured events, not the table"

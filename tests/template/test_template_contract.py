@@ -253,10 +253,12 @@ def test_layer_requirements_are_what_the_dev_environment_runs() -> None:
 
 
 def _documented_runtime_sdk() -> dict[str, str]:
-    """The boto3/botocore versions README's "Lambda layer" section says the tests run on."""
-    readme = (ROOT / "README.md").read_text()
+    """The boto3/botocore versions the deploy guide's "Lambda layer" section says the tests run on."""
+    readme = (ROOT / "docs" / "how-to" / "deploy.md").read_text()
     found = dict(re.findall(r"`(boto3|botocore)==([0-9][0-9.]*)`", readme))
-    assert set(found) == {"boto3", "botocore"}, "README names the tested boto3 and botocore as `name==version`"
+    assert set(found) == {"boto3", "botocore"}, (
+        "docs/how-to/deploy.md names the tested boto3 and botocore as `name==version`"
+    )
     return found
 
 

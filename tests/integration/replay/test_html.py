@@ -34,7 +34,7 @@ from tests.integration.test_html_report import (
 P3_2X, M5_X = "ml.p3.2xlarge", "ml.m5.xlarge"
 STOP_ACTIONS = {"stopped", "would-stop"}
 VISION_BUDGET = Decimal("0.6")
-README = (ROOT / "README.md").read_text()
+README = (ROOT / "docs/how-to/replay.md").read_text()
 
 
 @pytest.fixture(scope="module")
