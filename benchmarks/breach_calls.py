@@ -10,7 +10,7 @@ with or without the unseen jobs (``breach: yes``: the unseen jobs are admitted f
 stopped). Every SageMaker call the newcomer's events cause is
 counted on the client (botocore's ``before-call`` hook: each request, each page).
 
-What admission promises (docs/policy.md, "Order of admission"): no call for a judgement that does not
+What admission promises (docs/reference/policy.md, "Order of admission"): no call for a judgement that does not
 breach (a full event needs no Describe or ListTags); for one that breaches, 2 x ceil(running / 100)
 ListHyperParameterTuningJobs, one Describe and one ListTags per unseen job the table does not know, then
 one Describe and one ListTags of the job stopped and the stop itself.

@@ -1,7 +1,7 @@
-"""docs/security.md's tables of what the IAM documents allow, generated from the documents themselves.
+"""docs/explanation/security.md's tables of what the IAM documents allow, generated from the documents themselves.
 
     python scripts/iam_docs.py           # print the tables
-    python scripts/iam_docs.py --write   # put them between the markers of docs/security.md
+    python scripts/iam_docs.py --write   # put them between the markers of docs/explanation/security.md
 
 One table per document of docs/iam/: the permissions boundary (a CloudFormation template: resources are
 shown as written, ``${SlackSecretPrefix}`` for a stack parameter, and a statement that exists only when a
@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "security.md"
+DOC = ROOT / "docs" / "explanation" / "security.md"
 IAM = ROOT / "docs" / "iam"
 START, END = "<!-- iam-documents: start (scripts/iam_docs.py --write) -->", "<!-- iam-documents: end -->"
 DOCUMENTS = (
@@ -123,7 +123,7 @@ def spliced(doc: str, generated: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="write the tables into docs/security.md")
+    parser.add_argument("--write", action="store_true", help="write the tables into docs/explanation/security.md")
     args = parser.parse_args(argv)
     if args.write:
         DOC.write_text(spliced(DOC.read_text(encoding="utf-8"), tables()), encoding="utf-8")

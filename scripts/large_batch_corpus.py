@@ -1,7 +1,7 @@
 """The large-batch checks measured on real tuning requests: precision and recall against hand labels.
 
     python scripts/large_batch_corpus.py           # print the table and the figures
-    python scripts/large_batch_corpus.py --write   # write docs/large-batch-corpus.md
+    python scripts/large_batch_corpus.py --write   # write docs/reference/large-batch-corpus.md
 
 Each file of tests/data/large_batch_corpus/ is one CreateHyperParameterTuningJob request taken from a
 public SageMaker example (or an SDK HyperparameterTuner call translated by hand into the request it
@@ -25,7 +25,7 @@ from tuning_governor.domain.large_batch import BatchFinding, devices_per_instanc
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "large_batch_corpus"
-DOC = ROOT / "docs" / "large-batch-corpus.md"
+DOC = ROOT / "docs" / "reference" / "large-batch-corpus.md"
 INFO = "global-batch-range"
 #: The warning codes a label may name (``instance-count-not-rescaled`` needs two requests: not scored here).
 WARNINGS = ("lr-not-scaled", "no-warmup", "batch-beyond-literature", "past-critical-batch", "judged-before-warmup")

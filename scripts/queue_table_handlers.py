@@ -1,5 +1,5 @@
 """Print issue 20's Must-show table through the real handlers: stop-on-arrival against the queue modes
-on the same arrivals (docs/queue.md, "The Must-show table, through the handlers").
+on the same arrivals (docs/explanation/queue.md, "The Must-show table, through the handlers").
 
     python scripts/queue_table_handlers.py [SEED ...] [--reserve] [--sweep-minutes N] [--plot FILE.html]
 

@@ -1,7 +1,7 @@
 """Every ``tuning-governor`` command under every way it can fail: the cases, and running one.
 
 Shared by ``tests/integration/test_cli_errors.py`` (each case's exit status and message, no traceback)
-and ``scripts/cli_error_table.py`` (the table in docs/cli.md, generated from the same runs).
+and ``scripts/cli_error_table.py`` (the table in docs/reference/cli.md, generated from the same runs).
 
 Each case runs ``governor_sim.cli.main(argv)`` in-process with stdout/stderr captured and the AWS
 environment set for its condition:

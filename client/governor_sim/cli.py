@@ -3,11 +3,11 @@
     tuning-governor replay EVENTS.jsonl --policy POLICY.yaml --out RESULT.json
     python -m governor_sim.cli replay EVENTS.jsonl --policy POLICY.yaml --out RESULT.json
 
-Subcommands (docs/cli.md):
+Subcommands (docs/reference/cli.md):
   replay   what a policy would have done to captured SageMaker events, and what it would have saved,
            with the scheduled sweep run on the events' timeline (--sweep-every, default the
            template's rate(5 minutes); 0 = none); --html DIR also writes the what-if as an HTML page
-           with plots (docs/replay.md). Offline, except an s3:// source (your AWS credentials)
+           with plots (docs/reference/replay.md). Offline, except an s3:// source (your AWS credentials)
   report   an HTML page with plots (and PNGs for chat) of a job, a team or a month, read from the
            governor's DynamoDB table (--table; your AWS credentials)
   validate check a policy before it goes live: the governor's schema checks plus semantic ones
@@ -16,11 +16,11 @@ Subcommands (docs/cli.md):
   check    judge a tuning request before launch: valid against SageMaker's model, worst-case and typical
            cost, the governor's verdict on arrival, config lint; exit 0 ok, 1 warnings, 2 refused/invalid
   simulate write an event log (the input of replay) from a scenario file, offline
-  submit   send a tuning-job request to the governor's submission queue (docs/queue.md; your AWS
+  submit   send a tuning-job request to the governor's submission queue (docs/explanation/queue.md; your AWS
            credentials): the governor creates it when it fits your team's share and the quota
   demo     the offline demo (as `make demo`)
 
-Exit status (``governor_sim.cli_errors.ExitCode``, docs/cli.md): 0 done; 1 findings (validate's
+Exit status (``governor_sim.cli_errors.ExitCode``, docs/reference/cli.md): 0 done; 1 findings (validate's
 warnings); 2 bad usage or input; 3 AWS unusable (credentials, access, endpoint, missing table);
 4 replay rejected too many lines; 5 unexpected error (a bug); 130 interrupted. Each failure is one line
 on stderr; ``--debug`` adds the traceback.
@@ -119,7 +119,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
         "replay captured SageMaker events under a policy: decisions, stops, summaries and savings",
         "Replay EventBridge events (one per line, as a rule target receives them) through the real"
         " handlers under POLICY and report what the policy would have decided, stopped and saved."
-        " Offline for a file or folder; an s3:// source is read with your AWS credentials. See docs/replay.md.",
+        " Offline for a file or folder; an s3:// source is read with your AWS credentials. See docs/reference/replay.md.",
         runner=_replay,
     ),
     Subcommand(
@@ -156,7 +156,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
         "Judge a CreateHyperParameterTuningJob request (as --cli-input-json takes it) before launch: validated"
         " against botocore's SageMaker model, worst-case and typical cost, the governor's verdict on arrival"
         " (the policy's quotas, or --table's state) and config lint. Exit 0 ok, 1 warnings, 2 refused or invalid."
-        " See docs/check.md.",
+        " See docs/reference/check.md.",
     ),
     Subcommand(
         "submit",
@@ -183,7 +183,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         description=(
             "Tuning Governor's client tools. replay (of a file), simulate, validate, check and demo run offline;"
             " report, submit, prices export, validate --account and replay s3:// call AWS with your credentials."
-            " Exit codes: docs/cli.md."
+            " Exit codes: docs/reference/cli.md."
         ),
     )
     parser.add_argument("--version", action=_Version, help="print the version and exit")

@@ -1,5 +1,5 @@
 """How ``tuning-governor`` commands fail: one line on stderr naming what failed and what to do, and an
-exit status from one table (docs/cli.md). ``--debug`` prints the traceback too.
+exit status from one table (docs/reference/cli.md). ``--debug`` prints the traceback too.
 
 =====  ==========================================================================================
 code   meaning
@@ -90,7 +90,9 @@ def _client_error(exc: ClientError) -> str:
     if code in REFUSED:
         return f"{operation}: AWS refused the credentials ({code}); refresh them: {CREDENTIALS_HINT}"
     if code in DENIED:
-        return f"{operation}: access denied ({message}); the caller needs this permission (docs/security.md)"
+        return (
+            f"{operation}: access denied ({message}); the caller needs this permission (docs/explanation/security.md)"
+        )
     return f"{operation} failed: {code}: {message}"
 
 

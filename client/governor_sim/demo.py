@@ -12,7 +12,7 @@ Act 1, policy in ``enforce`` mode:
   * an nlp job tagged governance:budget-usd=50 on 8 x ml.p3.8xlarge — stopped at the trial that spends $50.
 Act 2, the same budget guard in ``monitor`` mode: another nlp job goes over budget, is reported as
 "would stop", and runs to the end.
-Act 3, hold, don't kill (docs/queue.md): Act 1's vision and speech jobs on the same quota of 8, but speech
+Act 3, hold, don't kill (docs/explanation/queue.md): Act 1's vision and speech jobs on the same quota of 8, but speech
 submits its job to the governor's queue (SubmitTuningJob) instead of creating it: it waits (reported
 with its position), is created when vision's job ends and frees the quota, and runs to completion.
 Every event SageMaker would emit goes through EventBridge's delivery to the real Lambda handlers,

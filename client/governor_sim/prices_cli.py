@@ -8,21 +8,9 @@
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
 from typing import TextIO
 
-OFFERS_HOST = "https://pricing.us-east-1.amazonaws.com"
-
-
-def user_catalogue_path() -> Path:
-    """Where ``prices fetch`` writes by default and ``check``/``replay`` read: $TUNING_GOVERNOR_PRICES, else
-    ``$XDG_CACHE_HOME/tuning-governor/prices.json`` (``~/.cache`` without it)."""
-    explicit = os.environ.get("TUNING_GOVERNOR_PRICES")
-    if explicit:
-        return Path(explicit).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "tuning-governor" / "prices.json"
+from governor_sim.prices_paths import OFFERS_HOST, user_catalogue_path
 
 
 def _export(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

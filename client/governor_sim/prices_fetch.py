@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from governor_sim.cli_errors import CommandError, ExitCode
-from governor_sim.prices_cli import OFFERS_HOST, user_catalogue_path
+from governor_sim.prices_paths import OFFERS_HOST, user_catalogue_path
 from tuning_governor.domain.pricing import PriceCatalog, PriceEntry, RegionCatalog, bundled_catalog, region_catalog
 
 REGION_INDEX = "/offers/v1.0/aws/AmazonSageMaker/current/region_index.json"

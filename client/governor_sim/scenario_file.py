@@ -1,4 +1,4 @@
-"""A scenario as a file (YAML or JSON): what ``tuning-governor simulate`` reads (docs/cli.md, examples/).
+"""A scenario as a file (YAML or JSON): what ``tuning-governor simulate`` reads (docs/reference/cli.md, examples/).
 
     seed: 7                           # the trials' random draws (same file + seed = same event log)
     start: "2026-11-30T09:00:00Z"     # the virtual clock's start (UTC)
@@ -167,5 +167,5 @@ def load_scenario(path: str | Path) -> LoadedScenario:
     try:
         spec = ScenarioFile.model_validate(data)
     except ValidationError as exc:
-        raise CommandError(f"scenario file {path} is invalid: {_problem(exc)} (see docs/cli.md)") from None
+        raise CommandError(f"scenario file {path} is invalid: {_problem(exc)} (see docs/reference/cli.md)") from None
     return _build(spec)

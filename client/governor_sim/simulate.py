@@ -26,7 +26,7 @@ DESCRIPTION = (
     "Run SCENARIO (YAML or JSON: jobs with their creation times, instance types and counts, MaxParallel,"
     " trials' behaviour, teams and tags, delivery faults, a seed) on the AMT stand-in, offline, and write"
     " the EventBridge events SageMaker would emit, one per line: the input of `tuning-governor replay`."
-    " See docs/cli.md and examples/scenario.yaml."
+    " See docs/reference/cli.md and examples/scenario.yaml."
 )
 FAKE_AWS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 

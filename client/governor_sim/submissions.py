@@ -1,4 +1,4 @@
-"""Submitting to the governor's queue (docs/queue.md), for users and for the offline stand-in.
+"""Submitting to the governor's queue (docs/explanation/queue.md), for users and for the offline stand-in.
 
 ``send_submission`` is what a data scientist's code calls (boto3's SQS client, the stack's
 ``SubmissionQueueUrl`` output). ``lambda_event`` turns what a queue holds into the event Lambda's SQS

@@ -1,5 +1,5 @@
 """``tuning-governor submit REQUEST.json --queue-url URL --client-token TOKEN``: send a tuning-job
-request to the governor's submission queue (docs/queue.md) with your AWS credentials.
+request to the governor's submission queue (docs/explanation/queue.md) with your AWS credentials.
 
 REQUEST.json is what ``aws sagemaker create-hyper-parameter-tuning-job --cli-input-json`` takes. Your
 team is the one whose ``teams.<team>.submitters`` lists the role you send as; the governor reports
@@ -28,7 +28,7 @@ DESCRIPTION = (
     "Send REQUEST (a CreateHyperParameterTuningJob request as `aws sagemaker create-hyper-parameter-tuning-job"
     " --cli-input-json` takes it) to the governor's submission queue (the stack's SubmissionQueueUrl output)"
     " with your AWS credentials. The governor creates the job when it fits your team's share and the"
-    " account's quota; the same --client-token again is the same submission. See docs/queue.md."
+    " account's quota; the same --client-token again is the same submission. See docs/explanation/queue.md."
 )
 
 

@@ -1,5 +1,5 @@
 """Lambda handler: submissions from the governor's SQS queue, recorded and admitted; and EventBridge
-events that free capacity (a tuning job or trial ended, the schedule), which run admission (docs/queue.md)."""
+events that free capacity (a tuning job or trial ended, the schedule), which run admission (docs/explanation/queue.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every ``tuning-governor`` command fails cleanly: one line on stderr naming what failed and what to do,
-an exit status from docs/cli.md's table, no traceback (``--debug`` shows it), and no half-minute of
+an exit status from docs/reference/cli.md's table, no traceback (``--debug`` shows it), and no half-minute of
 silent retries before saying that an endpoint is unreachable."""
 
 from __future__ import annotations
@@ -85,8 +85,8 @@ def test_help_says_offline_only_for_offline_commands() -> None:
 
 
 def test_docs_table_lists_every_case_with_its_exit_status() -> None:
-    # docs/cli.md's table is written by scripts/cli_error_table.py from these cases' runs
-    text = (ROOT / "docs" / "cli.md").read_text()
+    # docs/reference/cli.md's table is written by scripts/cli_error_table.py from these cases' runs
+    text = (ROOT / "docs" / "reference" / "cli.md").read_text()
     rows = {
         (cells[0].strip("` "), cells[1].strip(), int(cells[2]))
         for line in text.splitlines()

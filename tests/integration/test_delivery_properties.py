@@ -128,7 +128,7 @@ def _compare(faults: DeliveryFaults) -> None:
     expected, clean = _run(None)
     seen, result = _run(faults)
     seen, late = _late_as_in_order(seen, expected)
-    print(  # figures for docs/reliability.md (run with -s)
+    print(  # figures for docs/explanation/reliability.md (run with -s)
         f"\n{faults}: deliveries {result.deliveries} of {result.events_emitted} events, {dict(_copies(result))}, "
         f"outcomes {dict(result.outcome_counts)}, late decisions {late}"
     )

@@ -177,7 +177,7 @@ def _baseline(policy_mode: str) -> Observed:
 
 
 def _figures(name: str, observed: Observed) -> None:
-    # Printed for docs/reliability.md (run with -s).
+    # Printed for docs/explanation/reliability.md (run with -s).
     print(
         f"\n{name}: deliveries {observed.result.deliveries}, events {observed.result.events_emitted}, "
         f"faults {observed.faults}, slack failures {observed.slack_failures}, retried {observed.retried}, "

@@ -18,7 +18,7 @@ an arrival judgement through the account's capacity. Everything else a job's dec
 its own.
 
 ``FUZZ_EVENTS`` and ``FUZZ_SEED`` (environment) change the count and the seed; the defaults are what
-docs/reliability.md reports. Each run prints its figures.
+docs/explanation/reliability.md reports. Each run prints its figures.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def test_fuzzed_events_never_crash_a_handler_nor_change_the_valid_stream() -> No
     mixed = _run_seed_job(fuzz, per_valid)
     mixed_s = time.perf_counter() - started
 
-    print(  # the figures docs/reliability.md reports
+    print(  # the figures docs/explanation/reliability.md reports
         f"\nfuzz: seed={FUZZ_SEED} valid events={len(alone.valid_outcomes)} fuzzed events={FUZZ_EVENTS}"
         f" ({per_valid} after each valid event) outcomes={dict(sorted(mixed.fuzz_outcomes.items()))}"
         f" retryable={len(mixed.retryable)} exceptions={len(mixed.crashes)}"

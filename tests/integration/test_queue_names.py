@@ -1,4 +1,4 @@
-"""Names nobody else can take (docs/queue.md, "Names"): a job found under a queued request's name is
+"""Names nobody else can take (docs/explanation/queue.md, "Names"): a job found under a queued request's name is
 taken as the request's own only when it carries the request's governed tags (team, owner, token);
 otherwise the request is refused as a name conflict, counted and alarmed, and nothing runs on its
 reservation. A submission's warm start may name only its own team's tuning jobs. On moto and the AMT

@@ -1,6 +1,6 @@
 """``defaults.on_over_capacity: requeue`` (issue 20 item 5's trigger): a job stopped on arrival for
 concurrency is queued again as its resumed request when its Stopped event reaches the queue consumer
-(docs/queue.md, "Integration"), and created when capacity frees. On moto and the AMT stand-in; every
+(docs/explanation/queue.md, "Integration"), and created when capacity frees. On moto and the AMT stand-in; every
 event goes to the handlers, and a tuning job's end also to the consumer (its EventBridge rule)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Review of the submission path before it merges (docs/queue.md, "Review before merge"): defects found
+"""Review of the submission path before it merges (docs/explanation/queue.md, "Review before merge"): defects found
 by reading it, each shown here failing first.
 
 The fixture and helpers are test_queue_submission's (two teams on moto's IAM and the AMT stand-in).

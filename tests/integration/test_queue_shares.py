@@ -1,4 +1,4 @@
-"""The queue's admission loop on the shares core (docs/queue.md, "Integration: the queue on the
+"""The queue's admission loop on the shares core (docs/explanation/queue.md, "Integration: the queue on the
 shares core"): on moto and the AMT stand-in, through ``submit`` as the consumer runs it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The submission path end to end on moto and the AMT stand-in (docs/queue.md): identity from SQS's
+"""The submission path end to end on moto and the AMT stand-in (docs/explanation/queue.md): identity from SQS's
 SenderId (a role's unique id from moto's IAM), the queue in the table, the ledger, and
 CreateHyperParameterTuningJob on the stand-in.
 

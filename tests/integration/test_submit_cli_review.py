@@ -1,4 +1,4 @@
-"""``tuning-governor submit``'s failures as the user sees them (docs/cli.md): a request SageMaker's API
+"""``tuning-governor submit``'s failures as the user sees them (docs/reference/cli.md): a request SageMaker's API
 model refuses is not sent; AWS refusing the send names the queue and the fix; one line, no traceback."""
 
 from __future__ import annotations
@@ -77,6 +77,6 @@ def test_a_send_the_queue_policy_denies_names_the_queue_and_the_fix(
     err = capsys.readouterr().err
     assert code == 3 and len(err.strip().splitlines()) == 1
     assert url in err and "access denied" in err and "SubmitterRoleArns" in err
-    # docs/cli.md shows this line word for word
-    docs = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    # docs/reference/cli.md shows this line word for word
+    docs = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
     assert err.strip() in docs

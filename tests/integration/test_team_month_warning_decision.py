@@ -1,6 +1,6 @@
 """A team-month projection warning is a decision of the job whose judgement crossed it (issue 17,
 mechanism 11): it is in that job's ``decisions`` (its table item), once per team and month, as
-docs/replay.md says decisions hold every decision the rules made. Through the real handlers on the
+docs/reference/replay.md says decisions hold every decision the rules made. Through the real handlers on the
 AMT stand-in."""
 
 from __future__ import annotations

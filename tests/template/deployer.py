@@ -191,7 +191,7 @@ SHAPES: dict[str, Shape] = {
         | _because(_PASS_ROLE, "iam:PassRole"),
     ),
     "AWS::Lambda::EventInvokeConfig": Shape(_function),
-    # The submission queue's poller (docs/queue.md). Mappings are named by a UUID, not the stack: the
+    # The submission queue's poller (docs/explanation/queue.md). Mappings are named by a UUID, not the stack: the
     # deployer's statements are conditioned on lambda:FunctionArn instead (see UNSCOPABLE).
     "AWS::Lambda::EventSourceMapping": Shape(
         lambda *_: _arn("lambda", "event-source-mapping:6f1e2a3b-0000-4000-8000-00000000abcd"),

@@ -59,7 +59,7 @@ def test_every_function_has_an_errors_and_a_throttles_alarm(cfn_template: dict[s
         assert _lambda_alarm_metrics(cfn_template, function_id) >= {"Errors", "Throttles"}, function_id
 
 
-#: Queues that are not dead-letter queues: the submission queue (docs/queue.md) is alarmed on its oldest
+#: Queues that are not dead-letter queues: the submission queue (docs/explanation/queue.md) is alarmed on its oldest
 #: message's age instead (submissions not being consumed), see the test below.
 WORK_QUEUES = {"SubmissionQueue"}
 

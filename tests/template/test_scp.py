@@ -158,7 +158,7 @@ QUEUED = "q-0123456789abcdef01234567"
 def test_only_the_queue_consumer_creates_jobs_under_the_queues_prefix() -> None:
     tags = NLP_JOB | {QUEUE_TOKEN_TAG: "0" * 32}
     # Given the consumer's role creates a queued job under q-, with its token tag
-    # (the team statements bind it too unless the deployer exempts it, docs/security.md; these two do not)
+    # (the team statements bind it too unless the deployer exempts it, docs/explanation/security.md; these two do not)
     assert not {"QueuedJobNamesAreTheQueueConsumers", "OnlyTheQueueConsumerSetsTheQueueToken"} & set(
         denied(CREATE, CONSUMER, None, tags, job=QUEUED)
     )

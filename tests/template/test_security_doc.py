@@ -1,4 +1,4 @@
-"""docs/security.md's tables of what the IAM documents allow are what scripts/iam_docs.py renders from
+"""docs/explanation/security.md's tables of what the IAM documents allow are what scripts/iam_docs.py renders from
 docs/iam/ today."""
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ def _script() -> ModuleType:
 
 def test_docs_security_md_shows_what_the_iam_documents_allow_today() -> None:
     script = _script()
-    doc = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "explanation" / "security.md").read_text(encoding="utf-8")
     assert script.spliced(doc, script.tables()) == doc, (
-        "docs/security.md is stale: run python scripts/iam_docs.py --write"
+        "docs/explanation/security.md is stale: run python scripts/iam_docs.py --write"
     )
 
 
 def test_every_statement_of_every_document_has_its_row() -> None:
     script = _script()
-    doc = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "explanation" / "security.md").read_text(encoding="utf-8")
     for name, _ in script.DOCUMENTS:
         section = doc.split(f"`docs/iam/{name}`:", 1)[1].split("\n\n", 2)[1]
         for statement, parameter in script.statements(name):

@@ -42,6 +42,6 @@ def test_no_document_points_outside_the_repository() -> None:
 def test_the_replay_guide_names_the_store_a_replay_uses_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TUNING_GOVERNOR_STORE", raising=False)
     default = store_kind(None)
-    opening = (ROOT / "docs" / "replay.md").read_text().split("\n## ", 1)[0]
+    opening = (ROOT / "docs" / "reference" / "replay.md").read_text().split("\n## ", 1)[0]
     assert "DynamoDB is moto" not in opening
     assert {"memory": "in-memory store", "moto": "moto"}[default] in opening

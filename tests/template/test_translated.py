@@ -133,7 +133,7 @@ SCOPES: dict[str, list[Any]] = {
     "scheduler:CreateSchedule": [_CHECK_SCHEDULES],
     "scheduler:UpdateSchedule": [_CHECK_SCHEDULES],
     "iam:PassRole": [_SCHEDULER_ROLE, _SUBMIT_EXECUTION_ROLES],
-    # The queue consumer (docs/queue.md): creates tuning jobs (their tags at creation are AddTags),
+    # The queue consumer (docs/explanation/queue.md): creates tuning jobs (their tags at creation are AddTags),
     # resolves the submitters' role ids.
     "sagemaker:CreateHyperParameterTuningJob": [_TUNING_JOBS],
     "sagemaker:AddTags": [_TUNING_JOBS],
@@ -179,7 +179,7 @@ def _role_of(cfn: dict[str, Any], function_id: str) -> str:
 
 #: The tag-change rules (app/tag_events.py) target the tuning-events function beside its state-change rule.
 TAG_RULES = {"TuningEventsFunctionTuningJobTagCall", "TuningEventsFunctionTuningJobTagChange"}
-#: The queue consumer's job-end rules (docs/queue.md): a tuning or training job's end frees capacity; its
+#: The queue consumer's job-end rules (docs/explanation/queue.md): a tuning or training job's end frees capacity; its
 #: schedule is its one function rule.
 QUEUE_RULES = {"QueueSubmissionsFunctionTuningJobEnded", "QueueSubmissionsFunctionTrainingJobEnded"}
 

@@ -1,4 +1,4 @@
-"""The code's shape holds (docs/architecture.md): small modules, short functions, small ports, no
+"""The code's shape holds (docs/explanation/architecture.md): small modules, short functions, small ports, no
 import cycles, thin handlers. The figures come from scripts/shape.py, which prints them."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def test_no_import_cycles(shape: ModuleType) -> None:
 
 def test_handlers_call_the_application_layer_only() -> None:
     handlers = sorted((ROOT / "functions").glob("*/*.py"))
-    assert len(handlers) == 6  # five governing functions and the queue consumer (docs/queue.md)
+    assert len(handlers) == 6  # five governing functions and the queue consumer (docs/explanation/queue.md)
     for path in handlers:
         imported = [
             node.module

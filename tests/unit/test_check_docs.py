@@ -1,4 +1,4 @@
-"""docs/check.md's examples are what ``tuning-governor check`` prints today on the files beside them."""
+"""docs/reference/check.md's examples are what ``tuning-governor check`` prints today on the files beside them."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_the_example_requests_are_the_seed_and_its_variants() -> None:
 
 def test_docs_check_md_shows_what_check_prints_today() -> None:
     script = _script()
-    doc = (ROOT / "docs" / "check.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "reference" / "check.md").read_text(encoding="utf-8")
     assert script.spliced(doc, script.examples()) == doc, (
-        "docs/check.md is stale: run python scripts/check_examples.py --write"
+        "docs/reference/check.md is stale: run python scripts/check_examples.py --write"
     )

@@ -49,7 +49,7 @@ SETTINGS = (
     "`90s`, `15m`, `2h`, `1h30m`",
     "ended in the 3 minutes before",
     "billed in 5 KB increments",
-    # docs/policy.md: SageMaker's and SSM's limits, the rules' and loader's settings, the message cap
+    # docs/reference/policy.md: SageMaker's and SSM's limits, the rules' and loader's settings, the message cap
     "StopTrainingJob's 120 s SIGTERM grace",
     "default 120 s, 0 = stop",
     "ended for 70 minutes (the rules' 3,600 s",
@@ -57,7 +57,7 @@ SETTINGS = (
     "Messages stay under 1 KB",
     "A Standard parameter holds 4 KB, an Advanced one 8 KB",
     "the loader's own default is 300 s",
-    # docs/queue.md: the lease, alarms, timeouts and schedules the template sets; the seed's request
+    # docs/explanation/queue.md: the lease, alarms, timeouts and schedules the template sets; the seed's request
     "30 trials x 1 hour x 3 instances",
     "leased 5 minutes",
     "older than 30 minutes",
@@ -68,19 +68,19 @@ SETTINGS = (
     "the sweep every 15 minutes (a `SweepSchedule`",
     "a 60 s function",
     "the 60 s timeout",
-    # docs/replay.md: the option's syntax, DynamoDB's read unit, the sweep's default, the rules' window
+    # docs/reference/replay.md: the option's syntax, DynamoDB's read unit, the sweep's default, the rules' window
     "`90s`, `15m`, `1h` or a",
     "an item up to 4 KB",
     "every 5 minutes by default",
     "3 minutes before its end",
     "09:05, ... for 5 minutes)",
-    # docs/pictures.md and docs/security.md: the scenarios' simulated clocks
+    # docs/reference/pictures.md and docs/explanation/security.md: the scenarios' simulated clocks
     "position 1, about 5 minutes",
     "nlp's month $100, 30 min",
     "($100000 a job), 40 min",
     "retagged `team: cv` after 3 min",
     "cv's month $100, 40 min",
-    # docs/reliability.md: the input limits, alarms, timeouts, leases and back-offs the code and template set;
+    # docs/explanation/reliability.md: the input limits, alarms, timeouts, leases and back-offs the code and template set;
     # the tests' scenario parameters (their simulated clocks, delays and budgets)
     "0 .. 10^10 s",
     "(10^30 ms, NaN)",
@@ -141,7 +141,7 @@ def _claims() -> dict[str, object]:
 def test_every_claim_is_what_the_measurement_renders(name: str) -> None:
     text = DOCUMENTS[name].read_text(encoding="utf-8")
     found = list(CLAIMS.CLAIM.finditer(text))
-    if name in {"README.md", "docs/cli.md"}:
+    if name in {"README.md", "docs/reference/cli.md"}:
         assert found, f"{name} holds no claim"
     for match in found:
         assert match["text"] == CLAIMS.render(match["name"], _claims()), (

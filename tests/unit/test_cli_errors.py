@@ -1,4 +1,4 @@
-"""docs/cli.md's exit table for what the integration matrix cannot provoke: a bug, Ctrl-C, refused or
+"""docs/reference/cli.md's exit table for what the integration matrix cannot provoke: a bug, Ctrl-C, refused or
 denied credentials, and the traceback under --debug only."""
 
 from __future__ import annotations

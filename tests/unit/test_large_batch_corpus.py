@@ -1,6 +1,6 @@
 """The large-batch checks on the corpus of real tuning requests (tests/data/large_batch_corpus/): every
 fixture is a valid request with its source and hand labels, the checks meet their precision and recall
-targets against those labels, and docs/large-batch-corpus.md shows what they find today."""
+targets against those labels, and docs/reference/large-batch-corpus.md shows what they find today."""
 
 from __future__ import annotations
 
@@ -77,9 +77,9 @@ def test_the_checks_meet_their_precision_and_recall_targets_on_the_corpus() -> N
 
 
 def test_docs_page_shows_what_the_checks_find_today() -> None:
-    page = (ROOT / "docs" / "large-batch-corpus.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "reference" / "large-batch-corpus.md").read_text(encoding="utf-8")
     assert page == SCRIPT.render(SCRIPT.evaluate()), (
-        "docs/large-batch-corpus.md is stale: run python scripts/large_batch_corpus.py --write"
+        "docs/reference/large-batch-corpus.md is stale: run python scripts/large_batch_corpus.py --write"
     )
 
 

@@ -1,4 +1,4 @@
-"""docs/large-batch.md's examples are what ``tuning-governor check`` prints today on the files beside them,
+"""docs/reference/large-batch.md's examples are what ``tuning-governor check`` prints today on the files beside them,
 and ``check`` reports each large-batch finding with its source and the cost of the trials at risk."""
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ def test_the_example_files_are_the_scripts_requests() -> None:
 
 def test_docs_large_batch_md_shows_what_check_prints_today() -> None:
     script = _script()
-    doc = (ROOT / "docs" / "large-batch.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "reference" / "large-batch.md").read_text(encoding="utf-8")
     assert script.START in doc and script.END in doc
     assert script.spliced(doc, script.examples()) == doc, (
-        "docs/large-batch.md is stale: run python scripts/large_batch_examples.py --write"
+        "docs/reference/large-batch.md is stale: run python scripts/large_batch_examples.py --write"
     )
 
 

@@ -147,7 +147,7 @@ def test_a_throttled_region_is_a_transient_error(pricing: Any) -> None:
         list(PriceListGateway(pricing).training_rows("eu-north-1"))
 
 
-# -- plausible bands (issue 18, finding 11; docs/policy.md "Prices") -------------------------------------------
+# -- plausible bands (issue 18, finding 11; docs/reference/policy.md "Prices") -------------------------------------------
 def bundled_prices() -> list[tuple[str, str, Decimal]]:
     catalog = bundled_catalog()
     return [(r, t, e.usd_per_hour) for r in catalog.regions() for t, e in catalog.types(r).items()]

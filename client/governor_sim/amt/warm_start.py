@@ -1,7 +1,7 @@
 """CreateHyperParameterTuningJob's WarmStartConfig, checked as AWS documents it (moto stores it unchecked).
 
 From the API reference (HyperParameterTuningJobWarmStartConfig) and the developer guide's "Warm Start
-Tuning Restrictions" (docs/queue.md, "Resume by warm start", quotes them):
+Tuning Restrictions" (docs/explanation/queue.md, "Resume by warm start", quotes them):
 
 - 1 to 5 parents ("Maximum number of 5 items"); botocore checks only the minimum on the client side.
 - every parent in a terminal state (Completed, Stopped or Failed);

@@ -1,4 +1,4 @@
-"""``tuning-governor check REQUEST.json``: a tuning request judged before launch (docs/check.md).
+"""``tuning-governor check REQUEST.json``: a tuning request judged before launch (docs/reference/check.md).
 
     tuning-governor check request.json --policy policy.yaml            # offline: the policy's quotas
     tuning-governor check request.json --policy policy.yaml --json     # for CI (docs/check-result.schema.json)

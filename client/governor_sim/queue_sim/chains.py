@@ -1,6 +1,6 @@
 """What happened to one arrival, from its tuning jobs on the stand-in: the job it became and the
 warm-start resumes that continued it (``domain.resume.plan_resume``: named ``<root>-r<N>-<hash>``,
-tagged ``governance:resume-root``). Pure: records in, counts out (docs/queue.md, "The Must-show table,
+tagged ``governance:resume-root``). Pure: records in, counts out (docs/explanation/queue.md, "The Must-show table,
 through the handlers").
 
 * **killed**: the work ends lost: the chain's last job ended ``Stopped`` (stopped by the governor and

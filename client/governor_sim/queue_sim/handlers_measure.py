@@ -1,5 +1,5 @@
 """The handler-driven Must-show table's figures, read back from the stand-in and the governor's table
-(docs/queue.md, "The Must-show table, through the handlers"): each arrival's tuning job and its
+(docs/explanation/queue.md, "The Must-show table, through the handlers"): each arrival's tuning job and its
 warm-start resumes (tag ``governance:resume-root``) as Describe / ListTrainingJobsForHyperParameterTuningJob
 report them, the rule of the governor's stop decision, then ``chains.account`` and per-team usage."""
 

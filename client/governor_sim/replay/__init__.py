@@ -24,7 +24,7 @@ services every ``--sweep-every`` of the events' time (default: template.yaml's `
 
 Nothing leaves the machine. The result (:class:`governor_sim.replay.model.ReplayResult`) lists every
 tuning job's summary and decisions, the stops issued, the reports, the unusable lines and the savings;
-``docs/replay.md`` defines each figure.
+``docs/reference/replay.md`` defines each figure.
 
 A thin event (AWS's documented tuning event has no configuration and may have no tags) is completed
 from the job's earlier events or, with ``--facts-from-table``, from the deployed governor's table; a job

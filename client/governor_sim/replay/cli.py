@@ -31,7 +31,7 @@ from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy
 
 __all__ = ["EVENTS_FIX", "add_arguments", "run_command"]
-EVENTS_FIX = "EVENTS is a JSONL file (- = stdin), a capture folder or s3://bucket/prefix (docs/replay.md)"
+EVENTS_FIX = "EVENTS is a JSONL file (- = stdin), a capture folder or s3://bucket/prefix (docs/reference/replay.md)"
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Policy, str]:

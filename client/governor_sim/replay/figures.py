@@ -63,7 +63,7 @@ class JobSavings:
     finished_in_history: bool
     """False: the history ends before the job does, so its cost in the history is a lower bound."""
     avoided_usd: Decimal | None
-    """The part of its trials' billed cost after ``at`` (docs/replay.md's savings); None if unpriced."""
+    """The part of its trials' billed cost after ``at`` (docs/reference/replay.md's savings); None if unpriced."""
 
     @property
     def cost_with_stop_usd(self) -> Decimal | None:

@@ -9,7 +9,7 @@ The page states the replay's inputs (events, policy, mode, sweep interval) and s
   that decided them (spent vs limit, usage + demand vs limit, ...);
 * the savings per stopped job: its cost in the history (the replay keeps the history, so this is what
   it cost running on without the policy's stop), the part the stop would have avoided (the result's
-  ``savings``, docs/replay.md's formula) and the difference, the cost with the stop. A job the policy
+  ``savings``, docs/reference/replay.md's formula) and the difference, the cost with the stop. A job the policy
   would have stopped in monitor mode gets the same formula at its decision, labelled "if enforced";
 * ``tuning-governor report``'s plots for the costliest jobs (``--html-jobs N``).
 

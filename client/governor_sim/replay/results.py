@@ -213,7 +213,7 @@ def job_outcome(key: str, services: Services, sagemaker: EventSourcedSageMaker, 
 
 
 def _savings(actions: list[ActionResult], outcomes: Mapping[str, JobOutcome]) -> Savings:
-    """The savings of the first accepted stop of each stopped job (``docs/replay.md``)."""
+    """The savings of the first accepted stop of each stopped job (``docs/reference/replay.md``)."""
     saved = {outcome.name: outcome.saved for outcome in outcomes.values()}
     by_job: dict[str, float | None] = {}
     total = Decimal(0)

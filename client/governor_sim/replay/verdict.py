@@ -13,7 +13,7 @@ def rejection_problem(result: ReplayResult, source: str, max_percent: float) -> 
     or there was no line at all), with the first reason and what to do; None when the replay is usable."""
     counts = result.events
     if counts.lines == 0:
-        return f"{source} holds no event line: nothing was replayed; check the path (docs/replay.md)"
+        return f"{source} holds no event line: nothing was replayed; check the path (docs/reference/replay.md)"
     share = 100.0 * counts.rejected / counts.lines
     if counts.rejected < counts.lines and share <= max_percent:
         return None
@@ -21,7 +21,7 @@ def rejection_problem(result: ReplayResult, source: str, max_percent: float) -> 
     return (
         f"{counts.rejected} of {counts.lines} lines rejected ({share:.0f}% > --max-rejected {max_percent:g}%);"
         f" first, line {first.line}: {first.reason}; check that {source} holds SageMaker's EventBridge events,"
-        " one per line (docs/replay.md)"
+        " one per line (docs/reference/replay.md)"
     )
 
 

@@ -119,7 +119,7 @@ class Simulation:
         self._env: OfflineEnvironment | None = None
         self._ran = False
         self._logs: tuple[TextIO | None, TextIO | None] = (None, None)
-        self.queue = SimulatedQueue()  # submissions (docs/queue.md); idle unless the scenario submits
+        self.queue = SimulatedQueue()  # submissions (docs/explanation/queue.md); idle unless the scenario submits
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The submission queue in a simulation (docs/queue.md): ``SubmitTuningJob`` actions go through the
+"""The submission queue in a simulation (docs/explanation/queue.md): ``SubmitTuningJob`` actions go through the
 real submission use case instead of CreateHyperParameterTuningJob, and admission runs where the
 deployed consumer would run it: when a tuning job's end is delivered (the consumer's own entry,
 ``process_queue_event``: a job the governor stopped to make room is queued again as a warm start

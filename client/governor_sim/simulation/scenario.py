@@ -36,7 +36,7 @@ class CreateTrainingJob:
 @dataclass(frozen=True)
 class SubmitTuningJob:
     """At ``at_s`` virtual seconds, a session of the ``submitter`` role sends ``request`` to the governor's
-    submission queue (docs/queue.md) with ``client_token``; the governor creates it when it fits."""
+    submission queue (docs/explanation/queue.md) with ``client_token``; the governor creates it when it fits."""
 
     at_s: float
     request: Mapping[str, Any]

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.disorder, pytest.mark.xdist_group("disorder")]
 RUNS = [(name, seed, profile) for name, spec in SCENARIOS.items() for seed in spec.seeds for profile in spec.profiles]
 
 #: Runs with a wrong or missed stop on today's code, and the mechanism (issue 17's numbering) each shows:
-#: none since admission judges each job as of its CreationTime (docs/policy.md, "Order of admission").
+#: none since admission judges each job as of its CreationTime (docs/reference/policy.md, "Order of admission").
 TODAY: dict[tuple[str, int, str], str] = {}
 
 

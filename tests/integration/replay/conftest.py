@@ -132,7 +132,7 @@ def trial_cost(detail: dict[str, Any], usd_per_hour: Decimal) -> Decimal:
 
 
 def savings_by_hand(events: list[dict[str, Any]], job: str, stop_at: datetime, usd_per_hour: Decimal) -> float:
-    """docs/replay.md's formula, from the raw events: the trials' billed cost after the stop."""
+    """docs/reference/replay.md's formula, from the raw events: the trials' billed cost after the stop."""
     total = 0.0
     for detail in finished_trials(events, job).values():
         cost = float(trial_cost(detail, usd_per_hour))

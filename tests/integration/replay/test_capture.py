@@ -184,7 +184,7 @@ def test_the_command_replays_an_s3_prefix_and_a_folder(
     ("source", "message", "code"),
     [
         (f"s3://{BUCKET}/nothing-here/", f"no objects under s3://{BUCKET}/nothing-here/", 2),
-        # a bucket that does not exist is AWS's answer, not the input's shape: docs/cli.md's exit 3
+        # a bucket that does not exist is AWS's answer, not the input's shape: docs/reference/cli.md's exit 3
         ("s3://no-such-bucket-123456789012/events/", "NoSuchBucket", 3),
         ("s3:///events/", "names no bucket", 2),
         ("{empty folder}", "no capture files in folder", 2),

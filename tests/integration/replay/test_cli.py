@@ -115,7 +115,7 @@ def test_a_missing_events_file_exits_2_with_one_line(
     assert (
         one_line(printed.err)
         == f"tuning-governor replay: cannot read events file {missing}: No such file or directory;"
-        " EVENTS is a JSONL file (- = stdin), a capture folder or s3://bucket/prefix (docs/replay.md)"
+        " EVENTS is a JSONL file (- = stdin), a capture folder or s3://bucket/prefix (docs/reference/replay.md)"
     )
     assert printed.out == ""
     assert not (tmp_path / "r.json").exists()

@@ -119,5 +119,5 @@ def test_a_missing_table_is_one_line_and_exit_3(
         policy.write_text("mode: monitor\n")
         status = main(["replay", str(history), "--policy", str(policy), "--prices-from-table", "nope"])
     err = capsys.readouterr().err
-    assert status == 3  # docs/cli.md: a table that does not exist is "AWS cannot be used from here"
+    assert status == 3  # docs/reference/cli.md: a table that does not exist is "AWS cannot be used from here"
     assert err.count("\n") == 1 and "nope" in err and "Traceback" not in err

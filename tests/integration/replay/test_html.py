@@ -217,7 +217,7 @@ def test_monitor_mode_shows_would_stop_decisions_and_what_enforcing_them_would_h
     decisions = _stop_decisions(result)
     assert decisions and {action for _, _, action, _ in decisions} == {"would-stop"}
     assert [(r["job"], r["rule"], r["action"], datetime.fromisoformat(r["at"])) for r in page.stops] == decisions
-    # ... with what a stop at the first would-stop decision would have avoided: docs/replay.md's
+    # ... with what a stop at the first would-stop decision would have avoided: docs/reference/replay.md's
     # formula, computed here by hand from the raw events
     events = [json.loads(line) for line in history.read_text().splitlines()]
     rows = {row[0]: row for row in page.savings if row}

@@ -185,7 +185,7 @@ def test_a_missing_table_exits_3_with_one_line(mocked_aws: None, month: Capture,
     policy.write_text(POLICY)
     out, err = io.StringIO(), io.StringIO()
     code = run_command(_args([str(events), "--policy", str(policy), "--facts-from-table", "no-such-table"]), out, err)
-    assert code == 3  # docs/cli.md: a table that does not exist is "AWS cannot be used from here"
+    assert code == 3  # docs/reference/cli.md: a table that does not exist is "AWS cannot be used from here"
     assert err.getvalue().count("\n") == 1
     assert "no-such-table" in err.getvalue()
 

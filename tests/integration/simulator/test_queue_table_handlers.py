@@ -22,7 +22,7 @@ SHARES = {team: share for team, (share, _) in TEAMS.items()}
 def rows() -> Rows:
     # Given one day of arrivals of three teams on a quota of 16, created directly and submitted in each mode
     # (the sweep every 15 minutes, a SweepSchedule deployers may choose, keeps this under a minute;
-    # admission also runs on every job's end, and docs/queue.md's figures use the template's 5 minutes)
+    # admission also runs on every job's end, and docs/explanation/queue.md's figures use the template's 5 minutes)
     return measure_handlers([1], HANDLER_MODES, timedelta(minutes=15))
 
 

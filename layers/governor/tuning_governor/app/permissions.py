@@ -49,7 +49,7 @@ class FunctionNeeds:
     checks: bool = False
     """Schedules one-time budget checks (EventBridge Scheduler, passing the scheduler's role)."""
     submissions: bool = False
-    """Creates queued tuning jobs (docs/queue.md): CreateHyperParameterTuningJob with its tags, the
+    """Creates queued tuning jobs (docs/explanation/queue.md): CreateHyperParameterTuningJob with its tags, the
     tags of a job found under a queued name or named as a warm-start parent (Describe, ListTags), the
     stack's name key (its secret), the submitters' role ids (IAM GetRole) and passing the listed
     execution roles to SageMaker."""
@@ -142,7 +142,7 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         policy=False,
         pricing=("training_rows",),
     ),
-    # The submission queue's consumer (docs/queue.md): records submissions, reserves through the ledger
+    # The submission queue's consumer (docs/explanation/queue.md): records submissions, reserves through the ledger
     # (quotas as arrivals), creates the job; reports to owners. It judges no rule; it stops a borrower
     # the shares core preempts, and reads a job stopped on arrival to requeue it (Describe, ListTags).
     "QueueSubmissionsFunction": FunctionNeeds(

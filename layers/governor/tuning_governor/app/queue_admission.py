@@ -1,6 +1,6 @@
 """The queue's use cases: a submission recorded (``submit``), and waiting requests admitted when they
 fit (``admit_waiting``), run on every submission and whenever capacity frees (a trial or job ends, the
-sweep). docs/queue.md has the design.
+sweep). docs/explanation/queue.md has the design.
 
 Admission, per request the scheduler proposes: claim it (conditional, with a lease) -> check its
 execution roles against the team's policy -> reserve its capacity through the ledger (serialized with

@@ -69,7 +69,7 @@ def process_submissions(event: dict[str, Any], services: EngineServices, queue: 
 
 def process_queue_event(event: dict[str, Any], services: EngineServices, queue: QueueServices) -> dict[str, Any]:
     """The consumer's one entry: an SQS batch (submissions), or an EventBridge event saying capacity
-    may have freed (a tuning job or a training job ended, or the schedule: docs/queue.md, "When
+    may have freed (a tuning job or a training job ended, or the schedule: docs/explanation/queue.md, "When
     admission runs"). For a tuning job's end, its reservation is released first, at its end in SageMaker's time
     (idempotent: the tuning-events function releases it too, whichever comes first), so the queue
     does not wait for that function to have run."""

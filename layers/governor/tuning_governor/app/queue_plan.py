@@ -45,7 +45,7 @@ def plan_decisions(
     """The decisions on ``live`` (in queue order), in the order to apply them. ``borrowed`` and
     ``progress`` (per running job: what it borrowed; completed trials, resumable) inform preemption."""
     terms = policy.shares()
-    if terms:  # the shares core (docs/queue.md, "Integration: the queue on the shares core")
+    if terms:  # the shares core (docs/explanation/queue.md, "Integration: the queue on the shares core")
         return shares_schedule(live, holders, terms, capacity, now, borrowed, progress)
     limits = {team: dict(p.instances) for team, p in policy.teams.items() if p.instances}
     return scheduler(live, holders, limits, capacity)

@@ -1,6 +1,6 @@
 """A submission read from its SQS record and made into a queue entry: the team and the submitter from
 what AWS says (``SenderId``), the request from the body, the governance tags the submitter may not set
-taken out (docs/queue.md, "Submission path")."""
+taken out (docs/explanation/queue.md, "Submission path")."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def demand_of(request: dict[str, Any]) -> dict[str, int]:
 def _governed_tags(tags: Any, policy: Policy, team: str, owner: str | None, owner_tag: str) -> list[dict[str, str]]:
     """The request's tags with the team tag set to the submitter's team, the owner tag (the stack's
     ``OwnerTagKey``, the one reports read) to the session, and the exemption and budget tags (which only
-    the platform team sets, docs/security.md) and the resume-chain tags removed, whatever their case: the
+    the platform team sets, docs/explanation/security.md) and the resume-chain tags removed, whatever their case: the
     governor creates the job with its own role, which the SCP does not bind."""
     reserved = {t.casefold() for t in (policy.team_tag, policy.exempt_tag, policy.budget_tag, owner_tag, "owner")}
     reserved |= {t.casefold() for t in (*RESUME_TAGS, QUEUE_TOKEN_TAG)}  # the governor's to write

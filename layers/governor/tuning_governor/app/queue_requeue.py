@@ -1,7 +1,7 @@
 """A tuning job the governor stopped to make room is queued again, as the request that resumes it
 (``domain.resume.plan_resume``: a warm start from it when it had completed trials, the remaining trial
 budget, a unique traceable name), in its team's queue, and its owner told "<how> and queued as <name>"
-(docs/queue.md, "Integration: the queue on the shares core"). Two stops qualify:
+(docs/explanation/queue.md, "Integration: the queue on the shares core"). Two stops qualify:
 
 - a preemption by the queue (rule ``queue-preempt``: a borrower stopped to give a lender its share
   back), always: issue 20's "no finished trial is wasted";

@@ -1,4 +1,4 @@
-"""The admission loop's shares path (docs/queue.md, "Integration: the queue on the shares core"):
+"""The admission loop's shares path (docs/explanation/queue.md, "Integration: the queue on the shares core"):
 when the policy gives any team a ``share``, waiting requests are decided by the shares core
 (``domain.queue_on_shares``), admissions record what they borrowed, and a preemption the core asks for
 (only ever of a team whose share says ``preemption: allowed``) is a decision of rule ``queue-preempt``

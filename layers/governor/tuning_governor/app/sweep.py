@@ -12,7 +12,7 @@ Each run (rate set in template.yaml, default 5 minutes):
 3. records jobs SageMaker lists that the table does not know (their InProgress event was lost or is
    still in flight): one Describe + one ListTags each; then judges every InProgress job that has no
    reservation and no admission decision like an arrival (``govern("arrival")``), in CreationTime
-   order, so a job created before others is admitted before them (docs/policy.md, "Order of
+   order, so a job created before others is admitted before them (docs/reference/policy.md, "Order of
    admission"): one GetItem per unreserved job listed; under enforce, the jobs the ledger keeps over
    the limit (admitted so in monitor mode) are judged again the same way, and stopped once if still
    in breach;

@@ -2,7 +2,7 @@
 
 A notice's own advice ("tag it governance:exempt=true", or raise its budget tag) must take effect
 while the job runs. SageMaker sends no state change when a job is tagged, so two paths bring the
-change in (docs/policy.md, "Tags as they are now"):
+change in (docs/reference/policy.md, "Tags as they are now"):
 
 - **the event**: CloudTrail's ``AddTags``/``DeleteTags`` call on a tuning job (and EventBridge's
   ``Tag Change on Resource``, should SageMaker emit it), routed to the tuning-events function. The
@@ -94,7 +94,7 @@ def _reread(job: JobState, services: Services, arn: str | None = None) -> dict[s
         return None
     team = services.policy().team_of(tags, job.roles)
     if team != job.team:
-        # A team is fixed for the job's run: its spend so far is in that team's month (docs/policy.md).
+        # A team is fixed for the job's run: its spend so far is in that team's month (docs/reference/policy.md).
         logger.warning("team tag change not honoured while the job runs", extra={"team": job.team, "tagged": team})
     return tags
 

@@ -155,7 +155,7 @@ class Reservation:
 
     @property
     def order(self) -> tuple[str, str]:
-        """Its place in the order of admission: (CreationTime, job key); see docs/policy.md."""
+        """Its place in the order of admission: (CreationTime, job key); see docs/reference/policy.md."""
         return (self.job_created or self.created, self.job_key)
 
     def holder(self) -> Holder:
@@ -201,7 +201,7 @@ class Reservation:
 class Ledger:
     """Every admitted tuning job's reservation, at one version of the ledger item: those running
     (``reservations``) and those that ended recently (``ended``, kept for judgements as of a
-    CreationTime before their end; see docs/policy.md, "Order of admission")."""
+    CreationTime before their end; see docs/reference/policy.md, "Order of admission")."""
 
     version: int
     reservations: Mapping[str, Reservation]

@@ -1,6 +1,6 @@
 """How a price refresh updates a region's stored catalog: plausible bands, and the merge per type.
 
-**Plausible bands** (docs/policy.md "Prices"). A price is compared per vCPU-hour, the vCPUs read from
+**Plausible bands** (docs/reference/policy.md "Prices"). A price is compared per vCPU-hour, the vCPUs read from
 the size in the type's name (``medium`` 1, ``large`` 2, ``xlarge`` 4, ``<N>xlarge`` 4N: the EC2
 naming SageMaker's ``ml.`` types share). A family's band is the lowest to the highest per-vCPU price
 of that family in the bundled catalog (``data/prices.json``, sources in ``data/PRICES.md``), divided

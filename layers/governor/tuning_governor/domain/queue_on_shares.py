@@ -1,7 +1,7 @@
 """The queue's admission on the shares core: ``domain.queueing.schedule`` fed from the queue store's
 entries and the ledger's holders, its decisions mapped back to the admission loop's ``QueueDecision``.
 
-The mapping (docs/queue.md, "Integration: the queue on the shares core"):
+The mapping (docs/explanation/queue.md, "Integration: the queue on the shares core"):
 
 - a queued entry -> ``queueing.QueuedRequest``: key = the job name, MaxParallel from the request's
   ``ResourceLimits``, a trial's instances per type = demand / MaxParallel, priority and enqueue time

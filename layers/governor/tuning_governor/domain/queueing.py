@@ -4,7 +4,7 @@ refused, and which borrowers to stop so a lender gets its share back. Pure, dete
     schedule(queued, holdings, shares, capacity, now) -> list[Decision]
 
 is the one entry point (a stable signature: the admission loop calls it on every capacity change and
-applies the decisions in the order returned). The rules, in order (docs/queue.md, "Shares, lending
+applies the decisions in the order returned). The rules, in order (docs/explanation/queue.md, "Shares, lending
 and borrowing"):
 
 1. **Refuse** a request that can never run: its demand (MaxParallel x InstanceCount per type) is above

@@ -3,7 +3,7 @@
 A job the governor stopped for capacity (preempted, or stopped on arrival under
 ``defaults.on_over_capacity: requeue``) is queued again as a new tuning job that warm-starts from it
 (``WarmStartType`` ``IdenticalDataAndAlgorithm``), so no finished trial is wasted. The rule, with its
-sources, is in docs/queue.md ("Resume by warm start"); in short:
+sources, is in docs/explanation/queue.md ("Resume by warm start"); in short:
 
 - **Budget.** A resumed job may launch ``MaxNumberOfTrainingJobs`` of the stopped job minus every
   training job the stopped job launched, whatever their status (AWS counts launched training jobs). By

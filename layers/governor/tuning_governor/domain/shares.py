@@ -5,7 +5,7 @@ resource-sharing strategy: RESERVE (its idle share is kept for it; it never borr
 share may be used by borrowers; it never borrows) or LEND_AND_BORROW (lends, and may borrow idle
 capacity up to ``borrow_limit`` percent of its own share per type; -1 = unlimited, Batch's default).
 Quota not allocated to any share is the *pool*: borrowers may use it, and so may teams with no share
-at all (only the pool: never another team's idle share). docs/queue.md ("Shares, lending and
+at all (only the pool: never another team's idle share). docs/explanation/queue.md ("Shares, lending and
 borrowing") gives the rules and the AWS pages they follow.
 
 ``Ledger`` is the arithmetic of one moment: who holds what, what is free, what is idle in whose share.

@@ -281,7 +281,7 @@ def admit(
     complete: bool = False,
 ) -> list[dict[str, Any]]:
     """Judge a job's arrival by an ``admission_judged`` rule (concurrency) through the capacity ledger,
-    in CreationTime order (docs/policy.md, "Order of admission"), serialized with every other arrival.
+    in CreationTime order (docs/reference/policy.md, "Order of admission"), serialized with every other arrival.
 
     Read the ledger, judge the job against the jobs created before it (plans in priority order), and
     the jobs created after it that it displaces; commit on the condition that the ledger is unchanged:

@@ -1,4 +1,4 @@
-"""The order of admission (docs/policy.md): jobs are admitted in CreationTime order, whatever order
+"""The order of admission (docs/reference/policy.md): jobs are admitted in CreationTime order, whatever order
 their events are handled in, and a judgement about to stop checks its holders against SageMaker.
 
 A job is judged as of its CreationTime: against the reservations of the jobs created before it that

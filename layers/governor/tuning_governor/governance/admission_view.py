@@ -1,5 +1,5 @@
 """A concurrency stop on SageMaker's list: the view a stop is made on, and the breach at the moment of
-acting (docs/policy.md, "Order of admission").
+acting (docs/reference/policy.md, "Order of admission").
 
 A judgement that breaches (the job judged, or later-created jobs it displaces) is made on the ledger,
 which knows only the arrivals handled so far. Before it stops anyone:

@@ -65,7 +65,7 @@ def _send_claimed(report: Report, notifier: Notifier, store: DeliveryStore, cloc
         notifier.send(report)
     except DeliveryUnconfirmed as exc:
         # No idempotency key on a webhook, no way to read it back: a post that may have landed is
-        # counted as sent, never posted blind again (at most once; docs/reliability.md).
+        # counted as sent, never posted blind again (at most once; docs/explanation/reliability.md).
         _in_place(partial(finish, sent=True), clock)
         logger.warning("report posted, answer lost; not posted again", extra={"channel": channel, "error": str(exc)})
         metrics.add_metric(name="ReportsUnconfirmed", unit=MetricUnit.Count, value=1)

@@ -1,4 +1,4 @@
-"""A submitted tuning-job request in the governor's queue (docs/queue.md, "Submission path").
+"""A submitted tuning-job request in the governor's queue (docs/explanation/queue.md, "Submission path").
 
 The submitter and team are what AWS said about the sender (SQS's ``SenderId`` mapped through the
 policy's ``teams.<team>.submitters``), never what the message says. Pure: no AWS, no I/O.

@@ -1,6 +1,6 @@
 """Events that say a tuning job's tags changed (issue 17, mechanism 8), and which job they name.
 
-SageMaker sends no state change when a job is tagged. Two events can say it (docs/policy.md, "Tags as
+SageMaker sends no state change when a job is tagged. Two events can say it (docs/reference/policy.md, "Tags as
 they are now"):
 
 - ``AWS API Call via CloudTrail`` from ``aws.sagemaker`` for ``AddTags``/``DeleteTags`` (documented:

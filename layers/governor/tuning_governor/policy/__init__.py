@@ -1,6 +1,6 @@
 """The governance policy: what the guards enforce, parsed from YAML or JSON and loaded from a file or SSM.
 
-The document (every key optional; see ``policy.example.yaml`` and ``docs/policy.md``)::
+The document (every key optional; see ``policy.example.yaml`` and ``docs/reference/policy.md``)::
 
     mode: enforce                     # enforce | monitor (the default: decide and report, never stop)
     exempt_tag: governance:exempt     # tag value "true": never stopped, decisions still reported

@@ -4,7 +4,7 @@ A job's team tag is written by whoever creates (or may tag) the job. A team that
 ``execution_roles`` is identified by the execution role its jobs run as instead: SageMaker takes the
 role at creation and never changes it, and iam:PassRole decides who may pass which role, so a data
 scientist cannot put a job in (or take it out of) such a team by tagging it. The tag is then only a
-cross-check: a tag that disagrees is reported and ignored. docs/security.md has the threat model.
+cross-check: a tag that disagrees is reported and ignored. docs/explanation/security.md has the threat model.
 
 Team names are matched as the rest of the tag handling matches values: surrounding space trimmed and
 case ignored against the policy's team names (``" NLP "`` is the policy's ``nlp``); a team the policy

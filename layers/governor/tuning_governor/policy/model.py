@@ -88,7 +88,7 @@ class Defaults(_PolicyModel):
     on_over_capacity: OverCapacity = "stop"
     """A tuning job stopped for capacity (on arrival over a quota or share, or preempted): ``stop`` ends
     it there; ``requeue`` queues it again as a new job that warm-starts from it with the trials it had
-    left (``domain.resume``; docs/queue.md, "Resume by warm start")."""
+    left (``domain.resume``; docs/explanation/queue.md, "Resume by warm start")."""
 
     @model_validator(mode="after")
     def _one_name_per_budget(self) -> Defaults:
@@ -132,11 +132,11 @@ class TeamPolicy(_PolicyModel):
     """The team's quota share for queued requests (``policy.shares``); None = no share: the team's
     queued requests use only quota allocated to no share."""
     submitters: Annotated[list[RoleArn], BeforeValidator(none_to_empty), Field(max_length=100)] = []
-    """The IAM roles (ARNs) whose members submit the team's requests to the queue (docs/queue.md): a
+    """The IAM roles (ARNs) whose members submit the team's requests to the queue (docs/explanation/queue.md): a
     submission is the team's when SQS says one of them sent it (``SenderId``), whatever it says."""
     queue_priority: Annotated[int, Field(ge=-1000, le=1000, strict=True)] = 0
     """The team's requests' priority in the queue (higher first; FIFO within one priority). The one
-    priority key: ``share.priority`` is its deprecated alias (docs/queue.md, "Integration")."""
+    priority key: ``share.priority`` is its deprecated alias (docs/explanation/queue.md, "Integration")."""
     max_wait_minutes: Minutes = 0.0
     """A queued request not admitted within this many minutes is expired and reported (0 = no limit)."""
 

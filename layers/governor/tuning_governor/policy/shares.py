@@ -9,7 +9,7 @@
           priority: 10                         # deprecated: use teams.<t>.queue_priority
           preemption: allowed                  # never (default): borrowing jobs are only waited out
 
-docs/queue.md ("Shares, lending and borrowing") gives the rules; ``domain.shares`` applies them.
+docs/explanation/queue.md ("Shares, lending and borrowing") gives the rules; ``domain.shares`` applies them.
 """
 
 from __future__ import annotations

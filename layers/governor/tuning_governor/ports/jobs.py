@@ -26,7 +26,7 @@ class JobStore(Protocol):
 
     def refresh_tags(self, job_key: str, *, tags: dict[str, str], owner: str | None, read_at: datetime) -> bool:
         """Replace a known, non-terminal job's tags and owner with those ListTags gave at ``read_at``
-        (its team stays: docs/policy.md, "Tags as they are now"). False (nothing written) when the job
+        (its team stays: docs/reference/policy.md, "Tags as they are now"). False (nothing written) when the job
         is unknown, has ended, or holds tags read later than ``read_at``."""
         ...
 

@@ -1,4 +1,4 @@
-"""The queue area of the store port: submitted requests waiting for capacity (docs/queue.md)."""
+"""The queue area of the store port: submitted requests waiting for capacity (docs/explanation/queue.md)."""
 
 from __future__ import annotations
 
