@@ -27,7 +27,8 @@ from pydantic import ValidationError
 
 from governor_sim.cli_aws import cli_client
 from governor_sim.cli_errors import CommandError, classify
-from governor_sim.prices_fetch import catalogue_file, client_catalog, user_catalogue_path
+from governor_sim.prices_fetch import catalogue_file, client_catalog
+from governor_sim.prices_paths import user_catalogue_path
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.domain.pricing import PriceCatalog, RegionCatalog, bundled_catalog
 
@@ -75,7 +76,7 @@ def run_command(args: argparse.Namespace, stdout: TextIO | None = None, stderr: 
 
 def replay_catalog(args: argparse.Namespace) -> PriceCatalog | None:
     """The catalog a replay prices with (over the bundled one): ``--prices*``'s, else the one ``prices fetch``
-    wrote (``governor_sim.prices_fetch.user_catalogue_path``), else None (the bundled one)."""
+    wrote (``governor_sim.prices_paths.user_catalogue_path``), else None (the bundled one)."""
     if getattr(args, "prices_from_table", None):
         catalogs = stored_catalogs(args.prices_from_table, getattr(args, "prices_region", None))
         if not catalogs:
