@@ -12,8 +12,13 @@ policy with a $0.01 job budget (a decision: claimed, the job stopped, reported).
 - **modules**: distinct ``tuning_governor`` modules whose functions ran;
 - **hops**: the rooms of the functions called, in call order, with repeats collapsed, counted as
   changes of room. Rooms: *app* (the use cases), *governance* (engine, rules, admission, team months),
-  *store* (the table adapter). Calls into other modules (models, domain, policy, observability) are not
-  rooms: they are leaves any step may use;
+  *store* (the table: every module of ``adapters/dynamodb/`` and of the in-memory ``governor_sim.memory``),
+  *adapters* (the other outside services: SageMaker, channels, checks, quotas, prices). Calls into the
+  leaf packages (models, domain, policy, ports, the kernel) are not rooms: any step may use them. Every
+  room's prefix must name a package that exists and every module traced must be in a room or a leaf
+  package, or the benchmark fails (a room that moved is not silently left uncounted);
+- **hops (app / governance / store)**: the same, counting only those three rooms (the figure the
+  benchmark gave before the adapters room was counted);
 - **facts**: calls of ``price_catalog``, ``budget_for`` and ``team_of`` (loaded once per event, at best).
 """
 
@@ -40,11 +45,27 @@ FACTS = ("price_catalog", "budget_for", "team_of")
 ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("app", ("tuning_governor.app",)),
     ("governance", ("tuning_governor.governance",)),
-    (
-        "store",
-        ("tuning_governor.adapters.store", "tuning_governor.adapters.table_items", "tuning_governor.adapters.dynamodb"),
-    ),
+    ("store", ("tuning_governor.adapters.dynamodb", "governor_sim.memory")),
+    ("adapters", ("tuning_governor.adapters",)),
 )
+#: Packages and modules every step may use: not rooms.
+LEAVES = tuple(
+    f"tuning_governor.{name}"
+    for name in ("models", "domain", "policy", "ports", "breakdowns", "settings", "errors", "observability", "data")
+)
+#: The rooms of the hop count before the adapters room was counted.
+CORE_ROOMS = ("app", "governance", "store")
+
+
+def check_rooms() -> None:
+    """Every room's prefix names a package that exists (a room renamed or moved fails here)."""
+    import importlib.util  # noqa: PLC0415
+
+    missing = [p for _, prefixes in ROOMS for p in prefixes if importlib.util.find_spec(p) is None]
+    if missing:
+        raise SystemExit(f"event_path: rooms name modules that do not exist: {', '.join(missing)}")
+
+
 NO_DECISION = "mode: enforce\ndefaults: {stagnation_trials: 0}\n"
 DECISION = "mode: enforce\ndefaults: {stagnation_trials: 0, job_budget_usd: 0.01}\n"
 
@@ -57,16 +78,24 @@ class Path:
     outcome: str
     modules: int
     hops: int
+    core_hops: int
     rooms: str
     facts: dict[str, int]
     module_names: list[str]
 
 
+def _under(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
 def room_of(module: str) -> str | None:
-    """The room a module belongs to, or None for a leaf module."""
+    """The room a module belongs to (the first that holds it), or None for a leaf module; a governor
+    module in neither is an error: a new room must be placed in ROOMS or LEAVES."""
     for room, prefixes in ROOMS:
-        if any(module == p or module.startswith(p + ".") for p in prefixes):
+        if _under(module, prefixes):
             return room
+    if module.startswith("tuning_governor.") and not _under(module, LEAVES):
+        raise SystemExit(f"event_path: {module} is in no room and no leaf package (add it to ROOMS or LEAVES)")
     return None
 
 
@@ -80,7 +109,7 @@ def traced() -> Iterator[tuple[list[str], Counter[str]]]:
         if event != "call":
             return
         module = frame.f_globals.get("__name__", "")
-        if module.startswith("tuning_governor"):
+        if module.startswith(("tuning_governor", "governor_sim.memory")):
             calls.append(module)
             if frame.f_code.co_name in FACTS:
                 facts[frame.f_code.co_name] += 1
@@ -92,19 +121,26 @@ def traced() -> Iterator[tuple[list[str], Counter[str]]]:
         sys.setprofile(None)
 
 
-def path_of(event: str, outcome: str, calls: list[str], facts: Counter[str]) -> Path:
-    """The figures of one traced event."""
+def _rooms(calls: list[str], counted: tuple[str, ...]) -> list[str]:
+    """The rooms in ``counted`` the calls went through, in order, repeats collapsed."""
     rooms: list[str] = []
     for module in calls:
         room = room_of(module)
-        if room is not None and (not rooms or rooms[-1] != room):
+        if room in counted and (not rooms or rooms[-1] != room):
             rooms.append(room)
+    return rooms
+
+
+def path_of(event: str, outcome: str, calls: list[str], facts: Counter[str]) -> Path:
+    """The figures of one traced event."""
+    rooms = _rooms(calls, tuple(room for room, _ in ROOMS))
     modules = sorted(set(calls))
     return Path(
         event=event,
         outcome=outcome,
         modules=len(modules),
         hops=max(len(rooms) - 1, 0),
+        core_hops=max(len(_rooms(calls, CORE_ROOMS)) - 1, 0),
         rooms=" > ".join(room.upper() for room in rooms),
         facts={name: facts[name] for name in FACTS},
         module_names=modules,
@@ -158,16 +194,23 @@ def main(argv: list[str] | None = None) -> int:
         os.environ[key] = "testing"
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "TuningGovernor")
+    check_rooms()
     with contextlib.redirect_stdout(io.StringIO()):  # the handlers' log lines and metrics
         paths = measure()
     if args.json:
         print(json.dumps([asdict(path) for path in paths], indent=1))
         return 0
-    print("| event | outcome | modules | hops | rooms in call order | price_catalog / budget_for / team_of |")
-    print("|---|---|---:|---:|---|---|")
+    print(
+        "| event | outcome | modules | hops | hops (app / governance / store) | rooms in call order "
+        "| price_catalog / budget_for / team_of |"
+    )
+    print("|---|---|---:|---:|---:|---|---|")
     for path in paths:
         facts = " / ".join(str(path.facts[name]) for name in FACTS)
-        print(f"| {path.event} | {path.outcome} | {path.modules} | {path.hops} | {path.rooms} | {facts} |")
+        print(
+            f"| {path.event} | {path.outcome} | {path.modules} | {path.hops} | {path.core_hops} | {path.rooms} "
+            f"| {facts} |"
+        )
         if args.modules:
             print("\n".join(f"|  | | | | {name} | |" for name in path.module_names))
     return 0

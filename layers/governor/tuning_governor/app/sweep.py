@@ -63,10 +63,8 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
-from tuning_governor.app.finalise import finalise_and_report, finalise_reported
-from tuning_governor.app.queue_requeue import requeue_stopped
 from tuning_governor.app.running_trials import reconcile_running_trials
-from tuning_governor.app.tag_events import reread_tags
+from tuning_governor.app.tag_rereads import reread_tags
 from tuning_governor.app.warm_pools import refresh_warm_pools
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.capacity import total
@@ -124,6 +122,8 @@ class Sweep:
                 continue
 
             def finish(name: str = job.name, tags: dict[str, str] = job.tags) -> None:
+                from tuning_governor.app.finalise import finalise_reported  # noqa: PLC0415 - a lost end only
+
                 done, _ = finalise_reported(
                     name, region=self.services.settings.region, tags=tags, services=self.services
                 )
@@ -141,6 +141,8 @@ class Sweep:
         for name in self.stopped:
 
             def requeue(name: str = name) -> None:
+                from tuning_governor.app.queue_requeue import requeue_stopped  # noqa: PLC0415 - a lost Stopped only
+
                 outcome = requeue_stopped(name, self.services, self.services.stopped_jobs, self.services.queue_name_key)
                 if outcome is not None:
                     self.report["requeued"].append(outcome)
@@ -157,6 +159,8 @@ class Sweep:
                 continue
 
             def fill(name: str = job.name, region: str = job.region or self.services.settings.region) -> None:
+                from tuning_governor.app.finalise import finalise_and_report  # noqa: PLC0415 - a gap only
+
                 summary, channels = finalise_and_report(name, region=region, tags={}, services=self.services)
                 missing = summary.unaccounted_trials
                 self.report["gaps"].append({"job": summary.job_name, "missing": missing, "reports": channels})

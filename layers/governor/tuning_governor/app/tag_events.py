@@ -15,20 +15,19 @@ change in (docs/reference/policy.md, "Tags as they are now"):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
-
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
+from tuning_governor.app.tag_rereads import reread_job_tags
 from tuning_governor.app.tuning_events import process_tuning_event
 from tuning_governor.app.wiring import Services
-from tuning_governor.domain.job import JobState, job_state, time_of
+from tuning_governor.domain.job import job_state
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.governance.engine import govern
-from tuning_governor.models.tag_changes import API_CALL_DETAIL_TYPE, TagApiCall, TagChangeEvent, tagged_resource
-from tuning_governor.observability import logger, metrics, tracer
+from tuning_governor.models.events import API_CALL_DETAIL_TYPE
+from tuning_governor.observability import logger, tracer
 
 
 def is_tag_event(event: Any) -> bool:
@@ -52,6 +51,9 @@ def process_tag_event(event: Any, services: Services) -> Outcome:
     ``ignored``; an event naming no SageMaker ARN is ``rejected`` with a reason (metric
     ``RejectedEvents``, a warning log line), never retried."""
 
+    # The tag models load with the first tag event: a state change's cold start does not build them.
+    from tuning_governor.models.tag_changes import TagApiCall, TagChangeEvent, tagged_resource  # noqa: PLC0415
+
     def run() -> Outcome:
         parsed = parse_event(event, TagChangeEvent).root
         resource = tagged_resource(parsed.resource_arn())
@@ -74,63 +76,8 @@ def retag(job_key: str, arn: str, at: datetime, services: Services) -> Outcome:
     if job is None or job.ended:
         # An unknown job is recorded (with its tags) by its arrival or by the sweep's discovery.
         return {"outcome": "ignored", "job": job_key, "reason": "unknown job" if job is None else "job has ended"}
-    tags = _reread(job, services, arn)
+    tags = reread_job_tags(job, services, arn)
     if tags is None:
         return {"outcome": "stale", "job": job_key}
     decisions = govern("sweep", job_key, at, services)
     return {"outcome": "retagged", "job": job_key, "tags": tags, "decisions": decisions}
-
-
-def _reread(job: JobState, services: Services, arn: str | None = None) -> dict[str, str] | None:
-    """The job's tags from ListTags, stored with its owner; None when a later read is already stored
-    (or the job's ARN is unknown)."""
-    arn = str(job.item.get("arn") or arn or "")
-    if not arn:
-        return None
-    tags = services.sagemaker.list_tags(arn)
-    metrics.add_metric(name="TagRereads", unit=MetricUnit.Count, value=1)
-    owner = tags.get(services.settings.owner_tag)
-    if not services.store.refresh_tags(job.key, tags=tags, owner=owner, read_at=services.clock()):
-        return None
-    team = services.policy().team_of(tags, job.roles)
-    if team != job.team:
-        # A team is fixed for the job's run: its spend so far is in that team's month (docs/reference/policy.md).
-        logger.warning("team tag change not honoured while the job runs", extra={"team": job.team, "tagged": team})
-    return tags
-
-
-def reread_tags(
-    services: Services,
-    now: datetime,
-    running: Mapping[str, JobState],
-    attempt: Callable[[str, str, Callable[[], Any]], None],
-) -> list[str]:
-    """The sweep's step: one ListTags per running job under a grace notice or with a one-time check
-    pending, before the sweep judges it (a tag event may be lost, or never sent without a trail).
-    The jobs re-read, by key."""
-    graced = bool(services.policy().defaults.grace_minutes)
-    done: list[str] = []
-    for key, job in sorted(running.items()):
-        if not (_check_pending(job, now) or (graced and _under_notice(key, services))):
-            continue
-
-        def reread(job: JobState = job) -> None:
-            if _reread(job, services) is not None:
-                done.append(job.key)
-
-        attempt(key, "reread-tags", reread)
-    return done
-
-
-#: A one-time check this long past is still treated as pending (it may be running, or be retried).
-CHECK_SLACK = timedelta(minutes=10)
-
-
-def _check_pending(job: JobState, now: datetime) -> bool:
-    """A one-time judgement is asked for (a projected crossing, or a notice's stop time) and not long past."""
-    at = time_of(job.budget_check_at)
-    return at is not None and at >= now - CHECK_SLACK
-
-
-def _under_notice(key: str, services: Services) -> bool:
-    return any(d.get("verdict") == "grace" for d in services.store.decisions(key))

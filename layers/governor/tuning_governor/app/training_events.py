@@ -8,7 +8,6 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
-from tuning_governor.app.finalise import refinalise
 from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.job import JobState, job_state, trial_objective
@@ -76,10 +75,12 @@ def track_progress(parsed: TrainingJobStateChange, policy: Policy, services: Ser
     job_key = detail.tuning_job_key
     assert job_key is not None
     job = job_state(services.store.get_job(job_key))
+    known: JobState | None = None  # the job as read, when this event changes nothing on it
     outcome: Outcome = {"outcome": "progress", "job": job_key, "trial": detail.name, "status": detail.status}
     if detail.status in TRAINING_RUNNING and detail.training_start_time is not None:
         if job is not None and detail.name.lower() in job.running_names:
             outcome["running"] = "known"
+            known = job
         else:
             trial = running_trial_of(detail, job, parsed.region, services)
             team = policy.team_of(detail.tags, detail.roles)
@@ -89,8 +90,9 @@ def track_progress(parsed: TrainingJobStateChange, policy: Policy, services: Ser
             outcome["running"] = "tracked" if tracked else "already-finished"
     if job is None or job.ended:
         return outcome
-    # Read again by the judgement: tracking the trial changed the job item.
-    outcome["decisions"] = govern("trial-progress", job_key, parsed.time, services)
+    # Read again by the judgement when tracking the trial changed the job item; judged on the item as
+    # read when it did not (a trial already known as running).
+    outcome["decisions"] = govern("trial-progress", job_key, parsed.time, services, job=known)
     return outcome
 
 
@@ -150,6 +152,8 @@ def seen_before(
         return duplicate | ({"decisions": resumed} if resumed else {})
     finalised = job is not None and job.ended
     if finalised:
+        from tuning_governor.app.finalise import refinalise  # noqa: PLC0415 - a late trial only
+
         refinalise(job_key, job, region=parsed.region, services=services)
     return {
         "outcome": "warm-pool-billed",
@@ -178,6 +182,8 @@ def judge_recorded(
         # The trial's event came after its job was finalised (EventBridge does not keep order):
         # refresh the summary so it counts this trial too, judge the trial rules on the ended job
         # (decisions recorded as already-ended), and report or correct the summary (report_summary).
+        from tuning_governor.app.finalise import refinalise  # noqa: PLC0415 - a late trial only
+
         refinalise(record.job_key, job, region=parsed.region, services=services, judge=True)
         return outcome | {"status": record.status, "refinalised": True}
     # Judged on the job as the trial's transaction left it: no second read.

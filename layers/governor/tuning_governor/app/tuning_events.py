@@ -7,8 +7,6 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
-from tuning_governor.app.finalise import finalise_and_report
-from tuning_governor.app.queue_requeue import requeue_stopped
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.job import iso_time
 from tuning_governor.governance.engine import govern
@@ -56,6 +54,10 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
         job = parsed.detail
         logger.append_keys(tuning_job=job.name)
         if job.status in TUNING_TERMINAL:
+            # Loaded for a job's end only: an arrival's cold start does not pay for the summary or the queue.
+            from tuning_governor.app.finalise import finalise_and_report  # noqa: PLC0415
+            from tuning_governor.app.queue_requeue import requeue_stopped  # noqa: PLC0415
+
             summary, channels = finalise_and_report(job.name, region=parsed.region, tags=job.tags, services=services)
             # The job holds no instances any more: its reservation goes back to the capacity ledger,
             # marked ended at its end in SageMaker's time (a job created before that still counts it).

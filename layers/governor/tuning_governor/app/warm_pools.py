@@ -18,7 +18,6 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.app.finalise import refinalise
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.job import job_state, trial_objective
 from tuning_governor.domain.trial_record import build_trial_record
@@ -85,5 +84,7 @@ def settle_trial_pool(described: TrainingJob, services: Services) -> bool:
         return False
     metrics.add_metric(name="WarmPoolsBilledBySweep", unit=MetricUnit.Count, value=1)
     if job is not None and job.ended:
+        from tuning_governor.app.finalise import refinalise  # noqa: PLC0415 - a pool billed after its job ended only
+
         refinalise(job_key, job, region=record.region, services=services)
     return True

@@ -82,7 +82,9 @@ class JobState(BaseModel):
         key = job_key_of(item["pk"])
         unpriced = int(item.get("unpriced_trials") or 0)
         spot = item.get("spot_training")
-        return cls(
+        # Every value below is converted to its field's type here, from the governor's own item: built
+        # without a second validation (this runs on every event, most of them twice).
+        return cls.model_construct(
             key=key,
             name=str(item.get("job_name") or key),
             status=str(item.get("status") or "Unknown"),

@@ -19,6 +19,8 @@ from tuning_governor.models.tuning_job import TuningJob
 
 TUNING_DETAIL_TYPE = "SageMaker HyperParameter Tuning Job State Change"
 TRAINING_DETAIL_TYPE = "SageMaker Training Job State Change"
+#: CloudTrail's detail type: the tuning-events function tells a tag call from a state change by it.
+API_CALL_DETAIL_TYPE = "AWS API Call via CloudTrail"
 
 
 _REGION = re.compile(r"[a-z0-9-]{1,32}")

@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 from tuning_governor.models.events import EventBridgeEvent, _envelope_id, _envelope_region
 
 TAG_CHANGE_DETAIL_TYPE = "Tag Change on Resource"
-API_CALL_DETAIL_TYPE = "AWS API Call via CloudTrail"
 TAG_CALLS = ("AddTags", "DeleteTags")
 TUNING_JOB_RESOURCE = "hyper-parameter-tuning-job"
 

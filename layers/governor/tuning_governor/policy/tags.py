@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
@@ -71,21 +72,28 @@ def near_misses(tags: Mapping[str, str], key: str) -> list[TagWarning]:
     keys are case-sensitive, so ``Governance:Exempt`` is not the policy's tag), ``_`` for ``-``, or, for
     a key of at least ``TYPO_MIN_LENGTH`` characters, one typo (a letter dropped, added, changed, or
     two neighbours swapped). Each is reported naming ``key``; none is ever read as it."""
-    wanted = _normalised(key)
     out: list[TagWarning] = []
     for other, value in sorted(tags.items()):
-        if other == key:
-            continue
-        if other.strip().casefold() == key.strip().casefold():
-            problem = f"ignored: tag keys are case-sensitive and the policy's tag is {key}"
-        elif _normalised(other) == wanted or (
-            len(wanted) >= TYPO_MIN_LENGTH and edit_distance(_normalised(other), wanted) <= 1
-        ):
-            problem = f"ignored: close to the policy's tag {key}, but tag keys must match it exactly"
-        else:
-            continue
-        out.append(TagWarning(key=other, value=value, problem=problem))
+        problem = _slip(other, key)
+        if problem is not None:
+            out.append(TagWarning(key=other, value=value, problem=problem))
     return out
+
+
+@lru_cache(maxsize=4096)
+def _slip(other: str, key: str) -> str | None:
+    """Why tag key ``other`` is a near miss of ``key``, or None (remembered: every event asks the same
+    few pairs of keys, and the edit distance is the costly part)."""
+    if other == key:
+        return None
+    if other.strip().casefold() == key.strip().casefold():
+        return f"ignored: tag keys are case-sensitive and the policy's tag is {key}"
+    wanted = _normalised(key)
+    if _normalised(other) == wanted or (
+        len(wanted) >= TYPO_MIN_LENGTH and edit_distance(_normalised(other), wanted) <= 1
+    ):
+        return f"ignored: close to the policy's tag {key}, but tag keys must match it exactly"
+    return None
 
 
 def _normalised(key: str) -> str:
