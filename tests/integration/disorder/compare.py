@@ -25,7 +25,7 @@ Against perfect delivery (same scenario, same seed):
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,24 +50,31 @@ EARLY_S = 120.0
 LATE_S = SWEEP.total_seconds() + 120.0
 
 
+#: Each fault profile's delivery (``perfect``: none, each event once, at once, in order).
+FAULTS: dict[str, Callable[[int], DeliveryFaults]] = {
+    # 0-240 s, uniform, so out of order; 1 % same-id and 2 % new-id duplicates
+    "delays": lambda seed: DeliveryFaults(
+        max_delay_s=240.0, same_id_duplicate_rate=0.01, new_id_duplicate_rate=0.02, seed=seed
+    ),
+    "drops": lambda seed: DeliveryFaults(drop_rate=0.2, seed=seed),  # 20 % dropped
+    # every event up to 3 hours late (so the sweep judges nearly all of it)
+    "hours-late": lambda seed: DeliveryFaults(max_delay_s=3 * 3600.0, same_id_duplicate_rate=0.01, seed=seed),
+    # delays as ``delays``; the tag events are dropped besides (see ``run``)
+    "tags-lost": lambda seed: DeliveryFaults(max_delay_s=240.0, seed=seed),
+    # no delay, but deliveries shuffled in blocks of 8: one order of a burst per seed
+    "same-second": lambda seed: DeliveryFaults(reorder_window=8, reorder_hold_s=1.0, seed=seed),
+    # a burst of 8 handled one at a time, the newest first
+    "newest-first": lambda seed: DeliveryFaults(reorder_window=8, reorder_hold_s=1.0, newest_first=True, seed=seed),
+}
+
+
 def profile_faults(profile: str, seed: int) -> DeliveryFaults | None:
-    """The delivery of a profile: ``perfect`` (each event once, at once, in order), ``delays`` (0-240 s,
-    uniform, so out of order; 1 % same-id and 2 % new-id duplicates) or ``drops`` (20 % dropped)."""
+    """The delivery of a profile: ``perfect`` or one of :data:`FAULTS`."""
     if profile == "perfect":
         return None
-    if profile == "delays":
-        return DeliveryFaults(max_delay_s=240.0, same_id_duplicate_rate=0.01, new_id_duplicate_rate=0.02, seed=seed)
-    if profile == "drops":
-        return DeliveryFaults(drop_rate=0.2, seed=seed)
-    if profile == "hours-late":  # every event up to 3 hours late (so the sweep judges nearly all of it)
-        return DeliveryFaults(max_delay_s=3 * 3600.0, same_id_duplicate_rate=0.01, seed=seed)
-    if profile == "tags-lost":  # delays as ``delays``; the tag events are dropped besides (see ``run``)
-        return DeliveryFaults(max_delay_s=240.0, seed=seed)
-    if profile == "same-second":  # no delay, but deliveries shuffled in blocks of 8: every order of a burst
-        return DeliveryFaults(reorder_window=8, reorder_hold_s=1.0, seed=seed)
-    if profile == "newest-first":  # a burst of 8 handled one at a time, the newest first
-        return DeliveryFaults(reorder_window=8, reorder_hold_s=1.0, newest_first=True, seed=seed)
-    raise ValueError(f"unknown profile {profile!r}")
+    if profile not in FAULTS:
+        raise ValueError(f"unknown profile {profile!r}")
+    return FAULTS[profile](seed)
 
 
 PROFILES = ("delays", "drops")
@@ -255,6 +262,17 @@ def compare(scenario_name: str, seed: int, profile: str) -> Verdict:
             verdict.wrong.append(f"{job}: stopped by {stop.rule}; perfect delivery by {expected.rule}")
         elif (expected.at - stop.at).total_seconds() > EARLY_S:
             verdict.wrong.append(f"{job}: stopped at {stop.at:%H:%M:%S}, perfect delivery at {expected.at:%H:%M:%S}")
+    _missed(perfect, faulty, verdict)
+    for job in sorted(set(faulty.requeued) - set(perfect.requeued)):
+        verdict.wrong.append(f"{job}: queued again; perfect delivery did not")
+    for job, (governor, truth) in sorted(faulty.dollars.items()):
+        if governor is None or governor.quantize(MICRO) != truth:
+            verdict.dollars.append(f"{job}: governor {governor}, stand-in {truth}")
+    return verdict
+
+
+def _missed(perfect: Run, faulty: Run, verdict: Verdict) -> None:
+    """The module docstring's missed stops (and missed requeues) of ``faulty`` against ``perfect``."""
     for job, expected in sorted(perfect.stops.items()):
         seen = faulty.stops.get(job)
         if seen is None and faulty.passed_by_then(job, expected.rule):
@@ -268,17 +286,10 @@ def compare(scenario_name: str, seed: int, profile: str) -> Verdict:
                 f"{job}: stopped at {seen.at:%H:%M:%S}, {verdict.lateness_s[job]:.0f} s after perfect delivery's"
             )
     for job in sorted(set(perfect.requeued) - set(faulty.requeued)):
-        if job not in faulty.stops and faulty.passed_by_then(
-            job, perfect.stops[job].rule if job in perfect.stops else None
-        ):
+        rule = perfect.stops[job].rule if job in perfect.stops else None
+        if job not in faulty.stops and faulty.passed_by_then(job, rule):
             continue  # not stopped, as its breach had passed: nothing to queue again
         verdict.missed.append(f"{job}: not queued again; perfect delivery requeued it")
-    for job in sorted(set(faulty.requeued) - set(perfect.requeued)):
-        verdict.wrong.append(f"{job}: queued again; perfect delivery did not")
-    for job, (governor, truth) in sorted(faulty.dollars.items()):
-        if governor is None or governor.quantize(MICRO) != truth:
-            verdict.dollars.append(f"{job}: governor {governor}, stand-in {truth}")
-    return verdict
 
 
 def perfect_stops(scenario_name: str, seed: int) -> dict[str, Stop]:
