@@ -40,6 +40,7 @@ class DeliveryFaults:
     """How far delivery departs from "each event once, at once, in order". All rates are in [0, 1].
 
     ``reorder_hold_s``: the longest a delivery waits for its ``reorder_window`` block to fill.
+    ``newest_first``: a block is released in reverse emission order (newest first) instead of shuffled.
     The default (every field 0) is a clean delivery: each event once, when emitted, in emission order.
     """
 
@@ -50,6 +51,7 @@ class DeliveryFaults:
     drop_rate: float = 0.0
     seed: int = 0
     reorder_hold_s: float = 5.0
+    newest_first: bool = False
 
     def __post_init__(self) -> None:
         for name in ("same_id_duplicate_rate", "new_id_duplicate_rate", "drop_rate"):
@@ -291,7 +293,10 @@ class Deliverer:
 
     def _release_block(self, at: datetime) -> list[ScheduledDelivery]:
         block, self._block, self._block_opened = self._block, [], None
-        random.Random(f"{self.faults.seed}|block|{next(self._blocks)}").shuffle(block)
+        if self.faults.newest_first:
+            block.reverse()
+        else:
+            random.Random(f"{self.faults.seed}|block|{next(self._blocks)}").shuffle(block)
         return [self._release(delivery, at) for delivery in block]
 
     def _release(self, delivery: ScheduledDelivery, at: datetime) -> ScheduledDelivery:

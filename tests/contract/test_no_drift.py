@@ -196,6 +196,10 @@ def _endings(store: Any, run: Callable[[Any], None], key: str) -> None:
     run(store.price_catalogs())
     run(store.price_catalog("us-east-1"))
     run(store.price_catalog("eu-north-1"))
+    run(store.record_stop_latency("p3", key, 121.5, later))
+    run(store.record_stop_latency("p3", key, 121.5, later))
+    run(store.stop_latencies("p3"))
+    run(store.stop_latencies("m5"))
     run(store.get_job(key))
     run(store.items(key))
 

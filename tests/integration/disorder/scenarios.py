@@ -20,8 +20,9 @@ in-memory store, and so that perfect delivery stops some jobs and not others:
   its tag to $500 under the notice: it must not be stopped even when the tag event is lost
   (``tags-lost`` profile: every tag event dropped, other events delayed 0-240 s);
 * ``same-second``: eight jobs of four teams created in the same second over a quota of 10 (trials
-  of 10 minutes), delivered in every order (``same-second`` profile): who breaches follows
-  CreationTime, not the order the arrivals are handled in.
+  of 10 minutes), handled one at a time in shuffled orders (``same-second`` profile, one order per
+  seed) and newest first (``newest-first``): who breaches follows CreationTime, not the order the
+  arrivals are handled in.
 """
 
 from __future__ import annotations
@@ -139,11 +140,6 @@ def same_second(seed: int) -> Scenario:
 
 #: Why some profiles still fail here, each naming the fix it waits for (strict xfails: take one off
 #: the list when its fix lands).
-PASSED_BY_THEN = (
-    "the oracle for a breach that has passed: speech-late's arrival, delayed, is handled after vision-resnet"
-    " ended, so the breach no longer holds and is recorded passed (no stop), where perfect delivery stopped it"
-    " while it held; the suite must judge 'passed' against SageMaker's use at handling time (not made here)"
-)
 DELAYED_TEAM_STOP = (
     "nlp-large's team-month stop is missed under delays on seed 3 since admission on SageMaker's list and"
     " running trials tracked from the listing were merged together (cause not found here)"
@@ -158,9 +154,7 @@ BETWEEN_SWEEPS = (
 SCENARIOS: dict[str, DisorderScenario] = {
     s.name: s
     for s in (
-        DisorderScenario(
-            "shared-quota", "mode: enforce\n", shared_quota, {P3_2X: 8}, xfail={"delays/seed1": PASSED_BY_THEN}
-        ),
+        DisorderScenario("shared-quota", "mode: enforce\n", shared_quota, {P3_2X: 8}),
         DisorderScenario(
             "team-budgets",
             "mode: enforce\nteams:\n  nlp:\n    monthly_budget_usd: 18\n",
@@ -182,7 +176,6 @@ SCENARIOS: dict[str, DisorderScenario] = {
             {P3_2X: 8},
             profiles=("delays", "drops"),
             seeds=(1, 2),
-            xfail={"delays/seed1": PASSED_BY_THEN},
         ),
         DisorderScenario(
             "warm-pools",
@@ -204,7 +197,12 @@ SCENARIOS: dict[str, DisorderScenario] = {
             seeds=(1, 2),
         ),
         DisorderScenario(
-            "same-second", "mode: enforce\n", same_second, {P3_2X: 10}, profiles=("same-second",), seeds=(1, 2)
+            "same-second",
+            "mode: enforce\n",
+            same_second,
+            {P3_2X: 10},
+            profiles=("same-second", "newest-first"),
+            seeds=(1, 2, 3),
         ),
         DisorderScenario(
             "tag-raise",

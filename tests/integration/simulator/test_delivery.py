@@ -139,6 +139,12 @@ def test_a_reorder_window_shuffles_blocks_released_together() -> None:
     assert deliverer.stats.overtaken > 0
 
 
+def test_newest_first_releases_each_block_in_reverse_emission_order() -> None:
+    events = _stream(16, spacing_s=0.0)  # two bursts of 8 in the same second
+    _, deliveries = _schedule(DeliveryFaults(reorder_window=8, newest_first=True), events)
+    assert [d.emission_seq for d in deliveries] == [*range(7, -1, -1), *range(15, 7, -1)]
+
+
 def test_a_partial_reorder_block_is_released_after_the_hold() -> None:
     events = [_event(0, T0), _event(1, T0), _event(2, T0 + timedelta(seconds=60))]
     deliverer = Deliverer(DeliveryFaults(reorder_window=4, reorder_hold_s=5.0))

@@ -11,6 +11,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.adapters.dynamodb.keys import job_partition
+from tuning_governor.app.stop_latencies import learn_stop_latency
 from tuning_governor.app.wiring import Services
 from tuning_governor.breakdowns import team_spent
 from tuning_governor.domain.job import JobState, job_state
@@ -101,6 +102,7 @@ def finalise_job(
         stopping_at=state.stopping_at if state is not None else None,
     )
     services.store.write_summary(summary)
+    learn_stop_latency(state, trials, services.store)
     leftover = [trial.trial for trial in state.running] if state is not None else []
     if leftover and state is not None:
         # Trials whose terminal event never came: the job has ended, so they accrue no more.

@@ -82,6 +82,9 @@ class JobFacts(Frozen):
     """The parts of its request the large-batch checks read (``domain.large_batch.arrival``; empty: none)."""
     budget: Budget | None = None
     """The job's budget as the policy sets it, loaded once per judgement (None: not loaded yet)."""
+    stop_lead_seconds: int | None = None
+    """How long a stop of this job takes to end its billing, learned from the account's own stops of its
+    instance families (``domain.stop_latency``; None: the policy's fixed lead)."""
 
     def budget_in(self, policy: Policy) -> Budget:
         """The job's budget: as loaded for this judgement, else as ``policy`` sets it from its tags."""

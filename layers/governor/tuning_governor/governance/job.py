@@ -7,12 +7,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from tuning_governor.domain import spend
+from tuning_governor.domain import spend, stop_latency
 from tuning_governor.domain.cost import pricing_facts
 from tuning_governor.domain.job import JobState
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.policy import Policy
+from tuning_governor.ports import PriceStore
 
 
 def job_facts(
@@ -82,3 +83,17 @@ def with_pricing_facts(facts: JobFacts, job: JobState, catalog: PriceCatalog) ->
             "price_notes": dict(found.notes),
         }
     )
+
+
+def with_stop_lead(facts: JobFacts, policy: Policy, store: PriceStore) -> JobFacts:
+    """``facts`` with the stop lead learned for its instance families (one read per family), for a job
+    with a budget only (nothing else reads it)."""
+    if facts.budget is None or facts.budget.usd is None:
+        return facts
+    learned = {family: store.stop_latencies(family) for family in sorted(families_of(facts.demand))}
+    lead = stop_latency.job_lead(facts.demand, learned, policy.defaults.budget_stop_lead_seconds)
+    return facts.model_copy(update={"stop_lead_seconds": lead})
+
+
+def families_of(demand: Mapping[str, int]) -> set[str]:
+    return {stop_latency.instance_family(instance_type) for instance_type in demand}

@@ -14,6 +14,12 @@ from tuning_governor.models.decisions import Decision
 from tuning_governor.policy import Policy
 
 
+def stop_lead(policy: Policy, job: JobFacts) -> int:
+    """Seconds of burn a stop still bills: learned from the account's stops of the job's instance
+    families, else ``defaults.budget_stop_lead_seconds``."""
+    return job.stop_lead_seconds if job.stop_lead_seconds is not None else policy.defaults.budget_stop_lead_seconds
+
+
 @registry.register
 class BudgetRule(Rule):
     """Spent (finished + accruing), plus what a stop still bills, >= the job's budget stops the job; a
@@ -22,7 +28,9 @@ class BudgetRule(Rule):
     ``spent`` = billed cost of the finished trials + cost accrued so far by the running trials, judged on
     every event of the job, on every sweep and on the one-time check at the projected crossing (see
     ``check_at``). Trials go on billing until they are ``Stopped``, so the breach is
-    ``spent + burn x defaults.budget_stop_lead_seconds >= budget``: the bill then ends near the budget,
+    ``spent + burn x lead >= budget``, the lead being the stop latency learned from the account's own
+    stops of the job's instance families (``domain.stop_latency``; ``defaults.budget_stop_lead_seconds``
+    until enough are known): the bill then ends near the budget,
     not a stop's worth of burn past it. The projection counts each running trial at the mean
     finished-trial cost (or what it has accrued, if more) and each trial not yet started at the mean:
     ``projected = spent + sum(max(0, mean - accrued_i) for running trials) + mean x (max_trials -
@@ -55,7 +63,7 @@ class BudgetRule(Rule):
             spent=job.spent_usd,
             burn_usd_per_hour=job.burn_usd_per_hour,
             budget=budget,
-            lead_seconds=policy.defaults.budget_stop_lead_seconds,
+            lead_seconds=stop_lead(policy, job),
             now=job.now,
         )
 
@@ -64,7 +72,7 @@ class BudgetRule(Rule):
         if budget.usd is None or job.spent_usd is None or job.spent_accrued_usd is None:
             return None
         spent = job.spent_usd
-        lead = policy.defaults.budget_stop_lead_seconds
+        lead = stop_lead(policy, job)
         during_stop = job.burn_usd_per_hour * lead / SECONDS_PER_HOUR
         source = {
             "tag": f"tag {policy.budget_tag}",
