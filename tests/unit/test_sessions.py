@@ -48,7 +48,7 @@ def test_place_of_a_tuning_job_arn() -> None:
 
 def test_clients_are_cached_per_account_region_and_service() -> None:
     provider = _Provider()
-    clients = Clients(HOME, provider)
+    clients = Clients(HOME.region, HOME.account, provider)
     first = clients.for_place(HOME).sagemaker
     assert first is clients.for_place(HOME).sagemaker
     assert first.get("region") == "us-east-1"
@@ -61,7 +61,7 @@ def test_clients_are_cached_per_account_region_and_service() -> None:
 
 def test_no_session_is_made_before_a_client_is_used() -> None:
     provider = _Provider()
-    client = Clients(HOME, provider).for_place(OTHER).service_quotas
+    client = Clients(HOME.region, HOME.account, provider).for_place(OTHER).service_quotas
     assert provider.asked == []
     assert client.get("service") == "service-quotas"
     assert provider.asked == [OTHER]
@@ -74,8 +74,15 @@ def test_home_only_uses_the_default_session_and_refuses_other_accounts() -> None
         made.append(1)
         return _Session("default")
 
-    home = HomeOnly(HOME, session)
+    home = HomeOnly(HOME.account, session)
     assert home.session_for(HOME) is home.session_for(Place(HOME.account, "eu-west-1"))
     assert made == [1]
     with pytest.raises(CannotAssume, match="111111111111"):
         home.session_for(OTHER)
+
+
+def test_an_unknown_home_account_refuses_every_place_but_the_default_session_works() -> None:
+    home = HomeOnly("", lambda: _Session("default"))
+    with pytest.raises(CannotAssume):
+        home.session_for(HOME)
+    assert home.default_session().tag == "default"
