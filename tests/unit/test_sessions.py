@@ -86,3 +86,16 @@ def test_an_unknown_home_account_refuses_every_place_but_the_default_session_wor
     with pytest.raises(CannotAssume):
         home.session_for(HOME)
     assert home.default_session().tag == "default"
+
+
+def test_job_keys_keep_the_home_place_plain_and_qualify_every_other() -> None:
+    from tuning_governor.models.place import job_key, ledger_pk, place_of_key
+
+    assert job_key("Fit-1", HOME, HOME) == "fit-1"
+    assert job_key("Fit-1", None, HOME) == "fit-1"
+    other = job_key("Fit-1", OTHER, HOME)
+    assert other == "111111111111/eu-west-1/fit-1"
+    same_account_other_region = job_key("Fit-1", Place(HOME.account, "eu-west-1"), HOME)
+    assert len({job_key("Fit-1", HOME, HOME), other, same_account_other_region}) == 3
+    assert place_of_key(other, HOME) == OTHER and place_of_key("fit-1", HOME) == HOME
+    assert ledger_pk(HOME, HOME) == "CAPACITY" and ledger_pk(OTHER, HOME) == "CAPACITY#111111111111#eu-west-1"

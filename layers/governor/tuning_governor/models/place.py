@@ -36,3 +36,27 @@ class Place:
 
     def __str__(self) -> str:
         return f"{self.account}/{self.region}"
+
+
+def job_key(name: str, place: Place | None, home: Place | None) -> str:
+    """A tuning job's key: its lower-case name in the home place (today's key, so stored items stay
+    readable), ``<account>/<region>/<name>`` anywhere else. SageMaker names never hold "/", so the two
+    forms cannot meet."""
+    plain = name.lower()
+    if place is None or place == home:
+        return plain
+    return f"{place.account}/{place.region}/{plain}"
+
+
+def place_of_key(key: str, home: Place) -> Place:
+    """The place a job key names (the home place for a plain name)."""
+    parts = key.split("/")
+    return Place(parts[0], parts[1]) if len(parts) == 3 else home
+
+
+def ledger_pk(place: Place | None, home: Place | None) -> str:
+    """The capacity ledger's partition key: one ledger per account and region (quotas apply there);
+    the home place keeps today's ``CAPACITY``."""
+    if place is None or place == home:
+        return "CAPACITY"
+    return f"CAPACITY#{place.account}#{place.region}"
