@@ -11,12 +11,12 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-import boto3
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.config import Config
 
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.pricing import PRICING_REGION, PriceListGateway
+from tuning_governor.adapters.sessions import home_clients
 from tuning_governor.domain.price_updates import Implausible, merged
 from tuning_governor.domain.pricing import BILLING_CODES, region_catalog
 from tuning_governor.errors import TransientError
@@ -47,8 +47,8 @@ def default_refresh_services() -> RefreshServices:
     bounded = Config(connect_timeout=5, read_timeout=15, retries={"mode": "standard", "max_attempts": 3})
     return RefreshServices(
         # The Query API has no endpoint in most regions: always ask us-east-1.
-        pricing=PriceListGateway(boto3.client("pricing", region_name=PRICING_REGION, config=bounded)),
-        store=GovernorStore(boto3.client("dynamodb", config=retrying), settings.table_name),
+        pricing=PriceListGateway(home_clients().client("pricing", config=bounded, region=PRICING_REGION)),
+        store=GovernorStore(home_clients().client("dynamodb", config=retrying), settings.table_name),
     )
 
 

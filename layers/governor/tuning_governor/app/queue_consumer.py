@@ -14,11 +14,11 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-import boto3
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.config import Config
 
 from tuning_governor.adapters.clients import deferred
+from tuning_governor.adapters.sessions import home_clients
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher, SecretNameKey
 from tuning_governor.app.envelope import parse_event
 from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
@@ -38,12 +38,12 @@ def default_queue_services() -> QueueServices:
     """The submission path's adapters for Lambda, made on first use (IAM only when a sender is resolved),
     with the stack's name key (its secret read once; the template always sets it)."""
     retrying = Config(retries={"mode": "standard", "max_attempts": 5})
-    sagemaker = SageMakerLauncher(boto3.client("sagemaker", config=retrying))
+    sagemaker = SageMakerLauncher(home_clients().client("sagemaker", config=retrying))
     secret = get_settings().queue_name_key_secret_arn
-    key = SecretNameKey(boto3.client("secretsmanager", config=retrying), secret).read() if secret else ""
+    key = SecretNameKey(home_clients().client("secretsmanager", config=retrying), secret).read() if secret else ""
     return QueueServices(
         launcher=sagemaker,
-        principals=IamPrincipals(deferred(lambda: boto3.client("iam", config=retrying))),
+        principals=IamPrincipals(deferred(lambda: home_clients().client("iam", config=retrying))),
         stopped_jobs=sagemaker,
         name_key=key,
     )

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
-import boto3
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parameters import SSMProvider
 from botocore.config import Config
@@ -20,6 +19,7 @@ from tuning_governor.adapters.clients import deferred
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
+from tuning_governor.adapters.sessions import home_clients
 from tuning_governor.adapters.submissions import SageMakerLauncher, SecretNameKey
 from tuning_governor.app.stored_prices import StoredPrices
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
@@ -130,9 +130,9 @@ def channel_clients(settings: Settings, sns: Any, retrying: Config) -> ChannelCl
     """The clients every channel is built with, each made on first use (the SNS client shared with the
     default topic)."""
     return ChannelClients(
-        sns_client=lambda: sns if sns is not None else boto3.client("sns", config=retrying),
+        sns_client=lambda: sns if sns is not None else home_clients().client("sns", config=retrying),
         # Made when a webhook is first posted to: a cold start does not pay for it.
-        secrets_client=lambda: deferred(lambda: boto3.client("secretsmanager", config=retrying)),
+        secrets_client=lambda: deferred(lambda: home_clients().client("secretsmanager", config=retrying)),
         secret_max_age=settings.secret_max_age_seconds,
     )
 
@@ -156,7 +156,7 @@ def _name_key(settings: Settings, retrying: Config) -> Callable[[], str]:
     secret = settings.queue_name_key_secret_arn
     if not secret:
         return str
-    return cache(lambda: SecretNameKey(boto3.client("secretsmanager", config=retrying), secret).read())
+    return cache(lambda: SecretNameKey(home_clients().client("secretsmanager", config=retrying), secret).read())
 
 
 def _checks(settings: Settings, retrying: Config) -> SchedulerChecks | None:
@@ -164,7 +164,7 @@ def _checks(settings: Settings, retrying: Config) -> SchedulerChecks | None:
     if not (settings.budget_check_target_arn and settings.budget_check_role_arn):
         return None
     return SchedulerChecks(
-        lambda: boto3.client("scheduler", config=retrying),
+        lambda: home_clients().client("scheduler", config=retrying),
         group=settings.budget_check_group,
         target_arn=settings.budget_check_target_arn,
         role_arn=settings.budget_check_role_arn,
@@ -177,10 +177,10 @@ def default_services() -> Services:
     settings = get_settings()
     # Standard retry mode backs off on throttling before an error reaches the governor.
     retrying = Config(retries={"mode": "standard", "max_attempts": 5})
-    sns = deferred(lambda: boto3.client("sns", config=retrying)) if settings.topic_arn else None
+    sns = deferred(lambda: home_clients().client("sns", config=retrying)) if settings.topic_arn else None
     clients = channel_clients(settings, sns, retrying)
     notifiers = _default_notifiers(settings, clients)
-    ssm = SSMProvider(boto3_client=boto3.client("ssm", config=retrying)) if settings.policy_parameter else None
+    ssm = SSMProvider(boto3_client=home_clients().client("ssm", config=retrying)) if settings.policy_parameter else None
     source = policy_source(
         parameter=settings.policy_parameter,
         file=settings.policy_file,
@@ -189,11 +189,11 @@ def default_services() -> Services:
     )
     grants = channel_grants(settings)
     store = GovernorStore(
-        boto3.client("dynamodb", config=retrying),
+        home_clients().client("dynamodb", config=retrying),
         settings.table_name,
         trial_retention_days=settings.trial_retention_days,
     )
-    sagemaker = boto3.client("sagemaker", config=retrying)
+    sagemaker = home_clients().client("sagemaker", config=retrying)
     return Services(
         settings=settings,
         sagemaker=SageMakerGateway(sagemaker),
@@ -206,7 +206,7 @@ def default_services() -> Services:
         grants=grants,
         policy=policy_loader(source, grants),
         quotas=QuotaGateway(
-            deferred(lambda: boto3.client("service-quotas", config=retrying)),
+            deferred(lambda: home_clients().client("service-quotas", config=retrying)),
             clock=_utcnow,
             ttl=timedelta(seconds=settings.quota_cache_seconds),
         ),
