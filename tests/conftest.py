@@ -59,3 +59,21 @@ def mocked_aws(aws_credentials: None) -> Iterator[None]:
 
     with mock_aws():
         yield
+
+
+@pytest.fixture
+def atomic_moto_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One moto request at a time, as AWS applies each request atomically (moto itself has no lock); a
+    governor's cycle of several requests still interleaves freely between threads."""
+    import threading
+
+    from moto.core.botocore_stubber import BotocoreStubber
+
+    lock = threading.RLock()
+    original = BotocoreStubber.__call__
+
+    def locked(self: BotocoreStubber, event_name: str, request: Any, **kwargs: Any) -> Any:
+        with lock:
+            return original(self, event_name, request, **kwargs)
+
+    monkeypatch.setattr(BotocoreStubber, "__call__", locked)

@@ -8,7 +8,6 @@ template.yaml declares it (``governor_sim.offline.create_table``) in moto's Dyna
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -18,7 +17,6 @@ from typing import Any
 import boto3
 import pytest
 from boto3.dynamodb.types import TypeDeserializer
-from moto.core.botocore_stubber import BotocoreStubber
 
 from governor_sim.memory import MemoryStore
 from governor_sim.offline import TABLE_NAME, create_table
@@ -56,19 +54,6 @@ def moto_dump(client: Any, table: str = TABLE_NAME) -> list[dict[str, Any]]:
         for item in page["Items"]
     ]
     return sorted(items, key=lambda item: (item["pk"], item["sk"]))
-
-
-@pytest.fixture
-def atomic_moto_requests(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One moto request at a time, as AWS applies each request atomically (moto itself has no lock)."""
-    lock = threading.RLock()
-    original = BotocoreStubber.__call__
-
-    def locked(self: BotocoreStubber, event_name: str, request: Any, **kwargs: Any) -> Any:
-        with lock:
-            return original(self, event_name, request, **kwargs)
-
-    monkeypatch.setattr(BotocoreStubber, "__call__", locked)
 
 
 @contextlib.contextmanager

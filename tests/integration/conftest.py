@@ -73,3 +73,12 @@ def world(mocked_aws: None, slack: SlackWebhookServer) -> Iterator[World]:
     with AmtStandIn(clock=clock, seed=7) as amt:
         env = build_environment(slack_url=slack.url, clock=clock.now)
         yield World(amt=amt, env=env, slack=slack, deliveries=[])
+
+
+@pytest.fixture
+def roomy_quota(request: pytest.FixtureRequest) -> None:
+    """For tests about money or notices, not capacity: the applied ml.p3.8xlarge quota of the test's
+    ``world`` (when it has one) is 1,000, so every job fits. A module applies it with
+    ``pytestmark = pytest.mark.usefixtures("roomy_quota")``."""
+    if "world" in request.fixturenames:
+        request.getfixturevalue("world").amt.set_applied_quota("ml.p3.8xlarge", 1000)

@@ -28,11 +28,7 @@ HOURLY = Decimal("14.688")  # us-east-1 ml.p3.8xlarge training, the bundled cata
 SWEEP_EVERY = timedelta(minutes=5)
 
 
-@pytest.fixture(autouse=True)
-def roomy_quota(request: pytest.FixtureRequest) -> None:
-    """These tests are about money, not capacity: every job fits the applied quota."""
-    if "world" in request.fixturenames:
-        request.getfixturevalue("world").amt.set_applied_quota(P3_8X, 1000)
+pytestmark = pytest.mark.usefixtures("roomy_quota")
 
 
 @pytest.fixture

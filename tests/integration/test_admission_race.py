@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from moto.core.botocore_stubber import BotocoreStubber
 
 import tuning_events
 from governor_sim.memory import MemoryStore
@@ -26,20 +25,6 @@ from tuning_governor.policy import parse_policy
 
 P3 = "ml.p3.2xlarge"
 QUOTA = 12
-
-
-@pytest.fixture
-def atomic_moto_requests(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One moto request at a time, as AWS applies each request atomically; the governor's cycle of
-    several requests still interleaves freely between threads."""
-    lock = threading.RLock()
-    original = BotocoreStubber.__call__
-
-    def locked(self: BotocoreStubber, event_name: str, request: Any, **kwargs: Any) -> Any:
-        with lock:
-            return original(self, event_name, request, **kwargs)
-
-    monkeypatch.setattr(BotocoreStubber, "__call__", locked)
 
 
 def launch(world: World, rng: random.Random, jobs: int) -> tuple[dict[str, int], list[dict[str, Any]]]:

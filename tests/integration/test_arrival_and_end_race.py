@@ -19,7 +19,6 @@ import tuning_events
 from governor_sim.memory import MemoryStore
 from governor_sim.runner import FakeLambdaContext
 from governor_sim.scenarios import seed_tuning_request
-from tests.contract.conftest import atomic_moto_requests  # noqa: F401 - the fixture, used by name
 from tests.integration.conftest import World
 from tuning_governor.app.wiring import Services
 from tuning_governor.policy import parse_policy

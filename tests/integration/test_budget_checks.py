@@ -92,10 +92,7 @@ def test_the_pending_checks_keep_the_latest_per_job_and_hand_them_out_in_time_or
 
 
 # -- the check, end to end ----------------------------------------------------------------------------------
-@pytest.fixture(autouse=True)
-def roomy_quota(request: pytest.FixtureRequest) -> None:
-    if "world" in request.fixturenames:
-        request.getfixturevalue("world").amt.set_applied_quota(P3_8X, 1000)
+pytestmark = pytest.mark.usefixtures("roomy_quota")
 
 
 def check(world: World, job: str) -> dict[str, Any]:

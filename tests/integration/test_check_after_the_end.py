@@ -19,6 +19,9 @@ from tests.integration.test_governance import decisions, record_stop_calls, stat
 from tests.template.cfn import granted_actions, load_template, translate
 from tuning_governor.ports import CHECK_KEY
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("check_after_the_end")
+
 BUDGET_CHECK_ROLE = "BudgetCheckFunctionRole"
 
 

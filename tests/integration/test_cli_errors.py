@@ -15,6 +15,9 @@ import pytest
 from tests.cli_matrix import CASES, UNREACHABLE, Case, closed_port, run_case, write_inputs
 from tests.conftest import ROOT
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("cli_errors")
+
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:

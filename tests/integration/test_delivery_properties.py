@@ -31,6 +31,9 @@ from governor_sim.simulation import Simulation, SimulationResult
 from governor_sim.slack_server import SlackWebhookServer
 from tests.integration.test_faults import JOBS, MONITOR, SCENARIO
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("delivery_properties")
+
 #: About 40 events are emitted: a window of 64 deliveries can hold the whole log with its copies.
 WHOLE_LOG = 64
 

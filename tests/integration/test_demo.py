@@ -9,6 +9,9 @@ import pytest
 
 from governor_sim import demo
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("demo")
+
 
 @pytest.fixture(scope="module")
 def printed_and_data() -> tuple[str, dict[str, Any]]:

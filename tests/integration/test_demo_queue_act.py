@@ -12,6 +12,9 @@ import pytest
 from governor_sim import demo
 from governor_sim.demo_acts import QUEUED_JOB
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("demo_queue_act")
+
 
 @pytest.fixture(scope="module")
 def printed_and_data() -> tuple[str, dict[str, Any]]:

@@ -18,6 +18,9 @@ import pytest
 from governor_sim import demo, demo_acts
 from tuning_governor.models.records import JobSummary
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("demo_seed_table")
+
 MIN = 60
 
 

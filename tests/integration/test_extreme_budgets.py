@@ -24,6 +24,9 @@ from tuning_governor.policy import PolicyError
 from tuning_governor.policy.fields import MAX_BUDGET_USD
 from tuning_governor.ports import CHECK_KEY
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("extreme_budgets")
+
 _names = itertools.count()
 
 

@@ -36,6 +36,9 @@ from tests.integration.conftest import World
 from tuning_governor.app.sweep import run_sweep
 from tuning_governor.policy import Policy
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("faults")
+
 JOBS = ("churn-hb", "fraud-rand")
 SCENARIO = Scenario(
     [

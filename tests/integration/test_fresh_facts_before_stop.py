@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import T0, World
-from tests.integration.test_accrued_budgets import P3_8X
 from tests.integration.test_budget_checks import check
 from tests.integration.test_governance import decisions, use_policy
 from tests.integration.test_grace_period import budget_job, run_until
@@ -19,10 +18,7 @@ from tests.integration.test_tags_as_they_are_now import noticed_job, tag
 from tuning_governor.adapters.checks import PendingChecks
 from tuning_governor.app.tag_events import is_tag_event
 
-
-@pytest.fixture(autouse=True)
-def roomy_quota(world: World) -> None:
-    world.amt.set_applied_quota(P3_8X, 1000)
+pytestmark = pytest.mark.usefixtures("roomy_quota")
 
 
 @pytest.mark.parametrize(

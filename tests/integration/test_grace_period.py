@@ -20,10 +20,7 @@ from tuning_governor.adapters.checks import PendingChecks
 GRACE = timedelta(minutes=30)
 
 
-@pytest.fixture(autouse=True)
-def roomy_quota(request: pytest.FixtureRequest) -> None:
-    if "world" in request.fixturenames:
-        request.getfixturevalue("world").amt.set_applied_quota(P3_8X, 1000)
+pytestmark = pytest.mark.usefixtures("roomy_quota")
 
 
 def run_until(world: World, checks: PendingChecks, until: datetime) -> list[dict[str, Any]]:

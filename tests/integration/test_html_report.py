@@ -17,6 +17,9 @@ from governor_sim.report import collect, write_report
 from tests.integration.conftest import World
 from tests.integration.test_governance import ENFORCE, _budget_job, launch_two_teams
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("html_report")
+
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",

@@ -18,7 +18,6 @@ import budget_check
 import training_events
 from governor_sim.memory import MemoryStore
 from governor_sim.runner import FakeLambdaContext
-from tests.contract.conftest import atomic_moto_requests  # noqa: F401 - the fixture, used by name
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, deliver, mid_month  # noqa: F401 - fixture
 from tests.integration.test_exactly_once import OneFault

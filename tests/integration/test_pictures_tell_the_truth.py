@@ -17,6 +17,9 @@ from governor_sim import demo
 from governor_sim.cli import main
 from tests.conftest import ROOT
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("pictures_tell_the_truth")
+
 pytest.importorskip("plotly")
 
 

@@ -11,11 +11,10 @@ import pytest
 from governor_sim.scenarios import ROLE_ARN
 from tests.conftest import REGION
 from tests.integration.conftest import World
-from tests.integration.test_queue_submission import (  # noqa: F401 - atomic_moto_requests is a fixture
+from tests.integration.test_queue_submission import (
     CV_EXEC,
     P3,
     _role,
-    atomic_moto_requests,
     created_jobs,
     record,
     request,

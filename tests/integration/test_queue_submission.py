@@ -18,7 +18,6 @@ from typing import Any
 import boto3
 import pytest
 import queue_submissions
-from moto.core.botocore_stubber import BotocoreStubber
 
 from governor_sim.memory import MemoryStore
 from governor_sim.runner import FakeLambdaContext, deliver_event
@@ -210,19 +209,6 @@ def test_a_crash_between_create_and_recording_creates_the_job_once(queue_world: 
     assert outcome == {"job_name": job_name_for("nlp", "once"), "outcome": "admitted", "create": "exists"}
     assert created_jobs(world) == [job_name_for("nlp", "once")]
     assert list(services.store.read_ledger().reservations) == [job_name_for("nlp", "once")]
-
-
-@pytest.fixture
-def atomic_moto_requests(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One moto request at a time, as AWS applies each request atomically (moto itself has no lock)."""
-    lock = threading.RLock()
-    original = BotocoreStubber.__call__
-
-    def locked(self: BotocoreStubber, event_name: str, request: Any, **kwargs: Any) -> Any:
-        with lock:
-            return original(self, event_name, request, **kwargs)
-
-    monkeypatch.setattr(BotocoreStubber, "__call__", locked)
 
 
 def admit_everything(entries: Any, holdings: Any, shares: Any, capacity: Any) -> list[QueueDecision]:

@@ -10,6 +10,9 @@ import pytest
 from governor_sim.cli import main
 from tests.conftest import ROOT
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("simulate")
+
 EXAMPLE = ROOT / "examples" / "scenario.yaml"
 
 

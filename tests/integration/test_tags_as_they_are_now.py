@@ -13,7 +13,6 @@ import pytest
 from governor_sim.runner import deliver_event
 from tests.integration.conftest import T0, World
 from tests.integration.test_accrued_budgets import count_calls, deliver, run_sweep
-from tests.integration.test_budget_checks import P3_8X
 from tests.integration.test_governance import decisions, record_stop_calls, use_policy
 from tests.integration.test_grace_period import budget_job, notice_of, run_until
 from tuning_governor.adapters.checks import PendingChecks
@@ -21,9 +20,7 @@ from tuning_governor.adapters.checks import PendingChecks
 GRACED = "mode: enforce\ndefaults: {grace_minutes: {budget: 30}}\n"
 
 
-@pytest.fixture(autouse=True)
-def roomy_quota(world: World) -> None:
-    world.amt.set_applied_quota(P3_8X, 1000)
+pytestmark = pytest.mark.usefixtures("roomy_quota")
 
 
 def noticed_job(world: World, name: str) -> tuple[PendingChecks, datetime, list[str]]:

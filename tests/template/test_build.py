@@ -18,6 +18,9 @@ import pytest
 
 from tests.template.cfn import ROOT, TEMPLATE, load_template, python313_dir, resources_of_type, sam_env
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("build")
+
 # Client and test tooling that must never ship to Lambda.
 FORBIDDEN = re.compile(r"^(sagemaker|moto|pytest|_pytest)([-_.].*)?$", re.IGNORECASE)
 # The bundled policy governs when PolicyParameterName is empty; yaml parses it.

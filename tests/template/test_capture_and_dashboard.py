@@ -16,6 +16,9 @@ import pytest
 from tests.template.cfn import ROOT, getatt_target, ref_target, resources_of_type
 from tuning_governor.observability import NAMESPACE, SERVICE
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("capture_and_dashboard")
+
 CONDITION = "CapturesEvents"
 CAPTURE_RESOURCES = {
     "CaptureBucket": "AWS::S3::Bucket",

@@ -28,6 +28,9 @@ from tests.template.deployer import (
     resources_deployed,
 )
 
+# One worker runs the deployer-policy modules: deployer.py's cached build is made once.
+pytestmark = pytest.mark.xdist_group("deployer")
+
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOYER_TEXT = (ROOT / "docs" / "iam" / "deployer-policy.json").read_text()
 DEPLOYER = json.loads(DEPLOYER_TEXT)

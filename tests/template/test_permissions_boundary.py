@@ -24,6 +24,9 @@ from tests.template.boundary import (
 )
 from tests.template.deployer import ACCOUNT, REGION, allowing
 
+# One worker runs the deployer-policy modules: deployer.py's cached build is made once.
+pytestmark = pytest.mark.xdist_group("deployer")
+
 BOUNDARY = render_boundary()
 NOTHING_OPTIONAL = {name: "" if isinstance(value, str) else [""] for name, value in SAMPLE_PARAMETERS.items()}
 

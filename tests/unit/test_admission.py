@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
+from tests.builders import job_facts, quota
 from tests.conftest import load_event
 from tuning_governor.app.envelope import parse_event
-from tuning_governor.domain.capacity import AdmissionPlan, Holder, Quota, Reservation, recount
+from tuning_governor.domain.capacity import AdmissionPlan, Holder, Reservation, recount
 from tuning_governor.governance.capacity import capacity_facts, first_fit
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.rules import ConcurrencyRule
@@ -22,30 +22,8 @@ ENFORCE = parse_policy("mode: enforce", "test")
 
 
 def facts(plans: list[AdmissionPlan], team: str | None = "vision") -> JobFacts:
-    return JobFacts.model_validate(
-        {
-            "job_key": "job",
-            "job_name": "job",
-            "team": team,
-            "tags": {"team": team} if team else {},
-            "status": "InProgress",
-            "created_at": T0,
-            "now": T0,
-            "max_parallel": 3,
-            "max_trials": 30,
-            "demand": {},
-            "spent_usd": Decimal(0),
-            "trials_finished": 0,
-            "trials_failed": 0,
-            "objective_type": "Maximize",
-            "completed_objectives": [],
-            "admission": plans,
-        }
-    )
-
-
-def quota(name: str, value: int, *, applied: bool = True) -> Quota:
-    return Quota(code=f"L-{abs(hash(name)) % 10**8:08d}", name=name, value=value, applied=applied)
+    tags = {"team": team} if team else {}
+    return job_facts(team=team, tags=tags, max_parallel=3, completed_objectives=[], admission=plans)
 
 
 def capacity(plans: list[AdmissionPlan], holders: list[Holder], **limits: Any) -> Any:

@@ -11,6 +11,9 @@ from types import ModuleType
 
 import pytest
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("architecture")
+
 ROOT = Path(__file__).resolve().parents[2]
 MAX_PORT_METHODS = 12
 HANDLER_MAY_IMPORT = ("tuning_governor.app", "tuning_governor.observability")

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.builders import facts_builder
 from tuning_governor.domain.pricing import PriceCatalog, PriceEntry
 from tuning_governor.domain.spend import (
     MAX_CROSSING_SECONDS,
@@ -35,25 +36,9 @@ CATALOG = PriceCatalog(
 )
 
 
-def facts(**changes: Any) -> JobFacts:
-    base: dict[str, Any] = {
-        "job_key": "job",
-        "job_name": "job",
-        "team": "nlp",
-        "tags": {"team": "nlp"},
-        "status": "InProgress",
-        "created_at": T0,
-        "now": T0,
-        "max_parallel": 4,
-        "max_trials": 4,
-        "demand": {P3_8X: 32},
-        "spent_usd": Decimal(0),
-        "trials_finished": 0,
-        "trials_failed": 0,
-        "objective_type": "Maximize",
-        "completed_objectives": [],
-    }
-    return JobFacts.model_validate(base | changes)
+facts = facts_builder(
+    team="nlp", tags={"team": "nlp"}, max_parallel=4, max_trials=4, demand={P3_8X: 32}, completed_objectives=[]
+)
 
 
 def policy(text: str) -> Policy:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 from datetime import UTC, datetime
-from decimal import Decimal
 from types import ModuleType
 from typing import Any
 
@@ -13,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from governor_sim.scenarios import seed_tuning_request
+from tests.builders import job_facts
 from tests.conftest import ROOT
 from tuning_governor.domain.large_batch import findings
 from tuning_governor.domain.large_batch.arrival import MAX_VALUE_CHARS, checked_request
@@ -37,23 +37,7 @@ def _job(request: dict[str, Any]) -> TuningJob:
 
 
 def _facts(batch_request: dict[str, Any]) -> JobFacts:
-    return JobFacts(
-        job_key="job",
-        job_name="job",
-        team="vision",
-        tags={},
-        status="InProgress",
-        created_at=T0,
-        now=T0,
-        max_parallel=2,
-        max_trials=20,
-        demand={},
-        spent_usd=Decimal(0),
-        trials_finished=0,
-        trials_failed=0,
-        objective_type="Maximize",
-        batch_request=batch_request,
-    )
+    return job_facts(tags={}, max_parallel=2, max_trials=20, batch_request=batch_request)
 
 
 @pytest.mark.parametrize("name", ["ddp-fixed-lr.json", "ddp-scaled-lr.json", "hf-accumulation.json"])

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from tests.builders import facts_builder
 from tuning_governor.domain.cost import pricing_facts
 from tuning_governor.domain.pricing import PriceCatalog, PriceEntry
 from tuning_governor.governance.facts import JobFacts
@@ -21,25 +22,7 @@ CATALOG = PriceCatalog(
 )
 
 
-def facts(**changes: Any) -> JobFacts:
-    base: dict[str, Any] = {
-        "job_key": "job",
-        "job_name": "job",
-        "team": "vision",
-        "tags": {"team": "vision"},
-        "status": "InProgress",
-        "created_at": T0,
-        "now": T0,
-        "max_parallel": 4,
-        "max_trials": 30,
-        "demand": {"ml.m5.xlarge": 12},
-        "spent_usd": Decimal(0),
-        "trials_finished": 0,
-        "trials_failed": 0,
-        "objective_type": "Maximize",
-        "completed_objectives": [],
-    }
-    return JobFacts.model_validate(base | changes)
+facts = facts_builder(max_parallel=4, demand={"ml.m5.xlarge": 12}, completed_objectives=[])
 
 
 def with_pricing(job: JobFacts, region: str, catalog: PriceCatalog = CATALOG, **recorded: Any) -> JobFacts:

@@ -10,9 +10,9 @@ from typing import Any, get_args
 import pytest
 from pydantic import BaseModel
 
+from tests.builders import facts_builder
 from tuning_governor.domain.capacity import Holder, Quota, effective_limit
 from tuning_governor.governance.capacity import capacity_facts
-from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.rules import (
     BudgetRule,
     ConcurrencyRule,
@@ -26,24 +26,7 @@ from tuning_governor.policy import GraceRule, Policy, parse_policy
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 
-def facts(**changes: Any) -> JobFacts:
-    base: dict[str, Any] = {
-        "job_key": "job",
-        "job_name": "job",
-        "team": "vision",
-        "tags": {"team": "vision"},
-        "status": "InProgress",
-        "created_at": T0,
-        "now": T0,
-        "max_parallel": 4,
-        "max_trials": 30,
-        "demand": {"ml.p3.2xlarge": 4},
-        "spent_usd": Decimal(0),
-        "trials_finished": 0,
-        "trials_failed": 0,
-        "objective_type": "Maximize",
-    }
-    return JobFacts.model_validate(base | changes)
+facts = facts_builder(max_parallel=4, demand={"ml.p3.2xlarge": 4})
 
 
 def policy(text: str) -> Policy:

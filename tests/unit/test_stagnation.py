@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.builders import facts_builder
 from tests.conftest import load_event
 from tuning_governor.domain.stagnation import (
     StagnationState,
@@ -19,7 +19,6 @@ from tuning_governor.domain.stagnation import (
     resolve_objective,
     trials_since_improvement,
 )
-from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.rules import StagnationRule
 from tuning_governor.models.objectives import DefinitionObjective, ObjectiveSpec
 from tuning_governor.models.tuning_job import TuningJob
@@ -39,24 +38,7 @@ def fold(
     return state
 
 
-def facts(**changes: Any) -> JobFacts:
-    base: dict[str, Any] = {
-        "job_key": "job",
-        "job_name": "job",
-        "team": "vision",
-        "tags": {"team": "vision"},
-        "status": "InProgress",
-        "created_at": T0,
-        "now": T0,
-        "max_parallel": 1,
-        "max_trials": 30,
-        "demand": {"ml.m5.xlarge": 1},
-        "spent_usd": Decimal(0),
-        "trials_finished": 0,
-        "trials_failed": 0,
-        "objective_type": None,
-    }
-    return JobFacts.model_validate(base | changes)
+facts = facts_builder(max_trials=30, demand={"ml.m5.xlarge": 1}, objective_type=None)
 
 
 # -- AMT's 1 % -----------------------------------------------------------------------------------------

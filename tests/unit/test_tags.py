@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
 
 import pytest
 
+from tests.builders import job_facts
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.rules import TagsRule, registry
 from tuning_governor.policy import Policy, parse_budget_tag, parse_policy, tag_lookup
@@ -112,23 +112,7 @@ def test_tag_warnings_cover_budget_values_key_spelling_and_exemption_values() ->
 
 
 def facts(tags: dict[str, str]) -> JobFacts:
-    base: dict[str, Any] = {
-        "job_key": "job",
-        "job_name": "job",
-        "team": tags.get("team"),
-        "tags": tags,
-        "status": "InProgress",
-        "created_at": T0,
-        "now": T0,
-        "max_parallel": 1,
-        "max_trials": 10,
-        "demand": {},
-        "spent_usd": Decimal(0),
-        "trials_finished": 0,
-        "trials_failed": 0,
-        "objective_type": "Maximize",
-    }
-    return JobFacts.model_validate(base)
+    return job_facts(team=tags.get("team"), tags=tags, max_trials=10)
 
 
 def test_the_tags_rule_turns_tag_problems_into_one_warning_decision() -> None:

@@ -20,7 +20,14 @@ import pytest
 from .compare import compare, run
 from .scenarios import SCENARIOS
 
-pytestmark = [pytest.mark.disorder, pytest.mark.xdist_group("disorder")]
+pytestmark = pytest.mark.disorder
+
+
+def _group(scenario: str, seed: int) -> pytest.MarkDecorator:
+    """One xdist worker per scenario and seed: its perfect run (cached in :func:`run`) serves every profile's
+    comparison and both checks of a run; the scenarios themselves spread over the workers."""
+    return pytest.mark.xdist_group(f"disorder-{scenario}-{seed}")
+
 
 RUNS = [(name, seed, profile) for name, spec in SCENARIOS.items() for seed in spec.seeds for profile in spec.profiles]
 
@@ -36,6 +43,7 @@ def _params() -> list[object]:
         missing = SCENARIOS[name].xfail_reason(profile, seed)
         marks = [pytest.mark.xfail(strict=True, reason=f"issue 17 mechanism {reason}")] if reason else []
         marks += [pytest.mark.xfail(strict=True, reason=f"needs {missing}")] if missing and not reason else []
+        marks.append(_group(name, seed))
         params.append(pytest.param(name, seed, profile, id=f"{name}-seed{seed}-{profile}", marks=marks))
     return params
 
@@ -52,7 +60,9 @@ def test_faulty_delivery_stops_what_perfect_delivery_stops(
     assert verdict.missed == [], f"missed stops: {verdict.missed}"
 
 
-@pytest.mark.parametrize(("scenario", "seed", "profile"), [(n, s, p) for n, s, p in RUNS])
+@pytest.mark.parametrize(
+    ("scenario", "seed", "profile"), [pytest.param(n, s, p, marks=_group(n, s)) for n, s, p in RUNS]
+)
 def test_every_jobs_dollars_equal_the_stand_ins_bill(
     aws_credentials: None, scenario: str, seed: int, profile: str
 ) -> None:
@@ -60,7 +70,9 @@ def test_every_jobs_dollars_equal_the_stand_ins_bill(
     assert verdict.dollars == []
 
 
-@pytest.mark.parametrize(("scenario", "seed"), [(n, s) for n, spec in SCENARIOS.items() for s in spec.seeds])
+@pytest.mark.parametrize(
+    ("scenario", "seed"), [pytest.param(n, s, marks=_group(n, s)) for n, spec in SCENARIOS.items() for s in spec.seeds]
+)
 def test_perfect_delivery_stops_some_jobs_and_not_others(aws_credentials: None, scenario: str, seed: int) -> None:
     # The comparison means something only if perfect delivery stops jobs (a miss can be seen) and leaves
     # others running (a wrong stop can be seen).

@@ -27,6 +27,9 @@ from governor_sim.replay.model import ReplayResult
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.replay.conftest import capture, write_jsonl
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("replay-capture")
+
 P3_2X = "ml.p3.2xlarge"
 BUCKET = "tuning-governor-capture-123456789012"
 STREAM = "tuning-governor-capture"

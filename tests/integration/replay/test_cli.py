@@ -14,6 +14,9 @@ from governor_sim.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 from tests.integration.replay.conftest import Capture, capture, schema_validator, write_jsonl
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("replay-cli")
+
 P3_2X = "ml.p3.2xlarge"
 
 

@@ -22,6 +22,9 @@ from tests.integration.replay.conftest import capture, write_jsonl
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.domain.pricing import CatalogFile, PriceListRow, RegionCatalog, bundled_catalog
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("replay-deployed_prices")
+
 P3_2X = "ml.p3.2xlarge"
 REGION = "us-east-1"
 TABLE = "tuning-governor-prod-GovernorTable-ABC"

@@ -15,6 +15,9 @@ from tests.integration.replay.conftest import Capture, capture
 from tuning_governor.models.records import JobSummary
 from tuning_governor.policy import Policy
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("replay-equivalence")
+
 TERMINAL = {"Completed", "Stopped", "Failed"}
 
 

@@ -30,6 +30,9 @@ from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import parse_policy
 from tuning_governor.ports import Store
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("replay-forget")
+
 POLICY = parse_policy(
     """
 mode: enforce

@@ -31,6 +31,9 @@ from tests.integration.test_html_report import (
     screenshot,
 )
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("replay-html")
+
 P3_2X, M5_X = "ml.p3.2xlarge", "ml.m5.xlarge"
 STOP_ACTIONS = {"stopped", "would-stop"}
 VISION_BUDGET = Decimal("0.6")

@@ -25,6 +25,9 @@ from tests.integration.replay.conftest import (
 from tuning_governor.domain.pricing import bundled_catalog
 from tuning_governor.policy import parse_policy
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("replay-policies")
+
 P3_2X, P3_8X = "ml.p3.2xlarge", "ml.p3.8xlarge"
 BUDGET = Decimal(20)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -20,6 +20,9 @@ from tests.integration.replay.conftest import (
 )
 from tuning_governor.policy import Policy
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("replay-samples")
+
 M5_XLARGE = Decimal("0.23")
 
 # (line content, what the reason must say): inserted among the sample events at these 1-based lines.

@@ -17,6 +17,9 @@ import pytest
 from governor_sim.cli import main
 from tests.integration.replay.conftest import busy_account_log
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("replay-store_equivalence")
+
 POLICY = """
 mode: enforce
 quotas:

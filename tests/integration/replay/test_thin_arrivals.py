@@ -37,6 +37,9 @@ from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.policy import parse_policy
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("replay-thin_arrivals")
+
 P3_2X, P3_8X = "ml.p3.2xlarge", "ml.p3.8xlarge"
 POLICY = f"mode: enforce\nquotas: {{{P3_2X}: 8}}\n"
 DEPLOYED = "tuning-governor-deployed"

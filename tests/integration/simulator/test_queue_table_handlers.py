@@ -13,6 +13,9 @@ import pytest
 from governor_sim.queue_sim.handlers import HANDLER_MODES, HandlerMode, measure_handlers, render_handlers
 from governor_sim.queue_sim.workload import TEAMS
 
+# One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("queue_table_handlers")
+
 QUEUE_MODES: tuple[HandlerMode, ...] = ("queue", "queue + lend/borrow", "queue + fit-to-share")
 Rows = dict[HandlerMode, dict[str, Any]]
 SHARES = {team: share for team, (share, _) in TEAMS.items()}
