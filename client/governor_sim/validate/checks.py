@@ -10,6 +10,7 @@ from decimal import Decimal
 from governor_sim.validate.findings import Finding
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.policy import Policy, render_path
+from tuning_governor.policy.rules import specs
 
 
 def _money(value: Decimal) -> str:
@@ -33,9 +34,8 @@ def _stop_guards(policy: Policy) -> list[str]:
     guards: list[str] = []
     if d.job_budget:
         guards.append("defaults.job_budget_usd" if d.job_budget_usd is not None else "defaults.budget_usd")
-    for key in ("max_runtime_hours", "stagnation_trials", "stagnation_minutes", "stagnation_usd", "max_failed_trials"):
-        if getattr(d, key):
-            guards.append(f"defaults.{key}")
+    for spec in specs:  # each rule's own switches (policy.rules), in judging order
+        guards += spec.guards(d)
     for name, team in sorted(policy.teams.items()):
         if team.job_budget:
             guards.append(render_path(("teams", name, "job_budget_usd")))
@@ -69,13 +69,10 @@ def _monitor_mode(policy: Policy) -> list[Finding]:
 
 
 def _grace(policy: Policy) -> list[Finding]:
-    # A budget can always come from a job's tag, so its grace period always means something.
+    # Each rule's spec says what switches it on; a budget can always come from a job's tag (nothing in
+    # defaults switches it off), so its grace period always means something.
     d = policy.defaults
-    rule_on = {
-        "runtime": bool(d.max_runtime_hours),
-        "stagnation": bool(d.stagnation_trials or d.stagnation_minutes or d.stagnation_usd),
-        "failed-trials": bool(d.max_failed_trials),
-    }
+    rule_on = {spec.name: spec.switched_on(d) for spec in specs}
     return [
         Finding(
             severity="warning",

@@ -5,7 +5,8 @@ budget, a unique traceable name), in its team's queue, and its owner told "<how>
 
 - a preemption by the queue (rule ``queue-preempt``: a borrower stopped to give a lender its share
   back), always: issue 20's "no finished trial is wasted";
-- a stop on arrival for concurrency, when the policy says ``defaults.on_over_capacity: requeue``.
+- a stop for room by a rule whose spec says so (``requeued_as``: concurrency, on arrival), when the
+  policy says ``defaults.on_over_capacity: requeue``.
 
 It runs once the job is Stopped (only a Stopped job can be a warm-start parent, and a
 StopHyperParameterTuningJob call only starts the stop), from whichever sees that first: its ``Stopped``
@@ -28,16 +29,17 @@ from tuning_governor.governance.ports import EngineServices
 from tuning_governor.models.queue import QueuedRequest
 from tuning_governor.observability import logger
 from tuning_governor.policy import Policy
+from tuning_governor.policy.rules import specs
 from tuning_governor.ports.submissions import StoppedJobs
 
-ARRIVAL_RULE = "concurrency"
 SUBMITTER = "tuning-governor (on_over_capacity: requeue)"
 
 #: The claim that makes a stopped job's requeue happen once (a delivery claim on the stopped job).
 REQUEUE_CLAIM = ("requeue", "queue")
 
 
-HOW = {PREEMPT_RULE: "preempted", ARRIVAL_RULE: "stopped on arrival"}
+#: How each stop that is requeued is told: a preemption, and the stops of the rules that declare it.
+HOW = {PREEMPT_RULE: "preempted"} | {spec.name: spec.requeued_as for spec in specs if spec.requeued_as}
 
 
 def _our_stop(services: EngineServices, policy: Policy, key: str) -> dict[str, Any] | None:
@@ -47,7 +49,7 @@ def _our_stop(services: EngineServices, policy: Policy, key: str) -> dict[str, A
         if decision.get("action") != "stopped":
             continue
         rule = decision.get("rule")
-        if rule == PREEMPT_RULE or (rule == ARRIVAL_RULE and policy.defaults.on_over_capacity == "requeue"):
+        if rule == PREEMPT_RULE or (rule in HOW and policy.defaults.on_over_capacity == "requeue"):
             return decision
     return None
 

@@ -18,16 +18,9 @@ from typing import Any
 
 from tuning_governor.governance.rules import Decision
 from tuning_governor.policy import Policy
+from tuning_governor.policy.rules import specs
 
 GRACE = "grace"
-
-# What makes each rule's breach clear before T, in the words of the people who get the notice.
-_UNLESS = {
-    "budget": "its budget is raised (tag {budget_tag}, or the team's or default job budget in the policy)",
-    "runtime": "the runtime cap (defaults.max_runtime_hours) is raised",
-    "stagnation": "its best objective improves by 1 % or more",
-    "failed-trials": "the failed-trial limit (defaults.max_failed_trials) is raised",
-}
 
 
 @dataclass(frozen=True)
@@ -40,8 +33,12 @@ class GraceStep:
 
 
 def unless(rule: str, policy: Policy) -> str:
-    """What would stop the stop, for the notice."""
-    clears = _UNLESS.get(rule, "the breach clears").format(budget_tag=policy.budget_tag)
+    """What would stop the stop, for the notice: what makes the rule's breach clear before T, in the words
+    of the people who get the notice (its spec's ``grace_unless``), or an exemption."""
+    spec = specs.get(rule)
+    clears = (spec.grace_unless if spec is not None and spec.grace_unless else "the breach clears").format(
+        budget_tag=policy.budget_tag
+    )
     return f"{clears}, or it is tagged {policy.exempt_tag}=true"
 
 

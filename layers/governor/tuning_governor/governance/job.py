@@ -13,6 +13,7 @@ from tuning_governor.domain.job import JobState
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.policy import Policy
+from tuning_governor.policy.rules.budgets import BudgetSettings
 from tuning_governor.ports import PriceStore
 
 
@@ -91,7 +92,7 @@ def with_stop_lead(facts: JobFacts, policy: Policy, store: PriceStore) -> JobFac
     if facts.budget is None or facts.budget.usd is None:
         return facts
     learned = {family: store.stop_latencies(family) for family in sorted(families_of(facts.demand))}
-    lead = stop_latency.job_lead(facts.demand, learned, policy.defaults.budget_stop_lead_seconds)
+    lead = stop_latency.job_lead(facts.demand, learned, BudgetSettings.of(policy.defaults).budget_stop_lead_seconds)
     return facts.model_copy(update={"stop_lead_seconds": lead})
 
 

@@ -20,8 +20,9 @@ SageMaker and repairs it:
    accrue what SageMaker bills; a DescribeTrainingJob each only where the definition leaves the
    instances open (several InstanceConfigs). Their late event then finds the entry and writes nothing.
 
-Who calls it: the sweep, for every running job whose rules read its trials (:func:`trial_rules`: the job
-budget and the team month, which accrue running trials; stagnation; the failed-trial cap) or whose
+Who calls it: the sweep, for every running job whose rules read its trials (:func:`trial_rules`: those
+whose spec says ``reads_trials``, e.g. the job budget and the team month, which accrue running trials;
+stagnation; the failed-trial cap) or whose
 running entries the capacity ledger re-counts; and a judgement about to stop a job on one of those rules
 (:func:`before_stop`), which judges again on the truth before it stops. Pure governance: SageMaker and
 the store through the engine's ports.
@@ -41,12 +42,14 @@ from tuning_governor.governance.trials import record_listed_trials
 from tuning_governor.models.sagemaker import TRAINING_RUNNING, TRAINING_TERMINAL
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.policy import Policy
+from tuning_governor.policy import rules as rule_specs
 
 PAGE = 100
 """ListTrainingJobsForHyperParameterTuningJob's MaxResults ceiling (1-100, default 10)."""
 
-TRIAL_RULES = ("budget", "team-budget", "stagnation", "failed-trials")
-"""Rules that read a job's trials: its running trials' accrual, its best objective, its failures."""
+TRIAL_RULES = rule_specs.trial_rules()
+"""Rules that read a job's trials (their spec's ``reads_trials``): its running trials' accrual, its best
+objective, its failures."""
 
 FINISHED = ("Completed", "RetryableError", "NonRetryableError", "Stopped")
 """TrainingJobStatusCounters of trials that have ended (the fifth, InProgress, counts those running)."""
@@ -80,16 +83,9 @@ class Reconciled:
 
 
 def trial_rules(policy: Policy, job: JobState) -> list[str]:
-    """The rules judging ``job`` that read its trials (in :data:`TRIAL_RULES`' order); [] when none do."""
-    defaults = policy.defaults
-    team = job.team or policy.team_of(job.tags, job.roles)
-    on = {
-        "budget": policy.budget_for(job.tags, job.roles).usd is not None,
-        "team-budget": policy.team_monthly_budget(team) is not None,
-        "stagnation": bool(defaults.stagnation_trials or defaults.stagnation_minutes or defaults.stagnation_usd),
-        "failed-trials": bool(defaults.max_failed_trials),
-    }
-    return [name for name in TRIAL_RULES if on[name]]
+    """The rules judging ``job`` that read its trials (in :data:`TRIAL_RULES`' order), each as switched on
+    for it (``Rule.switched_on``); [] when none is."""
+    return [rule.name for rule in registry if rule.spec.reads_trials and rule.switched_on(policy, job)]
 
 
 def counts_differ(job: JobState, described: TuningJob) -> bool:
@@ -195,7 +191,7 @@ def before_stop(
     stop the job (monitor mode, exempt, a stop already requested, or no breach)."""
     if not policy.enforcing or policy.is_exempt(job.tags) or job.stop_requested_at is not None:
         return job, facts
-    rules = [rule for rule in registry.for_trigger(trigger) if rule.name in TRIAL_RULES and not rule.admission_judged]
+    rules = [rule for rule in registry.for_trigger(trigger) if rule.spec.reads_trials and not rule.admission_judged]
     if not any((d := rule.evaluate(policy, facts, None)) is not None and d.wants_stop for rule in rules):
         return job, facts
     if not reconcile_trials(job, services, source="judgement").changed:

@@ -31,6 +31,7 @@ from tuning_governor.models.sagemaker import TRAINING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.observability import metrics
+from tuning_governor.policy.rules.progress import STAGNATION
 
 STALE_ATTEMPTS = 5
 
@@ -75,8 +76,7 @@ def spend_at(at: datetime, records: Iterable[TrialRecord], job: JobState, catalo
 def _stagnation_watched(services: EngineServices) -> bool:
     """The policy sets a stagnation limit: only then is the order of trials worth a Query of the job's
     records (the best objective, all that is read without the rule, does not depend on the order)."""
-    defaults = services.policy().defaults
-    return bool(defaults.stagnation_trials or defaults.stagnation_minutes or defaults.stagnation_usd)
+    return STAGNATION.switched_on(services.policy().defaults)
 
 
 def _replayed(

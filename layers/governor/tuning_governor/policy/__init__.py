@@ -19,6 +19,7 @@ The document (every key optional; see ``policy.example.yaml`` and ``docs/referen
 
 The package, one module per reason to change: ``model`` (the policy and its query helpers, pure),
 ``fields`` (field types and validators), ``tags`` (budget and exemption tags as jobs carry them),
+``rules`` (each rule's declaration: its own ``defaults`` keys, composed into ``Defaults``, and its traits),
 ``document`` (YAML/JSON text to a validated ``Policy``), ``errors`` (``PolicyError`` and how problems are
 worded) and ``sources`` (a file or an SSM parameter, keeping the last good policy when an update is
 invalid). Import from the package: the names below are its public API.
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tuning_governor.policy.document import parse_policy
     from tuning_governor.policy.errors import PolicyError, PolicyUnavailable, render_path
-    from tuning_governor.policy.fields import TOPIC_ARN, GraceRule
+    from tuning_governor.policy.fields import TOPIC_ARN
     from tuning_governor.policy.model import (
         DEFAULT_BUDGET_TAG,
         Budget,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         Policy,
         TeamPolicy,
     )
+    from tuning_governor.policy.rules import GraceRule
     from tuning_governor.policy.sources import (
         BUNDLED_POLICY,
         DEFAULT_MAX_AGE_SECONDS,
@@ -65,7 +67,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_MAX_AGE_SECONDS": "tuning_governor.policy.sources",
     "Defaults": "tuning_governor.policy.model",
     "FilePolicySource": "tuning_governor.policy.sources",
-    "GraceRule": "tuning_governor.policy.fields",
+    "GraceRule": "tuning_governor.policy.rules",
     "LoadedPolicy": "tuning_governor.policy.sources",
     "Mode": "tuning_governor.policy.model",
     "Policy": "tuning_governor.policy.model",

@@ -1,12 +1,13 @@
 """The policy's field types and their validators: instance types, secret names, topic ARNs, Slack
-member IDs, counts and amounts, grace periods per rule, and prices per instance type or region."""
+member IDs, counts and amounts, and prices per instance type or region (grace periods per rule are
+``policy.rules``': the rules declare which may wait)."""
 
 from __future__ import annotations
 
 import difflib
 import re
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -129,38 +130,6 @@ Hours = Annotated[float, Field(ge=0, le=MAX_HOURS, strict=True, allow_inf_nan=Fa
 Minutes = Annotated[float, Field(ge=0, le=MAX_HOURS * 60, strict=True, allow_inf_nan=False)]
 Price = Annotated[Decimal, Field(gt=0, le=MAX_PRICE_USD_PER_HOUR, allow_inf_nan=False)]
 TagKey = Annotated[str, Field(min_length=1, max_length=128)]
-
-# -- grace periods: <rule>: <minutes> ----------------------------------------------------------------
-#: The rules a grace period may delay: those that stop one job on what it has done so far.
-GraceRule = Literal["budget", "runtime", "stagnation", "failed-trials"]
-_NO_GRACE = {
-    "concurrency": (
-        "concurrency is judged once, when the job arrives: a grace period would let it hold instances that"
-        " the jobs arriving after it are refused, so it stays 0"
-    ),
-    "team-budget": (
-        "team-budget stops every running job of the team at once and has its own projected warning before"
-        " the breach; a grace period is not supported for it"
-    ),
-}
-# A month: longer than any sensible notice, and keeps stop times far inside datetime's range.
-_MAX_GRACE_MINUTES = 43_200
-
-
-def _grace_rules(value: Any) -> Any:
-    value = none_to_empty(value)
-    if isinstance(value, dict):
-        for key in value:
-            if key in _NO_GRACE:
-                raise PydanticCustomError("no_grace", "{rule}: {why}", {"rule": key, "why": _NO_GRACE[key]})
-    return value
-
-
-GraceMinutes = Annotated[
-    dict[GraceRule, Annotated[float, Field(ge=0, le=_MAX_GRACE_MINUTES, strict=True, allow_inf_nan=False)]],
-    BeforeValidator(_grace_rules),
-]
-
 
 # -- prices: <instance type>: <price> (every region) or <region>: {<instance type>: <price>} -------------
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WrapValidator, model_validator
 from pydantic_core import PydanticCustomError
@@ -21,8 +21,6 @@ from tuning_governor.policy.fields import (
     SLACK_MEMBER_ID,
     ChannelTargets,
     Count,
-    GraceMinutes,
-    Hours,
     InstanceType,
     Minutes,
     Money,
@@ -36,6 +34,7 @@ from tuning_governor.policy.fields import (
     validate_prices,
 )
 from tuning_governor.policy.identity import RoleArn, TeamIdentity, resolve_team, role_key
+from tuning_governor.policy.rules import GraceMinutes, compose_defaults
 from tuning_governor.policy.shares import Share
 from tuning_governor.policy.tags import TagWarning, bad_budget, near_misses, parse_budget_tag, tag_lookup
 
@@ -59,29 +58,18 @@ class _PolicyModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class Defaults(_PolicyModel):
-    """What applies to every tuning job unless a team or a tag says otherwise. 0 switches a guard off."""
+class SharedDefaults(_PolicyModel):
+    """What applies to every tuning job unless a team or a tag says otherwise. 0 switches a guard off.
+
+    These are the keys under ``defaults`` that several rules read; ``Defaults`` adds each rule's own
+    (``policy.rules``: ``max_runtime_hours``, ``stagnation_*``, ``max_failed_trials``, ...)."""
 
     job_budget_usd: Money | None = None
     """Budget per tuning job in USD; None or 0 = no budget."""
     budget_usd: Money | None = None
     """Deprecated old name of ``job_budget_usd`` (still read for one release, with a policy warning)."""
-    max_runtime_hours: Hours = 0.0
-    """Stop a tuning job running longer than this (0 = off)."""
-    stagnation_trials: Count = 0
-    """Stop after this many completed trials without a 1 % (or greater) improvement of the best (0 = off)."""
-    stagnation_minutes: Minutes = 0.0
-    """Stop when the best objective has not improved for this many minutes (0 = off)."""
-    stagnation_usd: Money = Decimal(0)
-    """Stop when the job has spent this many USD since its best objective last improved (0 = off)."""
-    max_failed_trials: Count = 0
-    """Stop after this many failed trials (0 = off)."""
-    budget_stop_lead_seconds: Annotated[int, Field(ge=0, le=3600, strict=True)] = 120
-    """A job's budget is breached when spent + this many seconds of its running trials' burn reaches it:
-    billing goes on until the stopped trials are ``Stopped`` (StopTrainingJob's 120 s SIGTERM grace at
-    most), so asking then ends the job's bill at its budget rather than past it (0 = at the budget)."""
     grace_minutes: GraceMinutes = {}
-    """Per rule (budget, runtime, stagnation, failed-trials): minutes between a job's first breach and its
+    """Per rule whose breach may wait (``policy.rules.GRACE_RULES``): minutes between a job's first breach and its
     stop. The first breach reports "will stop at T unless ..."; the job is stopped at the first judgement
     at or after T (the one-time check asked for T, an event, or a sweep) at which the breach still holds.
     Absent or 0 = stop at the breach. Exempt jobs get no notice (they are never stopped)."""
@@ -91,7 +79,7 @@ class Defaults(_PolicyModel):
     left (``domain.resume``; docs/explanation/queue.md, "Resume by warm start")."""
 
     @model_validator(mode="after")
-    def _one_name_per_budget(self) -> Defaults:
+    def _one_name_per_budget(self) -> SharedDefaults:
         if self.budget_usd is not None and self.job_budget_usd is not None:
             raise PydanticCustomError(
                 "deprecated_duplicate",
@@ -103,6 +91,13 @@ class Defaults(_PolicyModel):
     def job_budget(self) -> Decimal | None:
         """The default per-job budget, under its new or its deprecated name."""
         return self.job_budget_usd if self.job_budget_usd is not None else self.budget_usd
+
+
+if TYPE_CHECKING:
+    Defaults = SharedDefaults
+else:
+    Defaults = compose_defaults(SharedDefaults, "Defaults")
+    """``SharedDefaults`` and every rule's own settings (``policy.rules``), under ``defaults``."""
 
 
 class TeamPolicy(_PolicyModel):
@@ -324,7 +319,7 @@ class Policy(_PolicyModel):
 
     def grace_for(self, rule: str) -> timedelta | None:
         """The grace period between ``rule``'s first breach on a job and its stop; None = stop at once."""
-        minutes = self.defaults.grace_minutes.get(rule)  # type: ignore[call-overload]
+        minutes = self.defaults.grace_minutes.get(rule)
         return timedelta(minutes=minutes) if minutes else None
 
     def slack_member(self, owner: str | None) -> str | None:

@@ -1,4 +1,5 @@
-"""The rule registry: each governance check is a class with a name, a config, its IAM needs and
+"""The rule registry: each governance check is a class with its declaration (``spec``, a
+``policy.rules`` spec: name, order, own settings, traits), its IAM needs and
 ``evaluate(...) -> Decision | None``.
 
 Rules are pure: they read ``JobFacts`` (and ``CapacityFacts`` for concurrency) and the policy, and
@@ -9,8 +10,9 @@ the engine runs a rule (scope, admission, late judgement, grace, checks) is decl
 """
 
 # The engine judges the rules by their declared ``order`` (concurrency, budget, team-budget, runtime,
-# stagnation, tags, failed-trials, pricing). Every module of this package is imported below, so a new
-# rule is its own module: nothing here names it.
+# stagnation, tags, large-batch, failed-trials, pricing). Every module of this package is imported
+# below, so a new rule is its own module here and its declaration's in policy/rules/: nothing here
+# names it.
 import importlib
 import pkgutil
 

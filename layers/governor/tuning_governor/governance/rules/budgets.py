@@ -7,17 +7,21 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 from tuning_governor.domain.cost import SECONDS_PER_HOUR
+from tuning_governor.domain.job import JobState
 from tuning_governor.domain.spend import budget_crossing
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
 from tuning_governor.governance.rules.base import STOP_PERMISSION, Rule, registry
 from tuning_governor.models.decisions import Decision
 from tuning_governor.policy import Policy
+from tuning_governor.policy.rules.budgets import BUDGET, TEAM_BUDGET, BudgetSettings
 
 
 def stop_lead(policy: Policy, job: JobFacts) -> int:
     """Seconds of burn a stop still bills: learned from the account's stops of the job's instance
     families, else ``defaults.budget_stop_lead_seconds``."""
-    return job.stop_lead_seconds if job.stop_lead_seconds is not None else policy.defaults.budget_stop_lead_seconds
+    if job.stop_lead_seconds is not None:
+        return job.stop_lead_seconds
+    return BudgetSettings.of(policy.defaults).budget_stop_lead_seconds
 
 
 @registry.register
@@ -37,21 +41,15 @@ class BudgetRule(Rule):
     finished - running)``. Spend that includes an unpriced trial is never judged (never $0).
     """
 
-    name = "budget"
-    order = 20
-    description = "Dollar budget per tuning job: spent (finished + accrued), and projected from the mean trial cost"
+    spec = BUDGET
     triggers = frozenset({"arrival", "trial", "trial-progress", "sweep"})
     permissions = frozenset({STOP_PERMISSION})
-    policy_keys = (
-        "defaults.job_budget_usd",
-        "teams.<team>.job_budget_usd",
-        "budget_tag",
-        "prices",
-        "defaults.budget_stop_lead_seconds",
-    )
     late_ok = True
-    grace_able = True
     schedules_checks = True
+
+    def switched_on(self, policy: Policy, job: JobState) -> bool:
+        """A budget applies to the job (its tag, its team's or the default one)."""
+        return policy.budget_for(job.tags, job.roles).usd is not None
 
     def check_at(self, policy: Policy, job: JobFacts) -> datetime | None:
         """When the job's running trials bring it to a breach if nothing else changes (None: no budget,
@@ -164,15 +162,15 @@ class TeamBudgetRule(Rule):
     budget is still a breach, but nothing is projected.
     """
 
-    name = "team-budget"
-    order = 30
-    description = "Monthly dollar budget per team over all its tuning jobs (finished + accrued)"
+    spec = TEAM_BUDGET
     triggers = frozenset({"arrival", "trial", "trial-progress", "sweep"})
     permissions = frozenset({STOP_PERMISSION})
-    policy_keys = ("teams.<team>.monthly_budget_usd",)
 
     MIN_ELAPSED_SECONDS: ClassVar[int] = 86400
-    scope = "team"
+
+    def switched_on(self, policy: Policy, job: JobState) -> bool:
+        """The job's team has a monthly budget."""
+        return policy.team_monthly_budget(job.team or policy.team_of(job.tags, job.roles)) is not None
 
     def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
         month = job.team_month

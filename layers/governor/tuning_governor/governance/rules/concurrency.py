@@ -9,6 +9,7 @@ from tuning_governor.governance.facts import CapacityFacts, JobFacts
 from tuning_governor.governance.rules.base import STOP_PERMISSION, Rule, registry
 from tuning_governor.models.decisions import Decision
 from tuning_governor.policy import Policy
+from tuning_governor.policy.rules.concurrency import CONCURRENCY
 
 
 @registry.register
@@ -19,14 +20,11 @@ class ConcurrencyRule(Rule):
     InstanceConfigs fits when one of its plans fits, tried in priority order (``first_fit``).
     """
 
-    name = "concurrency"
-    order = 10
-    description = "Concurrent training instances per type vs. the applied Service Quota and team policy"
+    spec = CONCURRENCY
     triggers = frozenset({"arrival"})
     permissions = frozenset(
         {STOP_PERMISSION, "servicequotas:ListServiceQuotas", "servicequotas:ListAWSDefaultServiceQuotas"}
     )
-    policy_keys = ("quotas", "spot_quotas", "teams.<team>.instances")
 
     admission_judged = True
 

@@ -8,6 +8,7 @@ from tuning_governor.governance.facts import CapacityFacts, JobFacts
 from tuning_governor.governance.rules.base import STOP_PERMISSION, Rule, registry
 from tuning_governor.models.decisions import Decision
 from tuning_governor.policy import Policy
+from tuning_governor.policy.rules.large_batch import LARGE_BATCH
 
 
 @registry.register
@@ -22,12 +23,9 @@ class LargeBatchRule(Rule):
     The costs at risk are left out: arrival does not price the request.
     """
 
-    name = "large-batch"
-    order = 65
-    description = "Distributed trials whose batch range, learning rate or warmup will not converge"
+    spec = LARGE_BATCH
     triggers = frozenset({"arrival"})
     permissions = frozenset({STOP_PERMISSION})
-    policy_keys = ("large_batch",)
 
     def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
         settings = policy.large_batch

@@ -6,6 +6,7 @@ from tuning_governor.governance.facts import CapacityFacts, JobFacts
 from tuning_governor.governance.rules.base import Rule, registry
 from tuning_governor.models.decisions import Decision
 from tuning_governor.policy import Policy
+from tuning_governor.policy.rules.pricing import PRICING
 
 
 @registry.register
@@ -17,13 +18,9 @@ class PricingRule(Rule):
     it: this rule says so, naming the type, instead of letting the budget guard go quiet.
     """
 
-    name = "pricing"
-    order = 80
-    description = "Instance types without a price in the job's region (approximate) or anywhere (unpriced)"
+    spec = PRICING
     triggers = frozenset({"arrival", "trial", "sweep"})
     permissions = frozenset()
-    policy_keys = ("prices",)
-
     late_ok = True
 
     def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:

@@ -12,23 +12,19 @@ from tuning_governor.governance.rules.base import STOP_PERMISSION, Rule, registr
 from tuning_governor.models.decisions import Decision
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.policy import Policy
+from tuning_governor.policy.rules.progress import RUNTIME, STAGNATION, RuntimeSettings, StagnationSettings
 
 
 @registry.register
 class RuntimeRule(Rule):
     """A tuning job running max_runtime_hours or longer is stopped (0 = off)."""
 
-    name = "runtime"
-    order = 40
-    description = "Runtime cap per tuning job"
+    spec = RUNTIME
     triggers = frozenset({"arrival", "trial", "sweep"})
     permissions = frozenset({STOP_PERMISSION})
-    policy_keys = ("defaults.max_runtime_hours",)
-
-    grace_able = True
 
     def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
-        cap_hours = policy.defaults.max_runtime_hours
+        cap_hours = RuntimeSettings.of(policy.defaults).max_runtime_hours
         if not cap_hours or job.created_at is None:
             return None
         cap = round(cap_hours * 3600)
@@ -55,15 +51,10 @@ class StagnationRule(Rule):
     Nothing is judged before the first completed trial with an objective value.
     """
 
-    name = "stagnation"
-    order = 50
-    description = "Trials, minutes or dollars without improving the best objective by 1 % or more"
+    spec = STAGNATION
     triggers = frozenset({"trial", "sweep"})
     permissions = frozenset({STOP_PERMISSION})
-    policy_keys = ("defaults.stagnation_trials", "defaults.stagnation_minutes", "defaults.stagnation_usd")
-
     late_ok = True
-    grace_able = True
 
     def evaluate_late(
         self, policy: Policy, job: JobFacts, trials: Callable[[], Sequence[TrialRecord]]
@@ -77,7 +68,7 @@ class StagnationRule(Rule):
         return None
 
     def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
-        defaults = policy.defaults
+        defaults = StagnationSettings.of(policy.defaults)
         trials_limit, minutes_limit, usd_limit = (
             defaults.stagnation_trials,
             defaults.stagnation_minutes,

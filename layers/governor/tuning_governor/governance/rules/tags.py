@@ -6,6 +6,7 @@ from tuning_governor.governance.facts import CapacityFacts, JobFacts
 from tuning_governor.governance.rules.base import Rule, registry
 from tuning_governor.models.decisions import Decision
 from tuning_governor.policy import Policy
+from tuning_governor.policy.rules.tags import TAGS
 
 
 @registry.register
@@ -20,12 +21,9 @@ class TagsRule(Rule):
     would only find the decision already made.
     """
 
-    name = "tags"
-    order = 60
-    description = "Governance tags with a value or a key spelling the governor cannot honour"
+    spec = TAGS
     triggers = frozenset({"arrival", "sweep"})
     permissions = frozenset()
-    policy_keys = ("budget_tag", "exempt_tag", "team_tag")
 
     def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
         problems = policy.tag_warnings(job.tags, job.roles)
