@@ -37,7 +37,7 @@ def patched(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "layers" / "governor", copy / "layers" / "governor", ignore=ignore)
     (copy / "tests" / "unit").mkdir(parents=True)
-    for name in ("tests/__init__.py", "tests/unit/__init__.py", *RUN_THERE[1:], "pyproject.toml"):
+    for name in ("tests/__init__.py", "tests/builders.py", "tests/unit/__init__.py", *RUN_THERE[1:], "pyproject.toml"):
         shutil.copyfile(ROOT / name, copy / name)
     applied = _git("apply", "--whitespace=error", str(PATCH), cwd=copy)
     assert applied.returncode == 0, applied.stderr
