@@ -1,0 +1,95 @@
+"""Credentials in a member account: STS AssumeRole of the member role, per (account, region), cached.
+
+The member stack names its role ``<name>-<region>`` (IAM roles are global; one stack per region), so
+each (account, region) has a role of its own. Credentials are kept until ``refresh_before`` ahead of
+their expiry. A denied or failed AssumeRole raises ``MemberUnreachable`` (retried, then dead-lettered
+by the caller's event path), never another account's credentials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from tuning_governor.errors import TransientError
+
+ROLE_ARN = "arn:{partition}:iam::{account}:role/{name}-{region}"
+
+
+class MemberUnreachable(TransientError):
+    """The member role of (account, region) cannot be assumed: the member is unmanaged for now."""
+
+    def __init__(self, account: str, region: str, reason: str) -> None:
+        super().__init__(f"member {account} {region} unreachable: {reason}")
+        self.account = account
+        self.region = region
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Credentials:
+    access_key_id: str
+    secret_access_key: str
+    session_token: str
+    expiration: datetime
+
+
+class AssumedRoles:
+    """``credentials(account, region)``: one AssumeRole per (account, region) until near expiry."""
+
+    permissions: ClassVar[dict[str, str]] = {"credentials": "sts:AssumeRole"}
+
+    def __init__(
+        self,
+        sts: Any,
+        role_name: str,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        partition: str = "aws",
+        refresh_before: timedelta = timedelta(minutes=5),
+        session_name: str = "tuning-governor",
+    ) -> None:
+        self._sts = sts
+        self._role_name = role_name
+        self._clock = clock
+        self._partition = partition
+        self._refresh_before = refresh_before
+        self._session_name = session_name
+        self._cache: dict[tuple[str, str], Credentials] = {}
+        self.fetched = 0
+        """AssumeRole calls made (the benchmark's credentials fetched)."""
+
+    def role_arn(self, account: str, region: str) -> str:
+        return ROLE_ARN.format(partition=self._partition, account=account, name=self._role_name, region=region)
+
+    def credentials(self, account: str, region: str) -> Credentials:
+        cached = self._cache.get((account, region))
+        if cached is not None and cached.expiration - self._refresh_before > self._clock():
+            return cached
+        try:
+            answer = self._sts.assume_role(
+                RoleArn=self.role_arn(account, region), RoleSessionName=self._session_name, DurationSeconds=3600
+            )
+        except ClientError as exc:
+            self._cache.pop((account, region), None)
+            raise MemberUnreachable(account, region, exc.response.get("Error", {}).get("Code", "error")) from exc
+        except BotoCoreError as exc:
+            raise MemberUnreachable(account, region, type(exc).__name__) from exc
+        self.fetched += 1
+        got = answer["Credentials"]
+        fresh = Credentials(got["AccessKeyId"], got["SecretAccessKey"], got["SessionToken"], got["Expiration"])
+        self._cache[(account, region)] = fresh
+        return fresh
+
+    def session_kwargs(self, account: str, region: str) -> dict[str, str]:
+        """Arguments for ``boto3.session.Session`` acting in (account, region)."""
+        c = self.credentials(account, region)
+        return {
+            "aws_access_key_id": c.access_key_id,
+            "aws_secret_access_key": c.secret_access_key,
+            "aws_session_token": c.session_token,
+            "region_name": region,
+        }

@@ -1,0 +1,133 @@
+"""``accounts.<id>``: the member accounts one governor governs, and the event's place among them.
+
+    accounts:
+      "111111111111": {team: vision, mode: monitor}                 # monitor first (the default)
+      "222222222222": {team: vision, mode: enforce, regions: [us-east-1, eu-west-1]}
+
+No ``accounts``: the governor governs its own account only. With ``accounts``, an event is governed
+only when the account in its envelope is listed (and its region, when the account lists regions);
+nothing in the event's ``detail`` can choose the account acted in. An account enforces only when both
+the policy's ``mode`` and the account's are ``enforce``. Pure: no AWS, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
+
+AccountMode = Literal["enforce", "monitor"]
+_ACCOUNT = re.compile(r"^[0-9]{12}$")
+_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$")
+_ARN_PLACE = re.compile(r"^arn:aws[a-z-]*:[a-z0-9-]+:(?P<region>[a-z0-9-]*):(?P<account>[0-9]{12}):")
+
+
+def _account_id(value: str) -> str:
+    if not _ACCOUNT.match(value):
+        raise PydanticCustomError("account_id", "expected a 12-digit AWS account id, as a quoted string")
+    return value
+
+
+def _region(value: str) -> str:
+    if not _REGION.match(value):
+        raise PydanticCustomError("region", "expected a region such as eu-west-1")
+    return value
+
+
+AccountId = Annotated[str, AfterValidator(_account_id)]
+Region = Annotated[str, AfterValidator(_region)]
+
+
+class AccountPolicy(BaseModel):
+    """One member account: the team its jobs belong to (teams may span accounts), its mode, its regions."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    team: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+    """The team of the account's jobs that carry no team of their own (tag or execution role)."""
+    mode: AccountMode = "monitor"
+    """monitor (the default): decide and report, never stop, whatever the policy's mode."""
+    regions: Annotated[list[Region], Field(max_length=40)] = []
+    """The regions governed there; empty: every region the member stack forwards from."""
+
+
+Accounts = dict[AccountId, AccountPolicy]
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where an event came from and is acted in: its envelope's account and region."""
+
+    account: str
+    region: str
+
+
+@dataclass(frozen=True)
+class Membership:
+    """The verdict on an event's source: ``governed`` with the account's terms, or a ``reason``."""
+
+    place: Place
+    governed: bool
+    reason: str = ""
+    team: str | None = None
+    enforcing: bool = False
+
+
+def membership(
+    event: Mapping[str, Any], accounts: Mapping[str, AccountPolicy], home: Place, policy_enforcing: bool
+) -> Membership:
+    """Whether the account in ``event``'s envelope is governed. Only the envelope's ``account`` and
+    ``region`` are read for the place; an ARN in ``resources`` or ``detail`` naming another account or
+    region rejects the event (a forged or misrouted one acts on nobody)."""
+    place, problem = _envelope_place(event)
+    if problem:
+        return Membership(place, False, problem)
+    if not accounts:
+        if place.account != home.account:
+            return Membership(
+                place, False, f"account {place.account} is not this governor's and no accounts are listed"
+            )
+        return Membership(place, True, enforcing=policy_enforcing)
+    account, region = place.account, place.region
+    terms = accounts.get(account)
+    if terms is None:
+        return Membership(place, False, f"account {account} is not listed under accounts")
+    if terms.regions and region not in terms.regions:
+        return Membership(place, False, f"region {region} is not among account {account}'s regions")
+    return Membership(place, True, team=terms.team, enforcing=policy_enforcing and terms.mode == "enforce")
+
+
+def _envelope_place(event: Mapping[str, Any]) -> tuple[Place, str]:
+    """The envelope's place, and what is wrong with the event's origin ("" when nothing)."""
+    account, region = event.get("account"), event.get("region")
+    place = Place(str(account), str(region))
+    if not isinstance(account, str) or not _ACCOUNT.match(account):
+        return place, "the envelope names no 12-digit account"
+    if not isinstance(region, str) or not _REGION.match(region):
+        return place, "the envelope names no region"
+    if foreign := _foreign_arns(event, place):
+        return place, f"the event names another account or region: {foreign[0][:200]}"
+    return place, ""
+
+
+_JOB_ARN_FIELDS = ("HyperParameterTuningJobArn", "TrainingJobArn", "TuningJobArn")
+
+
+def _foreign_arns(event: Mapping[str, Any], place: Place) -> list[str]:
+    detail = event.get("detail")
+    detail = detail if isinstance(detail, Mapping) else {}
+    request = detail.get("requestParameters")
+    arns = [a for a in event.get("resources") or [] if isinstance(a, str)]
+    arns += [detail[f] for f in _JOB_ARN_FIELDS if isinstance(detail.get(f), str)]
+    if isinstance(request, Mapping) and isinstance(request.get("resourceArn"), str):
+        arns.append(request["resourceArn"])
+    out = []
+    for arn in arns:
+        found = _ARN_PLACE.match(arn)
+        if found and (found["account"] != place.account or found["region"] not in ("", place.region)):
+            out.append(arn)
+    return out
