@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
 
 from governor_sim.memory import MemoryStore
+from tests.builders import facts_builder
 from tuning_governor.app.stop_latencies import learn_stop_latency
 from tuning_governor.domain import stop_latency
 from tuning_governor.domain.job import JobState
-from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.job import with_stop_lead
 from tuning_governor.governance.rules import BudgetRule
 from tuning_governor.models.tuning_job import TrialSummary
@@ -61,29 +60,22 @@ def _trial(name: str, status: str, end: datetime) -> TrialSummary:
     )
 
 
-def _running(**changes: Any) -> JobFacts:
-    base: dict[str, Any] = {
-        "job_key": "next",
-        "job_name": "next",
-        "team": "nlp",
-        "tags": {"team": "nlp"},
-        "status": "InProgress",
-        "created_at": T0,
-        "now": T0,
-        "max_parallel": 4,
-        "max_trials": 4,
-        "demand": {P3_8X: 32},
-        "spent_usd": Decimal(20),
-        "spent_finished_usd": Decimal(0),
-        "spent_accrued_usd": Decimal(20),
-        "running_trials": 4,
-        "burn_usd_per_hour": Decimal(60),
-        "trials_finished": 0,
-        "trials_failed": 0,
-        "objective_type": "Maximize",
-        "budget": BUDGET.budget_for({}, []),
-    }
-    return JobFacts.model_validate(base | changes)
+#: A running p3 job of team ``nlp``: four trials burning $60/h, $20 spent, on the default budget.
+_running = facts_builder(
+    job_key="next",
+    job_name="next",
+    team="nlp",
+    tags={"team": "nlp"},
+    max_parallel=4,
+    max_trials=4,
+    demand={P3_8X: 32},
+    spent_usd=Decimal(20),
+    spent_finished_usd=Decimal(0),
+    spent_accrued_usd=Decimal(20),
+    running_trials=4,
+    burn_usd_per_hour=Decimal(60),
+    budget=BUDGET.budget_for({}, []),
+)
 
 
 def test_after_observed_stops_of_a_family_the_next_check_comes_that_much_earlier() -> None:
