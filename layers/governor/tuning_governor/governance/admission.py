@@ -198,8 +198,9 @@ def _complete_pass(
             outcomes.extend(admit(rule, new[key], policy, services, listed, complete=True))
         else:
             outcomes.extend(_judged_again(rule, key, policy, services))
-    # Jobs another arrival reserved meanwhile, judged before one of this pass committed: judged again.
-    done = {key for _, key in steps}
+    # Jobs another arrival reserved meanwhile, judged before one of this pass committed: judged again;
+    # so is an unseen job of the pass that its own arrival reserved first (``admit`` found it settled).
+    done = {key for _, key in steps if key not in new}
     later = services.store.read_ledger().reservations.values()
     for reservation in sorted((r for r in later if r.order > start and r.job_key not in done), key=lambda r: r.order):
         outcomes.extend(_judged_again(rule, reservation.job_key, policy, services))
