@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import re
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
@@ -154,11 +155,26 @@ def emissions() -> list[Emission]:
     return sorted(found, key=lambda e: (e.name, e.module, e.function))
 
 
+def _metrics_of(alarm: dict[str, Any]) -> set[str]:
+    """The governor's metrics an alarm watches: its ``MetricName`` in the governor's namespace, or each
+    metric a metric-math query names (``SUM(MembersUnreachable)``) or its ``MetricStat`` does."""
+    if alarm.get("Namespace") == NAMESPACE:
+        return {alarm["MetricName"]}
+    found = set()
+    for query in alarm.get("Metrics", []):
+        metric = query.get("MetricStat", {}).get("Metric", {})
+        if metric.get("Namespace") == NAMESPACE:
+            found.add(metric["MetricName"])
+        if NAMESPACE in query.get("Expression", ""):
+            found |= set(re.findall(r"\b[A-Z][A-Za-z]+\b", query["Expression"].split(" FROM ")[0]))
+    return found - {"SELECT", "SUM", "AVG", "MAX", "MIN", "COUNT"}
+
+
 def metrics_table() -> str:
     alarmed = defaultdict(list)
     for logical_id, alarm in _alarms():
-        if alarm.get("Namespace") == NAMESPACE:
-            alarmed[alarm.get("MetricName")].append(logical_id)
+        for metric in _metrics_of(alarm):
+            alarmed[metric].append(logical_id)
     by_name: dict[str, list[Emission]] = defaultdict(list)
     for emission in emissions():
         by_name[emission.name].append(emission)
@@ -174,7 +190,8 @@ def metrics_table() -> str:
 
 def _alarms() -> list[tuple[str, dict[str, Any]]]:
     resources = load_template()["Resources"]
-    return [(k, v["Properties"]) for k, v in resources.items() if v["Type"] == "AWS::CloudWatch::Alarm"]
+    alarms = [(k, v) for k, v in resources.items() if v["Type"] == "AWS::CloudWatch::Alarm"]
+    return [(k, {**v["Properties"], **({"Condition": v["Condition"]} if "Condition" in v else {})}) for k, v in alarms]
 
 
 def _show(value: Any) -> str:
@@ -188,17 +205,34 @@ def _show(value: Any) -> str:
     return str(value)
 
 
+def _watched(alarm: dict[str, Any]) -> tuple[str, str, str]:
+    """(metric, statistic, period) of an alarm on one metric or on metric-math queries."""
+    if "MetricName" in alarm:
+        return f"`{alarm['Namespace']}` `{alarm['MetricName']}`", alarm["Statistic"], str(alarm["Period"])
+    returned = [q for q in alarm["Metrics"] if q.get("ReturnData", True)]
+    shown = "; ".join(
+        f"`{q['Expression']}`" if "Expression" in q else f"`{q['MetricStat']['Metric']['MetricName']}`"
+        for q in returned
+    )
+    statistic = " ".join({q["MetricStat"]["Stat"] for q in returned if "MetricStat" in q}) or "the query's value"
+    period = ", ".join(sorted({str(q.get("Period", q.get("MetricStat", {}).get("Period"))) for q in returned}))
+    return shown, statistic, period
+
+
 def alarms_table() -> str:
     rows = ["| alarm | metric | on | fires when | what to do |", "|---|---|---|---|---|"]
     for logical_id, alarm in _alarms():
-        dims = ", ".join(f"{d['Name']} {_show(d['Value'])}" for d in alarm.get("Dimensions", []))
+        dims = [f"{d['Name']} {_show(d['Value'])}" for d in alarm.get("Dimensions", [])]
+        if alarm.get("Condition"):
+            dims.append(f"only when {alarm['Condition']}")
+        metric, statistic, period = _watched(alarm)
         window = f"{alarm.get('DatapointsToAlarm', alarm['EvaluationPeriods'])} of {alarm['EvaluationPeriods']}"
         when = (
-            f"{alarm['Statistic']} {COMPARISONS[alarm['ComparisonOperator']]} {alarm['Threshold']}"
-            f" in {window} periods of {alarm['Period']} s"
+            f"{statistic} {COMPARISONS[alarm['ComparisonOperator']]} {alarm['Threshold']}"
+            f" in {window} periods of {period} s"
         )
         rows.append(
-            f"| {logical_id} | `{alarm['Namespace']}` `{alarm['MetricName']}` | {cell(dims)} | {when} |"
+            f"| {logical_id} | {cell(metric)} | {cell(', '.join(dims))} | {when} |"
             f" {cell(_show(alarm.get('AlarmDescription', '')))} |"
         )
     return "\n".join(rows)
