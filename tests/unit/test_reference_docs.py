@@ -130,6 +130,26 @@ def test_every_metric_the_layer_names_literally_is_found_and_every_alarm_says_wh
         assert f"| {logical_id} |" in page
 
 
+def test_a_metric_math_alarm_is_shown_with_its_query_and_linked_to_the_metric_it_sums() -> None:
+    metric_docs = _script("metric_docs")
+    query = "SELECT SUM(MembersUnreachable) FROM SCHEMA(TuningGovernor, account, service) GROUP BY account"
+    alarm = {"Metrics": [{"Id": "q", "Expression": query, "Period": 300, "ReturnData": True}]}
+    assert metric_docs._watched(alarm) == (f"`{query}`", "the query's value", "300")
+    assert metric_docs._metrics_of(alarm) == {"MembersUnreachable"}
+
+
+def test_a_metric_name_the_generator_cannot_follow_fails_it() -> None:
+    metric_docs = _script("metric_docs")
+    tree = ast.parse(
+        "def emit(suffix):\n    metrics.add_metric(name=prefix() + suffix, unit=MetricUnit.Count, value=1)\n"
+    )
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    call = function.body[0].value  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="cannot follow metric name"):
+        metric_docs._Resolver(tree, "somewhere").names(metric_docs._keyword(call, "name"), function)
+
+
 # -- table items ----------------------------------------------------------------------------------------
 _PREFIX = re.compile(r"^[A-Z][A-Z_]+#")
 _FIXED = re.compile(r"^[A-Z][A-Z_]+$")
