@@ -11,7 +11,6 @@ output are put between the markers of docs/reference/check.md. tests/unit/test_c
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import copy
 import io
@@ -22,10 +21,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "reference" / "check.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docblocks import ROOT, Block, main
+
+BLOCK = Block("docs/reference/check.md", "check-examples", "scripts/check_examples.py")
+
 FOLDER = Path("docs") / "examples" / "check"
-START, END = "<!-- check-examples: start (scripts/check_examples.py --write) -->", "<!-- check-examples: end -->"
 POLICY = """\
 # The policy the examples are checked under: enforce, 16 concurrent ml.m5.xlarge for the account
 # (on-demand and managed spot: AWS counts them against separate quotas), and a $50 job budget for team churn.
@@ -159,26 +160,10 @@ def examples() -> str:
     return "\n".join(blocks)
 
 
-def spliced(doc: str, block: str) -> str:
-    head, _, rest = doc.partition(START)
-    _, _, tail = rest.partition(END)
-    return f"{head}{START}\n\n{block}\n{END}{tail}"
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--write", action="store_true", help="write the inputs and the block in docs/reference/check.md"
-    )
-    args = parser.parse_args()
-    if args.write:
-        write_inputs()
-        DOC.write_text(spliced(DOC.read_text(encoding="utf-8"), examples()), encoding="utf-8")
-        print(f"wrote {DOC}")
-    else:
-        print(examples())
-    return 0
+def block() -> str:
+    """The block between the page's markers: a blank line, then the examples."""
+    return "\n" + examples()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main([(BLOCK, block)], __doc__.split("\n\n")[0], prepare=write_inputs))

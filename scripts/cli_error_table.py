@@ -10,7 +10,6 @@ traceback appeared, and how long the command took to say so.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 import tempfile
@@ -19,10 +18,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the tests package (run as a script from the repository)
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from docblocks import Block, main  # noqa: E402 - the scripts' shared helper, beside this file
+
 from tests.cli_matrix import CASES, Outcome, run_case, write_inputs  # noqa: E402 - after the path is set
 
-DOC = ROOT / "docs" / "reference" / "cli.md"
-START, END = "<!-- cli-error-table: start (scripts/cli_error_table.py --write) -->", "<!-- cli-error-table: end -->"
+BLOCK = Block("docs/reference/cli.md", "cli-error-table", "scripts/cli_error_table.py")
 
 
 def _generic(text: str, inputs: Path) -> str:
@@ -53,23 +55,8 @@ def table() -> str:
                 f"| `{case.command}` | {case.condition} | {outcome.code} | {_cell(outcome, inputs)} | {traceback}"
                 f" | {outcome.seconds:.1f} |"
             )
-    return "\n".join(rows) + "\n"
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help=f"rewrite the table in {DOC.relative_to(ROOT)}")
-    rendered = table()
-    if not parser.parse_args().write:
-        print(rendered, end="")
-        return 0
-    text = DOC.read_text(encoding="utf-8")
-    before, rest = text.split(START, 1)
-    _, after = rest.split(END, 1)
-    DOC.write_text(f"{before}{START}\n{rendered}{END}{after}", encoding="utf-8")
-    print(f"wrote {DOC}")
-    return 0
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main([(BLOCK, table)], __doc__.split("\n\n")[0]))

@@ -2,6 +2,7 @@
 
     python scripts/iam_docs.py           # print the tables
     python scripts/iam_docs.py --write   # put them between the markers of docs/explanation/security.md
+    python scripts/iam_docs.py --check   # exit 1 when the page is not current (scripts/docblocks.py)
 
 One table per document of docs/iam/: the permissions boundary (a CloudFormation template: resources are
 shown as written, ``${SlackSecretPrefix}`` for a stack parameter, and a statement that exists only when a
@@ -12,7 +13,6 @@ page current.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -20,10 +20,11 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "explanation" / "security.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docblocks import ROOT, Block, main
+
+BLOCK = Block("docs/explanation/security.md", "iam-documents", "scripts/iam_docs.py")
 IAM = ROOT / "docs" / "iam"
-START, END = "<!-- iam-documents: start (scripts/iam_docs.py --write) -->", "<!-- iam-documents: end -->"
 DOCUMENTS = (
     ("permissions-boundary.yaml", "The permissions boundary (every role of the stack)"),
     ("deployer-policy.json", "The deployer policy (whoever runs `sam deploy`)"),
@@ -114,23 +115,5 @@ def tables() -> str:
     return "\n\n".join(table(name, title) for name, title in DOCUMENTS)
 
 
-def spliced(doc: str, generated: str) -> str:
-    """``doc`` with the text between the markers replaced by ``generated``."""
-    head, rest = doc.split(START, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{generated}\n{END}{tail}"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="write the tables into docs/explanation/security.md")
-    args = parser.parse_args(argv)
-    if args.write:
-        DOC.write_text(spliced(DOC.read_text(encoding="utf-8"), tables()), encoding="utf-8")
-    else:
-        sys.stdout.write(tables() + "\n")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main([(BLOCK, tables)], __doc__.splitlines()[0]))

@@ -12,7 +12,6 @@ tests/unit/test_large_batch_docs.py keeps them current.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -21,13 +20,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "reference" / "large-batch.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docblocks import ROOT, Block, main
+
+BLOCK = Block("docs/reference/large-batch.md", "large-batch-examples", "scripts/large_batch_examples.py")
+
 FOLDER = Path("docs") / "examples" / "large-batch"
-START, END = (
-    "<!-- large-batch-examples: start (scripts/large_batch_examples.py --write) -->",
-    "<!-- large-batch-examples: end -->",
-)
 ROLE = "arn:aws:iam::123456789012:role/SageMakerExecution"
 BUCKET = "s3://example-bucket/vision"
 PYTORCH = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker"
@@ -175,26 +173,10 @@ def examples() -> str:
     return "\n".join(blocks)
 
 
-def spliced(doc: str, block: str) -> str:
-    head, _, rest = doc.partition(START)
-    _, _, tail = rest.partition(END)
-    return f"{head}{START}\n\n{block}\n{END}{tail}"
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--write", action="store_true", help="write the inputs and the block in docs/reference/large-batch.md"
-    )
-    args = parser.parse_args()
-    if args.write:
-        write_inputs()
-        DOC.write_text(spliced(DOC.read_text(encoding="utf-8"), examples()), encoding="utf-8")
-        print(f"wrote {DOC}")
-    else:
-        print(examples())
-    return 0
+def block() -> str:
+    """The block between the page's markers: a blank line, then the examples."""
+    return "\n" + examples()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main([(BLOCK, block)], __doc__.split("\n\n")[0], prepare=write_inputs))

@@ -30,10 +30,8 @@ def test_the_example_files_are_the_scripts_requests() -> None:
 def test_docs_large_batch_md_shows_what_check_prints_today() -> None:
     script = _script()
     doc = (ROOT / "docs" / "reference" / "large-batch.md").read_text(encoding="utf-8")
-    assert script.START in doc and script.END in doc
-    assert script.spliced(doc, script.examples()) == doc, (
-        "docs/reference/large-batch.md is stale: run python scripts/large_batch_examples.py --write"
-    )
+    assert script.BLOCK.start in doc and script.BLOCK.end in doc
+    assert script.BLOCK.stale(script.block()) is None
 
 
 def test_check_reports_each_finding_with_its_source_and_cost_at_risk() -> None:

@@ -66,7 +66,9 @@ class LargeBatchSettings(BaseModel):
     linear_optimizers: list[Annotated[str, Field(min_length=1)]] = ["sgd", "momentum", "nesterov", "nag", "lars"]
     """Optimizers whose learning rate scales linearly with the batch (Goyal et al. 2017)."""
     names: dict[HyperparameterName, Role] = {}
+    """What a hyperparameter name of any team's jobs means to the checks (``bs: per_device_batch``)."""
     team_names: dict[Annotated[str, Field(min_length=1)], dict[HyperparameterName, Role]] = {}
+    """Per team: what its own hyperparameter names mean, for its jobs only (over ``names``)."""
 
     def names_for(self, team: str | None) -> dict[str, Role]:
         """The custom names that apply to ``team``'s jobs: ``names``, then the team's own over them."""
