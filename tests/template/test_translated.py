@@ -384,6 +384,8 @@ def test_the_queue_consumer_runs_when_a_tuning_or_a_training_job_ends(cfn_templa
     assert tuning["EventPattern"]["detail"] == {"HyperParameterTuningJobStatus": ["Completed", "Stopped", "Failed"]}
     assert training["EventPattern"]["detail-type"] == ["SageMaker Training Job State Change"]
     assert training["EventPattern"]["detail"] == {"TrainingJobStatus": ["Completed", "Stopped", "Failed"]}
+    # Only this account's jobs: in organisation mode the bus carries the members' too (the queue is the home's)
+    assert tuning["EventPattern"]["account"] == training["EventPattern"]["account"] == [{"Ref": "AWS::AccountId"}]
     assert getatt_target(target["Arn"]) == "QueueSubmissionsFunction"
     assert "DeadLetterConfig" in target and target["RetryPolicy"]["MaximumRetryAttempts"] > 0
 
