@@ -30,6 +30,8 @@ SAMPLE_PARAMETERS: dict[str, str | list[str]] = {
     "PolicyParameterName": "/ml-platform/governance-policy",
     "SubmitterRoleArns": [f"arn:aws:iam::{ACCOUNT}:role/ml-submit-nlp", f"arn:aws:iam::{ACCOUNT}:role/ml-submit-cv"],
     "SubmitExecutionRoleArns": [f"arn:aws:iam::{ACCOUNT}:role/ml-exec-nlp", f"arn:aws:iam::{ACCOUNT}:role/ml-exec-cv"],
+    "OrganizationId": "o-a1b2c3d4e5",
+    "MemberRoleName": "ml-governor-member",
 }
 NO_VALUE = "<AWS::NoValue>"
 PSEUDO = {

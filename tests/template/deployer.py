@@ -392,7 +392,10 @@ def resources_deployed(template: dict[str, Any], capture: bool) -> dict[str, dic
     return {
         logical_id: resource
         for logical_id, resource in template["Resources"].items()
-        if resource.get("Condition") != "CapturesEvents" or capture
+        if (resource.get("Condition") != "CapturesEvents" or capture)
+        # Organisation mode's bus policy is on the account's default bus, which no stack owns: deployed by
+        # an administrator (docs/how-to/roll-out-organisation.md), not by the deployer policy.
+        and resource.get("Condition") != "IsOrganisation"
     }
 
 

@@ -1,4 +1,5 @@
-"""template.yaml passes cfn-lint (all rules, informational included) and `sam validate --lint`."""
+"""template.yaml, member/template.yaml and the boundary pass cfn-lint (all rules, informational included);
+template.yaml passes `sam validate --lint`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from tests.template.cfn import REGION, ROOT, TEMPLATE, sam_env
 
 
 @pytest.mark.parametrize(
-    "template", [TEMPLATE, ROOT / "docs" / "iam" / "permissions-boundary.yaml"], ids=lambda p: p.name
+    "template",
+    [TEMPLATE, ROOT / "docs" / "iam" / "permissions-boundary.yaml", ROOT / "member" / "template.yaml"],
+    ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_cfn_lint_reports_nothing(template: Path) -> None:
     from cfnlint.api import ManualArgs, lint_file

@@ -12,6 +12,7 @@ import pytest
 
 from tests.template.cfn import ROOT
 
+MEMBER_FUNCTIONS = ("TuningEventsFunction", "TrainingEventsFunction", "SweepFunction", "BudgetCheckFunction")
 OUTPUTS = {
     "TableName": {"Ref": "GovernorTable"},
     "TopicArn": {"Ref": "ReportsTopic"},
@@ -26,6 +27,14 @@ OUTPUTS = {
     "GovernorLayerArn": {"Ref": "GovernorLayer"},
     "CaptureBucketName": {"Ref": "CaptureBucket"},
     "DashboardName": {"Ref": "GovernorDashboard"},
+    # Organisation mode only: what the member stacks are deployed with (member/template.yaml).
+    "HubEventBusArn": {"Fn::Sub": "arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/default"},
+    "MemberTrustedRoleArns": {
+        "Fn::Join": [
+            ",",
+            [{"Fn::GetAtt": [f"{function}Role", "Arn"]} for function in MEMBER_FUNCTIONS],
+        ]
+    },
 }
 CLOUDWATCH_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192,
                              2557, 2922, 3288, 3653]  # fmt: skip

@@ -109,6 +109,9 @@ _SUBMIT_EXECUTION_ROLES = {"Ref": "SubmitExecutionRoleArns"}
 # The roles that may send submissions; the consumer reads their unique ids (iam:GetRole).
 _SUBMITTER_ROLES = {"Ref": "SubmitterRoleArns"}
 
+# Organisation mode: the member role of any member account and region, by its name (member/template.yaml).
+_MEMBER_ROLES = {"Fn::Sub": "arn:${AWS::Partition}:iam::*:role/${MemberRoleName}-*"}
+
 # Where each action may point: a statement is in scope when every resource it names is listed here for
 # every action it grants. An action missing here must be added deliberately, with its narrowest ARN.
 SCOPES: dict[str, list[Any]] = {
@@ -143,6 +146,8 @@ SCOPES: dict[str, list[Any]] = {
     "sqs:ReceiveMessage": [{"Fn::GetAtt": ["SubmissionQueue", "Arn"]}],
     "sqs:DeleteMessage": [{"Fn::GetAtt": ["SubmissionQueue", "Arn"]}],
     "sqs:GetQueueAttributes": [{"Fn::GetAtt": ["SubmissionQueue", "Arn"]}],
+    # Organisation mode only: each member's role (its trust policy admits only these roles, in the organisation).
+    "sts:AssumeRole": [_MEMBER_ROLES],
 } | {action: ["*"] for action in NO_RESOURCE_LEVEL_PERMISSIONS}
 # Grants that exist only while their integration is configured: the condition guarding each, and the one
 # action and resource it then grants. sns:Publish is also granted without a condition, on the stack's topic.
@@ -154,6 +159,7 @@ CONDITIONAL_GRANTS: dict[str, tuple[str, Any]] = {
     "HasPolicyParameter": ("ssm:GetParameter", _POLICY_PARAMETER),
     "HasSubmitExecutionRoles": ("iam:PassRole", _SUBMIT_EXECUTION_ROLES),
     "HasSubmitterRoles": ("iam:GetRole", _SUBMITTER_ROLES),
+    "IsOrganisation": ("sts:AssumeRole", _MEMBER_ROLES),
 }
 UNCONDITIONAL_GRANTS: dict[str, Any] = {"sns:Publish": _TOPIC, "iam:PassRole": _SCHEDULER_ROLE}
 #: A function's own unconditional grant of a guarded action: the consumer, and the functions that queue a
@@ -378,6 +384,8 @@ def test_the_queue_consumer_runs_when_a_tuning_or_a_training_job_ends(cfn_templa
     assert tuning["EventPattern"]["detail"] == {"HyperParameterTuningJobStatus": ["Completed", "Stopped", "Failed"]}
     assert training["EventPattern"]["detail-type"] == ["SageMaker Training Job State Change"]
     assert training["EventPattern"]["detail"] == {"TrainingJobStatus": ["Completed", "Stopped", "Failed"]}
+    # Only this account's jobs: in organisation mode the bus carries the members' too (the queue is the home's)
+    assert tuning["EventPattern"]["account"] == training["EventPattern"]["account"] == [{"Ref": "AWS::AccountId"}]
     assert getatt_target(target["Arn"]) == "QueueSubmissionsFunction"
     assert "DeadLetterConfig" in target and target["RetryPolicy"]["MaximumRetryAttempts"] > 0
 
@@ -626,6 +634,7 @@ def test_optional_integrations_are_granted_only_when_configured(cfn_template: di
         "ssm:GetParameter": needs.policy,
         "iam:PassRole": needs.submissions,
         "iam:GetRole": needs.submissions,
+        "sts:AssumeRole": needs.members,
     }
 
     # Given a parameter left empty (no Slack secret, no team prefix, no policy parameter), its grant

@@ -64,3 +64,24 @@ def test_an_event_from_outside_the_membership_is_rejected_with_a_reason(event: d
 def test_without_accounts_only_the_home_account_is_governed() -> None:
     assert membership(_event(HOME.account, HOME.region), {}, HOME, policy_enforcing=True).governed
     assert not membership(_event("111111111111"), {}, HOME, policy_enforcing=True).governed
+
+
+def test_the_home_account_is_governed_in_the_policys_mode_unless_it_is_listed() -> None:
+    # Given accounts that do not list the home account: its events are still governed, as the policy says
+    verdict = membership(_event(HOME.account, HOME.region), ACCOUNTS, HOME, policy_enforcing=True)
+    assert (verdict.governed, verdict.enforcing) == (True, True)
+    # And listed, it takes its own terms
+    listed = ACCOUNTS | {HOME.account: AccountPolicy(mode="monitor")}
+    assert membership(_event(HOME.account, HOME.region), listed, HOME, policy_enforcing=True).enforcing is False
+
+
+def test_accounts_is_a_policy_key_and_an_unquoted_id_is_refused_with_a_reason() -> None:
+    from tuning_governor.policy import PolicyError, parse_policy
+
+    policy = parse_policy('accounts:\n  "111111111111": {team: vision, mode: enforce}\n  "222222222222":\n', "test")
+    assert policy.accounts["111111111111"] == AccountPolicy(team="vision", mode="enforce")
+    assert policy.accounts["222222222222"] == AccountPolicy()
+    with pytest.raises(PolicyError, match="as a quoted string"):
+        parse_policy("accounts: {111111111111: {}}", "test")
+    with pytest.raises(PolicyError, match='did you mean "mode"'):
+        parse_policy('accounts: {"111111111111": {mod: enforce}}', "test")

@@ -56,6 +56,8 @@ SETTINGS = (
     "the sweep (every 5 minutes)",
     "Messages stay under 1 KB",
     "A Standard parameter holds 4 KB, an Advanced one 8 KB",
+    # docs/how-to/roll-out-organisation.md: EventBridge's documented cap on a bus policy
+    "A bus policy is capped at 10 KB",
     "the loader's own default is 300 s",
     # docs/explanation/queue.md: the lease, alarms, timeouts and schedules the template sets; the seed's request
     "30 trials x 1 hour x 3 instances",

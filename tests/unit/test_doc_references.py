@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tuning_governor.policy.accounts import AccountPolicy
 from tuning_governor.policy.model import Defaults, TeamPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +26,7 @@ _PATH = re.compile(
 )
 _DOTTED = re.compile(r"^(tuning_governor|governor_sim)(\.\w+)+$")
 _COMMAND = re.compile(r"^tuning-governor ([a-z][a-z-]*)")
-_POLICY_KEY = re.compile(r"^(defaults|teams\.<\w+>)\.(\w+)")
+_POLICY_KEY = re.compile(r"^(defaults|teams\.<\w+>|accounts\.<\w+>)\.(\w+)")
 #: A module defines ``name``: a function, a class, an assignment, or an import (a package's re-export).
 _DEFINES = r"^\s*(def|class|async def) {name}\b|^{name}\b\s*[:=]|^\s+{name}\s*[:=]|^\s*(from \S+ )?import .*\b{name}\b"
 
@@ -118,7 +119,11 @@ def test_every_cited_command_is_a_command_of_the_cli() -> None:
 
 
 def test_every_cited_policy_key_is_a_key_of_the_policy() -> None:
-    keys = {"defaults": _policy_keys(Defaults), "teams": _policy_keys(TeamPolicy)}
+    keys = {
+        "defaults": _policy_keys(Defaults),
+        "teams": _policy_keys(TeamPolicy),
+        "accounts": _policy_keys(AccountPolicy),
+    }
     unknown = {
         (doc, cited)
         for doc, cited in CITATIONS

@@ -167,7 +167,7 @@ def test_every_type_of_the_bundled_price_catalog_is_a_valid_policy_key() -> None
         ("budget_tag: true", "budget_tag: expected a string, got true"),
         (
             "quota: {}",
-            'quota: unknown key; did you mean "quotas"? expected one of: budget_tag, defaults, exempt_tag, '
+            'quota: unknown key; did you mean "quotas"? expected one of: accounts, budget_tag, defaults, exempt_tag, '
             "large_batch, mode, prices, quotas, slack_users, spot_quotas, team_tag, teams",
         ),
         (

@@ -58,3 +58,23 @@ def rule_stopped(rule: str) -> None:
         default_dimensions={"service": SERVICE},
     ) as metric:
         metric.add_dimension(name="rule", value=_dimension(rule))
+
+
+def _account_metric(name: str, account: str, region: str | None = None) -> None:
+    with single_metric(
+        name=name, unit=MetricUnit.Count, value=1, namespace=NAMESPACE, default_dimensions={"service": SERVICE}
+    ) as metric:
+        metric.add_dimension(name="account", value=_dimension(account))
+        if region is not None:
+            metric.add_dimension(name="region", value=_dimension(region))
+
+
+def member_unreachable(account: str, region: str) -> None:
+    """The member role of (account, region) could not be assumed: the event is retried (the member is
+    "unmanaged" until it can be; template.yaml's UnmanagedMemberAlarm names the account)."""
+    _account_metric("MembersUnreachable", account, region)
+
+
+def event_not_governed(account: str) -> None:
+    """An event from an account the governor does not govern (or naming another account) was rejected."""
+    _account_metric("UngovernedAccountEvents", account)

@@ -39,6 +39,17 @@ class TransientError(GovernorError):
     """Throttling, a stale read, a service hiccup: worth retrying."""
 
 
+class PlaceUnreachable(TransientError):
+    """The governor cannot act in an account and region (its member role cannot be assumed): retried,
+    then dead-lettered; counted per account (``MembersUnreachable``) so the member is alarmed as unmanaged."""
+
+    def __init__(self, account: str, region: str, reason: str) -> None:
+        super().__init__(f"member {account} {region} unreachable: {reason}")
+        self.account = account
+        self.region = region
+        self.reason = reason
+
+
 class StaleState(TransientError):
     """A conditional write lost to a concurrent one: re-read the item and try again."""
 

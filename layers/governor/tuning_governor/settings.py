@@ -60,6 +60,13 @@ class Settings(BaseModel):
     """A check is scheduled only for a crossing this close; later ones are re-estimated by the sweeps
     (every 5 minutes) until they come this close, as the burn may change before then."""
 
+    organization_id: str = Field(default="", validation_alias="GOVERNOR_ORGANIZATION_ID")
+    """The AWS Organizations id the hub admits events from (template.yaml's OrganizationId; empty: a
+    single-account deploy). While set, every event's account is checked against the policy's ``accounts``
+    (and the home account), even when the policy lists none (``app.membership``)."""
+    member_role_name: str = Field(default="", validation_alias="GOVERNOR_MEMBER_ROLE")
+    """The member stacks' role name prefix (``<name>-<region>``, ``adapters.assumed_roles``; empty: none)."""
+
     @property
     def account_id(self) -> str:
         """The stack's account, from its reports topic's ARN ("" when no topic is configured)."""

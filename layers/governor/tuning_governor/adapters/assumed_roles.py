@@ -15,19 +15,13 @@ from typing import Any, ClassVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from tuning_governor.errors import TransientError
+from tuning_governor.errors import PlaceUnreachable
 
 ROLE_ARN = "arn:{partition}:iam::{account}:role/{name}-{region}"
 
 
-class MemberUnreachable(TransientError):
+class MemberUnreachable(PlaceUnreachable):
     """The member role of (account, region) cannot be assumed: the member is unmanaged for now."""
-
-    def __init__(self, account: str, region: str, reason: str) -> None:
-        super().__init__(f"member {account} {region} unreachable: {reason}")
-        self.account = account
-        self.region = region
-        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel, ValidationError
 
-from tuning_governor.errors import Disposition, GovernorError, RejectedEvent
+from tuning_governor.breakdowns import member_unreachable
+from tuning_governor.errors import Disposition, GovernorError, PlaceUnreachable, RejectedEvent
 from tuning_governor.observability import logger, metrics
 
 Outcome = dict[str, Any]
@@ -51,6 +52,12 @@ def handle_errors(kind: str, event: Any, run: Callable[[], Outcome]) -> Outcome:
                 extra={"event_id": event_id, "reason": str(exc), "error": type(exc).__name__},
             )
             return {"outcome": outcome, "reason": str(exc)}
+        if isinstance(exc, PlaceUnreachable):
+            member_unreachable(exc.account, exc.region)
+            logger.error(
+                f"{kind} event's member is unreachable",
+                extra={"event_id": event_id, "account": exc.account, "region": exc.region, "reason": exc.reason},
+            )
         metrics.add_metric(name="RetriedEvents", unit=MetricUnit.Count, value=1)
         logger.error(f"{kind} event will be retried", extra={"event_id": event_id, "error": type(exc).__name__})
         raise

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tuning_governor.adapters import channels
+from tuning_governor.adapters.assumed_roles import AssumedRoles
 from tuning_governor.adapters.checks import SchedulerChecks
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.pricing import PriceListGateway
@@ -48,6 +49,10 @@ class FunctionNeeds:
     """PriceListGateway calls (the AWS Price List Query API)."""
     checks: bool = False
     """Schedules one-time budget checks (EventBridge Scheduler, passing the scheduler's role)."""
+    members: bool = False
+    """Acts in member accounts (organisation mode): assumes their member role (``adapters.assumed_roles``),
+    granted only while template.yaml's OrganizationId is set; its SageMaker and Service Quotas calls are
+    then made there too, so the member role grants them (``member_actions``)."""
     submissions: bool = False
     """Creates queued tuning jobs (docs/explanation/queue.md): CreateHyperParameterTuningJob with its tags, the
     tags of a job found under a queued name or named as a warm-start parent (Describe, ListTags), the
@@ -70,6 +75,8 @@ class FunctionNeeds:
             needed |= SsmPolicySource.permissions
         if self.checks:
             needed |= SchedulerChecks.permissions
+        if self.members:
+            needed |= set(AssumedRoles.permissions.values())
         if self.submissions:
             needed |= set(SageMakerLauncher.permissions.values()) | set(IamPrincipals.permissions.values())
             needed |= set(SecretNameKey.permissions.values())
@@ -100,6 +107,7 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         trigger="arrival",
         quotas=True,
         checks=True,
+        members=True,
     ),
     "TrainingEventsFunction": FunctionNeeds(
         # list_trials: a trial recorded after its job ended re-finalises the job's summary.
@@ -107,6 +115,7 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         store=_ALL_STORE,
         trigger="trial",
         checks=True,
+        members=True,
     ),
     "SweepFunction": FunctionNeeds(
         sagemaker=(
@@ -123,6 +132,7 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         # The sweep judges the jobs it finds unjudged like arrivals: the concurrency rule's quotas.
         quotas=True,
         checks=True,
+        members=True,
     ),
     # Judges one job at its projected budget crossing, from the table, once SageMaker's status says it
     # still runs (describe_tuning_job); it schedules nothing itself (the next event or sweep does), so
@@ -131,6 +141,7 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
         sagemaker=("describe_tuning_job", "stop_tuning_job"),
         store=_ALL_STORE,
         trigger="sweep",
+        members=True,
     ),
     # Reads and writes one catalog item per region (its role may touch only PRICES# items: it merges
     # the Price List's answer into the stored catalog); governs no job, reports nothing, reads no policy.
@@ -157,3 +168,20 @@ FUNCTIONS: dict[str, FunctionNeeds] = {
 
 def required_actions(function_logical_id: str) -> frozenset[str]:
     return FUNCTIONS[function_logical_id].actions()
+
+
+#: The services whose calls a member-acting function makes in the member account (with the member role's
+#: credentials); its table, reports, policy, schedules and STS stay in the hub.
+MEMBER_SERVICES = ("sagemaker", "servicequotas")
+
+
+def member_actions() -> frozenset[str]:
+    """What member/template.yaml's member role grants: every SageMaker and Service Quotas action of the
+    functions that act in member accounts (``FunctionNeeds.members``), as their own roles are derived."""
+    return frozenset(
+        action
+        for needs in FUNCTIONS.values()
+        if needs.members
+        for action in needs.actions()
+        if action.split(":", 1)[0] in MEMBER_SERVICES
+    )

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
+from tuning_governor.app.membership import admit
 from tuning_governor.app.tag_rereads import reread_job_tags
 from tuning_governor.app.tuning_events import process_tuning_event
 from tuning_governor.app.wiring import Services
@@ -55,6 +56,8 @@ def process_tag_event(event: Any, services: Services) -> Outcome:
     from tuning_governor.models.tag_changes import TagApiCall, TagChangeEvent, tagged_resource  # noqa: PLC0415
 
     def run() -> Outcome:
+        nonlocal services  # an ungoverned account is rejected here; a monitored member is judged in monitor mode
+        services = admit(event, services)
         parsed = parse_event(event, TagChangeEvent).root
         resource = tagged_resource(parsed.resource_arn())
         if resource is None:

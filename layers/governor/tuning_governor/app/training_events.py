@@ -8,6 +8,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
+from tuning_governor.app.membership import admit
 from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.job import JobState, job_state, trial_objective
@@ -197,6 +198,8 @@ def process_training_event(event: Any, services: Services) -> Outcome:
     and one transaction (of at most three items: the trial, its job, its team)."""
 
     def run() -> Outcome:
+        nonlocal services  # an ungoverned account is rejected here; a monitored member is judged in monitor mode
+        services = admit(event, services)
         parsed = parse_event(event, TrainingJobStateChange)
         detail = parsed.detail
         logger.append_keys(training_job=detail.name)

@@ -7,6 +7,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
+from tuning_governor.app.membership import admit
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.job import iso_time
 from tuning_governor.governance.engine import govern
@@ -50,6 +51,8 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
     """InProgress/Stopping: record the job and its demand. Completed/Stopped/Failed: finalise and report."""
 
     def run() -> Outcome:
+        nonlocal services  # an ungoverned account is rejected here; a monitored member is judged in monitor mode
+        services = admit(event, services)
         parsed = parse_event(event, TuningJobStateChange)
         job = parsed.detail
         logger.append_keys(tuning_job=job.name)

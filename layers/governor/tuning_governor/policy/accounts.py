@@ -5,9 +5,11 @@
       "222222222222": {team: vision, mode: enforce, regions: [us-east-1, eu-west-1]}
 
 No ``accounts``: the governor governs its own account only. With ``accounts``, an event is governed
-only when the account in its envelope is listed (and its region, when the account lists regions);
+only when the account in its envelope is listed (and its region, when the account lists regions), or
+is the governor's own (home) account, which is governed in the policy's own mode unless it is listed;
 nothing in the event's ``detail`` can choose the account acted in. An account enforces only when both
-the policy's ``mode`` and the account's are ``enforce``. Pure: no AWS, no I/O.
+the policy's ``mode`` and the account's are ``enforce``. ``AccountKeys`` is the policy's ``accounts``
+key, composed into ``policy.model.Policy``. Pure: no AWS, no I/O.
 """
 
 from __future__ import annotations
@@ -17,13 +19,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
+
+from tuning_governor.policy.fields import none_to_empty
 
 AccountMode = Literal["enforce", "monitor"]
 _ACCOUNT = re.compile(r"^[0-9]{12}$")
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$")
 _ARN_PLACE = re.compile(r"^arn:aws[a-z-]*:[a-z0-9-]+:(?P<region>[a-z0-9-]*):(?P<account>[0-9]{12}):")
+
+
+def _quoted(value: Any) -> Any:
+    if isinstance(value, int):  # YAML reads an unquoted id as a number (and drops its leading zeros)
+        raise PydanticCustomError("account_id", "expected a 12-digit AWS account id, as a quoted string")
+    return value
 
 
 def _account_id(value: str) -> str:
@@ -38,7 +48,7 @@ def _region(value: str) -> str:
     return value
 
 
-AccountId = Annotated[str, AfterValidator(_account_id)]
+AccountId = Annotated[str, BeforeValidator(_quoted), AfterValidator(_account_id)]
 Region = Annotated[str, AfterValidator(_region)]
 
 
@@ -55,7 +65,17 @@ class AccountPolicy(BaseModel):
     """The regions governed there; empty: every region the member stack forwards from."""
 
 
-Accounts = dict[AccountId, AccountPolicy]
+Accounts = dict[AccountId, Annotated[AccountPolicy, BeforeValidator(none_to_empty)]]
+
+
+class AccountKeys(BaseModel):
+    """The policy's ``accounts`` key (a base of ``policy.model.Policy``): the member accounts governed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    accounts: Annotated[Accounts, BeforeValidator(none_to_empty), Field(max_length=5000)] = {}
+    """``<account id>: {team, mode, regions}``: the member accounts whose events are governed (quoted ids);
+    empty: only the governor's own account. See ``policy.accounts``."""
 
 
 @dataclass(frozen=True)
@@ -86,16 +106,13 @@ def membership(
     place, problem = _envelope_place(event)
     if problem:
         return Membership(place, False, problem)
-    if not accounts:
-        if place.account != home.account:
-            return Membership(
-                place, False, f"account {place.account} is not this governor's and no accounts are listed"
-            )
-        return Membership(place, True, enforcing=policy_enforcing)
     account, region = place.account, place.region
     terms = accounts.get(account)
+    if terms is None and account == home.account:
+        return Membership(place, True, enforcing=policy_enforcing)
     if terms is None:
-        return Membership(place, False, f"account {account} is not listed under accounts")
+        listed = "is not listed under accounts" if accounts else "is not this governor's and no accounts are listed"
+        return Membership(place, False, f"account {account} {listed}")
     if terms.regions and region not in terms.regions:
         return Membership(place, False, f"region {region} is not among account {account}'s regions")
     return Membership(place, True, team=terms.team, enforcing=policy_enforcing and terms.mode == "enforce")

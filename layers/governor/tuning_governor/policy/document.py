@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from tuning_governor.policy.accounts import AccountPolicy
 from tuning_governor.policy.errors import PolicyError, describe, kind_of, render_value
 from tuning_governor.policy.model import DEPRECATED_KEYS, Defaults, Policy, TeamPolicy
 from tuning_governor.policy.shares import Share
@@ -98,6 +99,8 @@ def _model_at(parent: tuple[int | str, ...]) -> type[BaseModel] | None:
         return Defaults
     if len(parent) == 2 and parent[0] == "teams":
         return TeamPolicy
+    if len(parent) == 2 and parent[0] == "accounts":
+        return AccountPolicy
     if len(parent) == 3 and parent[0] == "teams" and parent[2] == "share":
         return Share
     return None

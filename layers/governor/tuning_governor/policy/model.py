@@ -16,6 +16,7 @@ from pydantic_core import PydanticCustomError
 
 from tuning_governor.domain.large_batch import LargeBatchSettings
 from tuning_governor.domain.shares import ShareTerms
+from tuning_governor.policy.accounts import AccountKeys
 from tuning_governor.policy.errors import render_path
 from tuning_governor.policy.fields import (
     SLACK_MEMBER_ID,
@@ -172,8 +173,9 @@ class Budget(BaseModel):
     warning: str | None = None
 
 
-class Policy(_PolicyModel):
+class Policy(_PolicyModel, AccountKeys):
     """The governance policy. Immutable; every key has a default, so ``Policy()`` is the empty policy.
+    Its ``accounts`` key (the member accounts governed) is ``policy.accounts.AccountKeys``.
 
     Defaults are chosen to be harmless: mode ``monitor`` (nothing is ever stopped until a policy says
     ``enforce``), no quotas, no team limits, no budget, every stop guard off.
