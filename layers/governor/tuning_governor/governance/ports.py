@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from tuning_governor.domain.pricing import PriceCatalog
     from tuning_governor.domain.reports import Report
+    from tuning_governor.models.place import Place
     from tuning_governor.policy import Policy
     from tuning_governor.ports import CheckScheduler, Notifier, Quotas, SageMaker, Store
     from tuning_governor.settings import Settings
@@ -32,6 +33,10 @@ class EngineServices(Protocol):
     def clock(self) -> Callable[[], datetime]: ...
     @property
     def policy(self) -> Callable[[], Policy]: ...
+
+    def sagemaker_for(self, place: Place | None) -> SageMaker:
+        """SageMaker where a job runs (its ``place``; None: the home place)."""
+        ...
 
     def notifiers_for(self, report: Report, policy: Policy) -> list[Notifier]: ...
     def price_catalog(self, policy: Policy) -> PriceCatalog: ...
