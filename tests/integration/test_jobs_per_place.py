@@ -39,7 +39,7 @@ class MemberRoles:
         return boto3.session.Session(**self.roles.session_kwargs(place.account, place.region))
 
 
-def _member_world(world: World) -> tuple[Any, list[str]]:
+def _member_world(world: World, policy_text: str = BUDGET) -> tuple[Any, list[str]]:
     """The world's services reaching the member place through the factory; the member's SageMaker
     client (made with its own credentials) and the stop calls the governor made there."""
     services = world.env.services
@@ -57,7 +57,7 @@ def _member_world(world: World) -> tuple[Any, list[str]]:
         return SageMakerGateway(client, sleep=lambda _s: None, place=place)
 
     services.sagemaker_at = place_sagemaker
-    policy = parse_policy(BUDGET, "test")
+    policy = parse_policy(policy_text, "test")
     services.policy = lambda: policy
     member = MemberRoles().session_for(MEMBER).client("sagemaker", region_name=MEMBER.region)
     return member, stops
@@ -69,10 +69,10 @@ def _status(client: Any, name: str) -> str:
     )
 
 
-def _request(budget: str | None) -> dict[str, Any]:
+def _request(budget: str | None, max_jobs: int = 50) -> dict[str, Any]:
     tags = {"governance:budget-usd": budget} if budget else None
     return seed_tuning_request(
-        NAME, team="nlp", instance_type=P3_8X, instance_count=8, max_parallel=2, max_jobs=50, extra_tags=tags
+        NAME, team="nlp", instance_type=P3_8X, instance_count=8, max_parallel=2, max_jobs=max_jobs, extra_tags=tags
     )
 
 
@@ -117,3 +117,36 @@ def test_a_member_jobs_stop_lands_in_its_account_and_region_and_its_items_carry_
     assert all(i["job_key"] == NAME for i in home_trials)
     summary = store.get_summary(away_key)
     assert summary is not None and summary.status == "Stopped"
+
+
+@pytest.mark.usefixtures("roomy_quota")
+def test_each_place_admits_against_its_own_ledger(world: World) -> None:
+    # Given a policy quota of 16 ml.p3.8xlarge: one job of 2 x 8 instances fills it
+    member, stops = _member_world(world, f"mode: enforce\nquotas: {{{P3_8X}: 16}}\n")
+    home_stops: list[str] = []
+    world.env.sagemaker.meta.events.register(
+        "provide-client-params.sagemaker.StopHyperParameterTuningJob",
+        lambda params, **_: home_stops.append(params["HyperParameterTuningJobName"]),
+    )
+    world.env.sagemaker.create_hyper_parameter_tuning_job(**_request(None, max_jobs=2))
+    member.create_hyper_parameter_tuning_job(**_request(None, max_jobs=2))
+
+    # When both arrive (one in each place) and run
+    world.amt.advance(60)
+    for event in world.amt.drain_events():
+        deliver_event(event, world.env.services)
+    store = world.env.services.store
+    home_ledger = store.read_ledger()
+    member_ledger = store.ledger_at("CAPACITY#111111111111#eu-west-1").read_ledger()
+
+    # Then each is admitted in its own place's ledger (one shared ledger would refuse the second)
+    assert stops == [] and home_stops == []
+    assert set(home_ledger.reservations) == {NAME}
+    assert set(member_ledger.reservations) == {f"{MEMBER.account}/{MEMBER.region}/{NAME}"}
+    # And each one's end releases its own reservation (marked ended, or pruned once that is old)
+    _run(world)
+    home_ledger, member_ledger = store.read_ledger(), store.ledger_at("CAPACITY#111111111111#eu-west-1").read_ledger()
+    assert (home_ledger.reservations, member_ledger.reservations) == ({}, {})
+    assert set(home_ledger.ended) == {NAME}
+    assert set(member_ledger.ended) == {f"{MEMBER.account}/{MEMBER.region}/{NAME}"}
+    assert stops == [] and home_stops == []

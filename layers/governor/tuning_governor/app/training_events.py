@@ -26,7 +26,14 @@ from tuning_governor.policy import Policy
 
 
 def track_standalone(job: TrainingJob, *, team: str | None, event_time: datetime, services: Services) -> Outcome:
-    """A training job outside any tuning job still holds instances (and maybe a warm pool): track them."""
+    """A training job outside any tuning job still holds instances (and maybe a warm pool): track them.
+    Only in the home place: their items are keyed by name and count against the home place's quotas."""
+    if job.place is not None:
+        return {
+            "outcome": "ignored",
+            "reason": "standalone training job outside the home place",
+            "training_job": job.name,
+        }
     if job.resource_config is None:
         job = services.sagemaker_for(job.place).describe_training_job(job.name).model_copy(update={"tags": job.tags})
     fresh = services.store.upsert_training_job(job, team=team, event_time=event_time)
@@ -211,7 +218,8 @@ def process_training_event(event: Any, services: Services) -> Outcome:
         if not described.tuning_job_arn:
             standalone = described.model_copy(update={"tags": detail.tags})
             return track_standalone(standalone, team=team, event_time=parsed.time, services=services)
-        services.store.set_warm_pool(described, team=team)
+        if described.place is None:  # warm pools are kept (by name) for the home place's capacity only
+            services.store.set_warm_pool(described, team=team)
         job = job_state(services.store.get_job(str(described.tuning_job_key)))
         team = (job.team if job is not None else None) or team
         record, written, catalog = record_finished(parsed, described, job, team=team, policy=policy, services=services)

@@ -65,7 +65,7 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
             # The job holds no instances any more: its reservation goes back to the capacity ledger,
             # marked ended at its end in SageMaker's time (a job created before that still counts it).
             ended = job.end_time or job.last_modified_time or parsed.time
-            services.store.release_reservation(job.key, iso_time(ended))
+            services.at(job.place).store.release_reservation(job.key, iso_time(ended))
             # In case the queue consumer's copy of the event is lost (the queue launches at home only).
             if job.status == "Stopped" and job.place is None:
                 requeue_stopped(job.name, services, services.stopped_jobs, services.queue_name_key)

@@ -216,7 +216,8 @@ def record_listed_trials(
         if described.status not in TRAINING_TERMINAL or described.tuning_job_key != job.key:
             continue
         team = (state.team if state is not None else None) or policy.team_of(job.tags, job.role_arns())
-        services.store.set_warm_pool(described, team=team)
+        if described.place is None:  # warm pools are kept (by name) for the home place's capacity only
+            services.store.set_warm_pool(described, team=team)
         objective = trial_objective(state, described)
         record = build_trial_record(
             described,
