@@ -86,8 +86,7 @@ def finalise_job(
     """Summarise a finished job and store it: 1 Describe + ceil(trials / 100) List calls, plus one
     DescribeTrainingJob per trial listed as finished but not recorded (recorded now, see
     :func:`record_missing_trials`). Trials recorded here, or ``judge``, or a late decision left pending
-    make the trial rules judge the ended job (:func:`judge_ended`). Idempotent. ``place``: where the job
-    runs (None: the home place); SageMaker is asked there."""
+    make the trial rules judge the ended job (:func:`judge_ended`). Idempotent. Asked in ``place``."""
     sagemaker = services.sagemaker_for(place)
     described = sagemaker.describe_tuning_job(job_name)
     if described.status not in TUNING_TERMINAL:
