@@ -19,6 +19,7 @@ from tests.integration.conftest import World
 from tuning_governor.adapters.assumed_roles import AssumedRoles
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.sessions import Clients
+from tuning_governor.app.sweep import run_sweep
 from tuning_governor.models.place import Place
 from tuning_governor.policy import parse_policy
 
@@ -93,8 +94,14 @@ def test_a_member_jobs_stop_lands_in_its_account_and_region_and_its_items_carry_
     world.env.sagemaker.create_hyper_parameter_tuning_job(**_request(None))
     member.create_hyper_parameter_tuning_job(**_request("50"))
 
-    # When their events are delivered until the member job crosses its budget and stops
+    # When their events are delivered until the member job crosses its budget and stops, a sweep
+    # (which lists the home place only) running meanwhile
+    _run(world, limit=5)
+    swept = run_sweep(world.env.services)
     _run(world)
+
+    # Then the sweep took the member job for neither lost nor its home namesake
+    assert (swept["errors"], swept["finalised"], swept["discovered"]) == ([], [], [])
 
     # Then the stop was made in the member's account and region only
     assert stops == [f"{MEMBER}/{NAME}"]
