@@ -69,3 +69,28 @@ def test_a_place_the_stack_has_no_way_into_is_refused_never_served_at_home() -> 
     assert services.sagemaker_for(HOME) is home_gateway
     with pytest.raises(CannotAssume):
         services.sagemaker_for(MEMBER)
+
+
+class _NoJobs:
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def get_job(self, key: str) -> None:
+        self.asked.append(key)
+
+
+@pytest.mark.parametrize(("place", "key"), [(HOME, "j-1"), (MEMBER, "111111111111/eu-west-1/j-1")])
+def test_a_tag_change_is_looked_up_under_the_key_of_the_place_its_arn_names(place: Place, key: str) -> None:
+    from tuning_governor.app.tag_events import process_tag_event
+
+    arn = f"arn:aws:sagemaker:{place.region}:{place.account}:hyper-parameter-tuning-job/J-1"
+    event = load_event("tags/tag-change-on-resource") | {"resources": [arn]}
+    settings = Settings.model_validate(
+        {"TABLE_NAME": "governor", "AWS_REGION": HOME.region, "TOPIC_ARN": f"arn:aws:sns:us-east-1:{HOME.account}:t"}
+    )
+    store = _NoJobs()
+    services = Services(settings=settings, sagemaker=object(), store=store)  # type: ignore[arg-type]
+
+    outcome = process_tag_event(event, services)
+
+    assert (outcome["outcome"], outcome["job"], store.asked) == ("ignored", key, [key])
