@@ -94,3 +94,27 @@ def test_a_tag_change_is_looked_up_under_the_key_of_the_place_its_arn_names(plac
     outcome = process_tag_event(event, services)
 
     assert (outcome["outcome"], outcome["job"], store.asked) == ("ignored", key, [key])
+
+
+def test_the_queue_consumer_releases_a_member_jobs_reservation_in_its_own_ledger() -> None:
+    from governor_sim.memory import MemoryStore
+    from tests.contract.conftest import reservation
+    from tuning_governor.app.queue_admission import QueueServices
+    from tuning_governor.app.queue_consumer import process_queue_event
+
+    settings = Settings.model_validate(
+        {"TABLE_NAME": "governor", "AWS_REGION": HOME.region, "TOPIC_ARN": f"arn:aws:sns:us-east-1:{HOME.account}:t"}
+    )
+    store = MemoryStore()
+    away_ledger = store.ledger_at("CAPACITY#111111111111#eu-west-1")
+    name = TuningJobStateChange.model_validate(load_event("tuning-stopped")).detail.name.lower()
+    away_key = f"111111111111/eu-west-1/{name}"
+    assert store.commit_admission(0, name, reservation(name)) == "committed"
+    assert away_ledger.commit_admission(0, away_key, reservation(away_key)) == "committed"
+    services = Services(settings=settings, sagemaker=object(), store=store, sagemaker_at=lambda _p: object())  # type: ignore[arg-type]
+
+    process_queue_event(_moved("tuning-stopped", MEMBER), services, QueueServices(object(), object()))  # type: ignore[arg-type]
+
+    # The member job's reservation is released in the member's ledger; the home namesake's still holds
+    assert set(away_ledger.read_ledger().ended) == {away_key}
+    assert set(store.read_ledger().reservations) == {name}

@@ -28,6 +28,11 @@ class EngineServices(Protocol):
     @property
     def quotas(self) -> Quotas | None: ...
     @property
+    def home(self) -> Place | None:
+        """The stack's own account and region (None while its account is not known)."""
+        ...
+
+    @property
     def place(self) -> Place | None:
         """Where these services act (None: the home place): ``sagemaker``, ``quotas``, the ledger."""
         ...
