@@ -81,6 +81,13 @@ def _arrivals(store: Any, run: Callable[[Any], None], key: str) -> None:
     run(store.commit_admission(1, key, reservation(key), claim))
     run(store.commit_admission(0, "other", None))
     run(store.update_reservations(1, {"other": reservation("other")}, []))
+    # Another place's ledger: its own item, its own versions; the home ledger is unchanged by it
+    away, away_key = store.ledger_at("CAPACITY#111111111111#eu-west-1"), f"111111111111/eu-west-1/{key}"
+    run(away.read_ledger())
+    run(away.commit_admission(0, away_key, reservation(away_key)))
+    run(away.release_reservation(away_key, "2026-11-30T10:00:00.000+00:00"))
+    run(away.read_ledger())
+    run(store.read_ledger())
     run(store.holders())
     run(store.holders(tuning_jobs=False))
     run(store.put_capacity_snapshot({"at": T0, "holders": 2, "share": 0.25}))

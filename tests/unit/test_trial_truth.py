@@ -93,6 +93,10 @@ class _Services:
     def __init__(self, sagemaker: _Described) -> None:
         self.sagemaker = sagemaker
 
+    def sagemaker_for(self, place: object) -> _Described:
+        assert place is None  # a home job is described at home
+        return self.sagemaker
+
 
 def _tuning_job(resources: dict[str, Any]) -> TuningJob:
     return TuningJob.model_validate(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from governor_sim.memory.table import Item, MemoryTable, fresh, stored
 from tuning_governor.adapters.dynamodb import capacity_items
@@ -19,6 +20,14 @@ from tuning_governor.ports import CapacityStore
 
 class CapacityItems(MemoryTable):
     """The ``CapacityStore`` port in memory."""
+
+    _ledger_key: dict[str, str] = LEDGER_KEY
+
+    def ledger_at(self, pk: str) -> Self:
+        """This table with the capacity ledger of partition ``pk`` (one per place: ``models.place.ledger_pk``)."""
+        view = copy.copy(self)
+        view._ledger_key = {"pk": pk, "sk": "LEDGER"}
+        return view
 
     def upsert_training_job(self, job: TrainingJob, *, team: str | None, event_time: datetime) -> bool:
         attributes = capacity_items.training_job_attributes(job, team=team, event_time=event_time)
@@ -54,18 +63,18 @@ class CapacityItems(MemoryTable):
             self._put({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot)
 
     def read_ledger(self) -> Ledger:
-        return capacity_items.ledger_from_item(self._read(LEDGER_KEY["pk"], LEDGER_KEY["sk"]))
+        return capacity_items.ledger_from_item(self._read(self._ledger_key["pk"], self._ledger_key["sk"]))
 
     def _ledger_holds(self, version: int) -> bool:
         """The condition of a ledger write: at ``version`` (0: no ledger yet)."""
-        ledger = self._get(LEDGER_KEY["pk"], LEDGER_KEY["sk"])
+        ledger = self._get(self._ledger_key["pk"], self._ledger_key["sk"])
         if version == 0:
             return ledger is None
         return ledger is not None and ledger.get("version") == version
 
     def _write_ledger(self, version: int, put: dict[str, Reservation], remove: list[str]) -> None:
         if version == 0:
-            self._put(capacity_items.new_ledger_item(put))
+            self._put(capacity_items.new_ledger_item(put, self._ledger_key))
             return
         values = {key: stored(capacity_items.reservation_item(reservation)) for key, reservation in put.items()}
 
@@ -76,7 +85,7 @@ class CapacityItems(MemoryTable):
             for key in remove:
                 reservations.pop(key, None)
 
-        self._update(LEDGER_KEY["pk"], LEDGER_KEY["sk"], change)
+        self._update(self._ledger_key["pk"], self._ledger_key["sk"], change)
 
     def commit_admission(
         self,
@@ -119,7 +128,7 @@ class CapacityItems(MemoryTable):
 
     def release_reservation(self, job_key: str, ended: str) -> bool:
         with self._lock:
-            ledger = self._get(LEDGER_KEY["pk"], LEDGER_KEY["sk"])
+            ledger = self._get(self._ledger_key["pk"], self._ledger_key["sk"])
             reservations = (ledger or {}).get("reservations")
             if ledger is None or not isinstance(reservations, dict) or job_key not in reservations:
                 return False
@@ -130,7 +139,7 @@ class CapacityItems(MemoryTable):
                 item["reservations"][job_key]["ended"] = stored(ended)
                 item["version"] = item["version"] + 1
 
-            self._update(LEDGER_KEY["pk"], LEDGER_KEY["sk"], change)
+            self._update(self._ledger_key["pk"], self._ledger_key["sk"], change)
             return True
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from tuning_governor.errors import JobNotFound, RejectedEvent, TransientError
 from tuning_governor.models.limits import clean_tags, validation_problems
+from tuning_governor.models.place import Place
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob
@@ -65,23 +66,27 @@ class SageMakerGateway:
     }
     """The other calls a method may make on some path: a function granted the method needs them too."""
 
-    def __init__(self, client: SageMakerClient, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self, client: SageMakerClient, sleep: Callable[[float], None] = time.sleep, place: Place | None = None
+    ) -> None:
         self._client = client
         self._sleep = sleep
+        self.place = place
+        """Where the client acts (None: the home place); every job it describes carries it."""
 
     def describe_training_job(self, name: str) -> TrainingJob:
         try:
             response: Any = self._client.describe_training_job(TrainingJobName=name)
         except ClientError as exc:
             raise _translate(exc, name, NOT_FOUND_ON_DESCRIBE) from exc
-        return _read(TrainingJob, response, f"DescribeTrainingJob {name}")
+        return _read(TrainingJob, response, f"DescribeTrainingJob {name}").at(self.place)
 
     def describe_tuning_job(self, name: str) -> TuningJob:
         try:
             response: Any = self._client.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
         except ClientError as exc:
             raise _translate(exc, name, NOT_FOUND) from exc
-        return _read(TuningJob, response, f"DescribeHyperParameterTuningJob {name}")
+        return _read(TuningJob, response, f"DescribeHyperParameterTuningJob {name}").at(self.place)
 
     def list_trials(self, tuning_job_name: str) -> list[TrialSummary]:
         """Every trial of a tuning job, 100 per call."""

@@ -4,13 +4,14 @@ domain errors to outcomes (drop with a metric, or re-raise so EventBridge retrie
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel, ValidationError
 
 from tuning_governor.breakdowns import member_unreachable
 from tuning_governor.errors import Disposition, GovernorError, PlaceUnreachable, RejectedEvent
+from tuning_governor.models.place import Place
 from tuning_governor.observability import logger, metrics
 
 Outcome = dict[str, Any]
@@ -32,6 +33,19 @@ def parse_event[M: BaseModel](event: Any, model: type[M]) -> M:
         raise RejectedEvent(problems) from None
     except Exception as exc:  # a validator's own failure (a model bug, never an input's): still a reason
         raise RejectedEvent(str(exc)[:500]) from None
+
+
+class Placed[D](Protocol):
+    def placed(self, home: Place | None) -> D: ...
+
+
+def placed[D](parsed: Placed[D], home: Place | None) -> D:
+    """The event's detail carrying the place its envelope names (None: the home place); an envelope
+    whose account or region is malformed is rejected with the reason."""
+    try:
+        return parsed.placed(home)
+    except ValueError as exc:
+        raise RejectedEvent(f"envelope: {exc}") from None
 
 
 def handle_errors(kind: str, event: Any, run: Callable[[], Outcome]) -> Outcome:

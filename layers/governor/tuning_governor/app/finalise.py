@@ -21,6 +21,7 @@ from tuning_governor.errors import TransientError
 from tuning_governor.governance.engine import judge_ended
 from tuning_governor.governance.reporting import all_delivered, deliver
 from tuning_governor.governance.trials import record_listed_trials
+from tuning_governor.models.place import Place, name_in_key, place_in_key
 from tuning_governor.models.records import JobSummary, TrialRecord
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob
@@ -74,19 +75,26 @@ def read_job(job_key: str, services: Services) -> tuple[JobState | None, list[Tr
 
 
 def finalise_job(
-    job_name: str, *, region: str, event_tags: dict[str, str], services: Services, judge: bool = False
+    job_name: str,
+    *,
+    region: str,
+    event_tags: dict[str, str],
+    services: Services,
+    judge: bool = False,
+    place: Place | None = None,
 ) -> Finalised:
     """Summarise a finished job and store it: 1 Describe + ceil(trials / 100) List calls, plus one
     DescribeTrainingJob per trial listed as finished but not recorded (recorded now, see
     :func:`record_missing_trials`). Trials recorded here, or ``judge``, or a late decision left pending
-    make the trial rules judge the ended job (:func:`judge_ended`). Idempotent."""
-    described = services.sagemaker.describe_tuning_job(job_name)
+    make the trial rules judge the ended job (:func:`judge_ended`). Idempotent. Asked in ``place``."""
+    sagemaker = services.sagemaker_for(place)
+    described = sagemaker.describe_tuning_job(job_name)
     if described.status not in TUNING_TERMINAL:
         raise TransientError(f"DescribeHyperParameterTuningJob still says {described.status}")
     state, records, decisions = read_job(described.key, services)
     tags = event_tags or (dict(state.tags) if state is not None else {})
     job = described.model_copy(update={"tags": tags})
-    trials = services.sagemaker.list_trials(job.name)
+    trials = sagemaker.list_trials(job.name)
     recovered = record_missing_trials(job, trials, records, state, region=region, services=services)
     if recovered:
         state, records, decisions = read_job(job.key, services)
@@ -118,9 +126,11 @@ def finalise_job(
     )
 
 
-def finalise(job_name: str, *, region: str, event_tags: dict[str, str], services: Services) -> JobSummary:
+def finalise(
+    job_name: str, *, region: str, event_tags: dict[str, str], services: Services, place: Place | None = None
+) -> JobSummary:
     """Summarise a finished job and store it (see :func:`finalise_job`); nothing is reported."""
-    return finalise_job(job_name, region=region, event_tags=event_tags, services=services).summary
+    return finalise_job(job_name, region=region, event_tags=event_tags, services=services, place=place).summary
 
 
 def decision_lines(decisions: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
@@ -184,29 +194,30 @@ def refinalise(
     the trial rules judge the ended job), then report it if it was waiting for this trial, or correct
     its report once if the cost moved."""
     done = finalise_job(
-        job.name if job is not None else job_key,
+        job.name if job is not None else name_in_key(job_key),
         region=region,
         event_tags=dict(job.tags) if job is not None else {},
         services=services,
         judge=judge,
+        place=place_in_key(job_key),
     )
     report_summary(done, services)
     return done.summary
 
 
 def finalise_and_report(
-    job_name: str, *, region: str, tags: dict[str, str], services: Services
+    job_name: str, *, region: str, tags: dict[str, str], services: Services, place: Place | None = None
 ) -> tuple[JobSummary, dict[str, str]]:
     """Finalise, then report the summary once per channel (the tuning handler and the sweep share this);
     see :func:`report_summary` for when it is held back or corrected."""
-    done, channels = finalise_reported(job_name, region=region, tags=tags, services=services)
+    done, channels = finalise_reported(job_name, region=region, tags=tags, services=services, place=place)
     return done.summary, channels
 
 
 def finalise_reported(
-    job_name: str, *, region: str, tags: dict[str, str], services: Services
+    job_name: str, *, region: str, tags: dict[str, str], services: Services, place: Place | None = None
 ) -> tuple[Finalised, dict[str, str]]:
     """:func:`finalise_and_report`, returning the finalisation itself (the job as described: its end)."""
-    done = finalise_job(job_name, region=region, event_tags=tags, services=services)
+    done = finalise_job(job_name, region=region, event_tags=tags, services=services, place=place)
     metrics.add_metric(name="JobsFinalised", unit=MetricUnit.Count, value=1)
     return done, report_summary(done, services)

@@ -20,7 +20,7 @@ from botocore.config import Config
 from tuning_governor.adapters.clients import deferred
 from tuning_governor.adapters.sessions import home_clients
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher, SecretNameKey
-from tuning_governor.app.envelope import parse_event
+from tuning_governor.app.envelope import parse_event, placed
 from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
 from tuning_governor.app.queue_requests import read_record
 from tuning_governor.app.queue_requeue import requeue_stopped
@@ -80,10 +80,12 @@ def process_queue_event(event: dict[str, Any], services: EngineServices, queue: 
         return {"admitted": admit_waiting(services, queue)}
     name = detail.get("HyperParameterTuningJobName")
     if name and detail.get("HyperParameterTuningJobStatus") in TUNING_TERMINAL:
-        job = parse_event(event, TuningJobStateChange)
-        ended = job.detail.end_time or job.detail.last_modified_time or job.time
-        services.store.release_reservation(job.detail.key, iso_time(ended))
-        if detail.get("HyperParameterTuningJobStatus") == "Stopped":
+        parsed = parse_event(event, TuningJobStateChange)
+        job = placed(parsed, services.home)
+        ended = job.end_time or job.last_modified_time or parsed.time
+        services.at(job.place).store.release_reservation(job.key, iso_time(ended))
+        # The queue launches in the home place: only a home job's stop is queued again.
+        if detail.get("HyperParameterTuningJobStatus") == "Stopped" and job.place is None:
             # A preemption, or on_over_capacity: requeue.
             requeue_stopped(str(name), services, queue.stopped_jobs, lambda: queue.name_key)
     return {"admitted": admit_waiting(services, queue)}

@@ -75,6 +75,7 @@ from tuning_governor.governance.admission import reconcile_ledger
 from tuning_governor.governance.admission_order import kept_over_limit, unjudged
 from tuning_governor.governance.engine import govern
 from tuning_governor.governance.team_months import resume_team_decisions
+from tuning_governor.models.place import place_in_key
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
@@ -158,10 +159,14 @@ class Sweep:
             if job.key in self.report["finalised"] or job.key in self.known:
                 continue
 
-            def fill(name: str = job.name, region: str = job.region or self.services.settings.region) -> None:
+            def fill(
+                name: str = job.name, region: str = job.region or self.services.settings.region, key: str = job.key
+            ) -> None:
                 from tuning_governor.app.finalise import finalise_and_report  # noqa: PLC0415 - a gap only
 
-                summary, channels = finalise_and_report(name, region=region, tags={}, services=self.services)
+                summary, channels = finalise_and_report(
+                    name, region=region, tags={}, services=self.services, place=place_in_key(key)
+                )
                 missing = summary.unaccounted_trials
                 self.report["gaps"].append({"job": summary.job_name, "missing": missing, "reports": channels})
 
@@ -244,8 +249,12 @@ def run_sweep(services: Services) -> dict[str, Any]:
         for status in RUNNING
         for summary in services.sagemaker.list_tuning_jobs(status)
     }
+    # The home place's jobs: the sweep lists the home place only (a job elsewhere is governed on its events).
     known = {
-        job.key: job for status in RUNNING for job in map(JobState.from_item, services.store.jobs_with_status(status))
+        job.key: job
+        for status in RUNNING
+        for job in map(JobState.from_item, services.store.jobs_with_status(status))
+        if place_in_key(job.key) is None
     }
     sweep = Sweep(services, now, policy, live, known)
     sweep.finalise_lost()

@@ -28,6 +28,7 @@ from tuning_governor.domain.job import job_state
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.governance.engine import govern
 from tuning_governor.models.events import API_CALL_DETAIL_TYPE
+from tuning_governor.models.place import Place, away, job_key
 from tuning_governor.observability import logger, tracer
 
 
@@ -67,7 +68,11 @@ def process_tag_event(event: Any, services: Services) -> Outcome:
         if isinstance(parsed, TagApiCall) and parsed.detail.error_code:
             return {"outcome": "ignored", "reason": f"the call failed ({parsed.detail.error_code[:100]})"}
         logger.append_keys(tuning_job=resource.name)
-        return retag(resource.name.lower(), resource.arn, parsed.time, services)
+        try:  # the tagged job's ARN names its account and region: its key is the job's there
+            place = away(Place.of_arn(resource.arn), services.home)
+        except ValueError as exc:
+            raise RejectedEvent(f"tagged resource: {exc}") from None
+        return retag(job_key(resource.name, place, None), resource.arn, parsed.time, services)
 
     return handle_errors("tag change", event, run)
 

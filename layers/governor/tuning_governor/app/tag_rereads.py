@@ -13,6 +13,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.job import JobState, time_of
+from tuning_governor.models.place import place_in_key
 from tuning_governor.observability import logger, metrics
 
 
@@ -22,7 +23,7 @@ def reread_job_tags(job: JobState, services: Services, arn: str | None = None) -
     arn = str(job.item.get("arn") or arn or "")
     if not arn:
         return None
-    tags = services.sagemaker.list_tags(arn)
+    tags = services.sagemaker_for(place_in_key(job.key)).list_tags(arn)
     metrics.add_metric(name="TagRereads", unit=MetricUnit.Count, value=1)
     owner = tags.get(services.settings.owner_tag)
     if not services.store.refresh_tags(job.key, tags=tags, owner=owner, read_at=services.clock()):

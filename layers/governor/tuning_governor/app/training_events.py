@@ -7,7 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
+from tuning_governor.app.envelope import Outcome, handle_errors, parse_event, placed
 from tuning_governor.app.membership import admit
 from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.app.wiring import Services
@@ -27,9 +27,16 @@ from tuning_governor.policy import Policy
 
 
 def track_standalone(job: TrainingJob, *, team: str | None, event_time: datetime, services: Services) -> Outcome:
-    """A training job outside any tuning job still holds instances (and maybe a warm pool): track them."""
+    """A training job outside any tuning job still holds instances (and maybe a warm pool): track them.
+    Only in the home place: their items are keyed by name and count against the home place's quotas."""
+    if job.place is not None:
+        return {
+            "outcome": "ignored",
+            "reason": "standalone training job outside the home place",
+            "training_job": job.name,
+        }
     if job.resource_config is None:
-        job = services.sagemaker.describe_training_job(job.name).model_copy(update={"tags": job.tags})
+        job = services.sagemaker_for(job.place).describe_training_job(job.name).model_copy(update={"tags": job.tags})
     fresh = services.store.upsert_training_job(job, team=team, event_time=event_time)
     if job.status in TRAINING_TERMINAL:
         services.store.set_warm_pool(job, team=team)
@@ -47,7 +54,7 @@ def running_trial_of(
     if "enable_managed_spot_training" not in detail.model_fields_set:
         spot = known_job.spot_training if known_job is not None else None
     if not detail.tuning_job_arn or not detail.instances() or spot is None:
-        job = services.sagemaker.describe_training_job(detail.name)
+        job = services.sagemaker_for(detail.place).describe_training_job(detail.name)
         if not job.tuning_job_arn:
             return None
         spot = job.enable_managed_spot_training
@@ -68,11 +75,11 @@ def running_trial_of(
     )
 
 
-def track_progress(parsed: TrainingJobStateChange, policy: Policy, services: Services) -> Outcome:
+def track_progress(parsed: TrainingJobStateChange, detail: TrainingJob, policy: Policy, services: Services) -> Outcome:
     """An event of a trial still running. From TrainingStartTime on it accrues cost: it is tracked as a
     running trial on its job and team items (once; never after its terminal record), then the spend
-    and time rules judge the job (``trial-progress``: no trial history is read)."""
-    detail = parsed.detail
+    and time rules judge the job (``trial-progress``: no trial history is read). ``detail``: the event's
+    training job, carrying its place."""
     job_key = detail.tuning_job_key
     assert job_key is not None
     job = job_state(services.store.get_job(job_key))
@@ -99,7 +106,7 @@ def track_progress(parsed: TrainingJobStateChange, policy: Policy, services: Ser
 
 def described_trial(detail: TrainingJob, services: Services) -> TrainingJob:
     """The trial as DescribeTrainingJob says, once it agrees the trial has ended (else: retry later)."""
-    described = services.sagemaker.describe_training_job(detail.name)
+    described = services.sagemaker_for(detail.place).describe_training_job(detail.name)
     if described.status not in TRAINING_TERMINAL:
         raise TransientError(f"DescribeTrainingJob still says {described.status}")
     return described
@@ -201,20 +208,21 @@ def process_training_event(event: Any, services: Services) -> Outcome:
         nonlocal services  # an ungoverned account is rejected here; a monitored member is judged in monitor mode
         services = admit(event, services)
         parsed = parse_event(event, TrainingJobStateChange)
-        detail = parsed.detail
+        detail = placed(parsed, services.home)
         logger.append_keys(training_job=detail.name)
         policy = services.policy()
         team = policy.team_of(detail.tags, detail.roles)
         if detail.tuning_job_key is None:
             return track_standalone(detail, team=team, event_time=parsed.time, services=services)
         if detail.status not in TRAINING_TERMINAL:
-            return track_progress(parsed, policy, services)
+            return track_progress(parsed, detail, policy, services)
         described = described_trial(detail, services)
         # Describe is authoritative: a job whose name merely looks like a trial's has no TuningJobArn.
         if not described.tuning_job_arn:
             standalone = described.model_copy(update={"tags": detail.tags})
             return track_standalone(standalone, team=team, event_time=parsed.time, services=services)
-        services.store.set_warm_pool(described, team=team)
+        if described.place is None:  # warm pools are kept (by name) for the home place's capacity only
+            services.store.set_warm_pool(described, team=team)
         job = job_state(services.store.get_job(str(described.tuning_job_key)))
         team = (job.team if job is not None else None) or team
         record, written, catalog = record_finished(parsed, described, job, team=team, policy=policy, services=services)

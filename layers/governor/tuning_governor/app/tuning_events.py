@@ -6,7 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
+from tuning_governor.app.envelope import Outcome, handle_errors, parse_event, placed
 from tuning_governor.app.membership import admit
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.job import iso_time
@@ -29,8 +29,9 @@ def complete_arrival_facts(job: TuningJob, services: Services) -> TuningJob:
     has_tags = "tags" in job.model_fields_set
     # A policy that knows teams by their execution roles needs the job's (the definitions carry them).
     needs_roles = not job.role_arns() and any(team.execution_roles for team in services.policy().teams.values())
+    sagemaker = services.sagemaker_for(job.place)
     if job.lacks_arrival_facts() or needs_roles or (not has_tags and not job.arn):
-        described = services.sagemaker.describe_tuning_job(job.name)
+        described = sagemaker.describe_tuning_job(job.name)
         metrics.add_metric(name="ArrivalDescribes", unit=MetricUnit.Count, value=1)
         job = job.model_copy(
             update={
@@ -42,7 +43,7 @@ def complete_arrival_facts(job: TuningJob, services: Services) -> TuningJob:
             }
         )
     if not has_tags and job.arn:
-        job = job.model_copy(update={"tags": services.sagemaker.list_tags(job.arn)})
+        job = job.model_copy(update={"tags": sagemaker.list_tags(job.arn)})
     return job
 
 
@@ -54,19 +55,22 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
         nonlocal services  # an ungoverned account is rejected here; a monitored member is judged in monitor mode
         services = admit(event, services)
         parsed = parse_event(event, TuningJobStateChange)
-        job = parsed.detail
+        job = placed(parsed, services.home)
         logger.append_keys(tuning_job=job.name)
         if job.status in TUNING_TERMINAL:
             # Loaded for a job's end only: an arrival's cold start does not pay for the summary or the queue.
             from tuning_governor.app.finalise import finalise_and_report  # noqa: PLC0415
             from tuning_governor.app.queue_requeue import requeue_stopped  # noqa: PLC0415
 
-            summary, channels = finalise_and_report(job.name, region=parsed.region, tags=job.tags, services=services)
+            summary, channels = finalise_and_report(
+                job.name, region=parsed.region, tags=job.tags, services=services, place=job.place
+            )
             # The job holds no instances any more: its reservation goes back to the capacity ledger,
             # marked ended at its end in SageMaker's time (a job created before that still counts it).
             ended = job.end_time or job.last_modified_time or parsed.time
-            services.store.release_reservation(job.key, iso_time(ended))
-            if job.status == "Stopped":  # in case the queue consumer's copy of the event is lost
+            services.at(job.place).store.release_reservation(job.key, iso_time(ended))
+            # In case the queue consumer's copy of the event is lost (the queue launches at home only).
+            if job.status == "Stopped" and job.place is None:
                 requeue_stopped(job.name, services, services.stopped_jobs, services.queue_name_key)
             return {"outcome": "finalised", "job": job.key, "status": summary.status, "reports": channels}
         if job.status in {"Deleting", "DeleteFailed"}:

@@ -4,7 +4,7 @@ and the simulator build ``Services`` with fakes or moto-backed adapters)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
@@ -19,15 +19,17 @@ from tuning_governor.adapters.clients import deferred
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.adapters.sessions import home_clients
+from tuning_governor.adapters.sessions import default_clients, home_clients
 from tuning_governor.adapters.submissions import SageMakerLauncher, SecretNameKey
 from tuning_governor.app.stored_prices import StoredPrices
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.domain.reports import Report
+from tuning_governor.models.place import Place, ledger_pk
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy, PolicySource, policy_source
 from tuning_governor.policy.routing import ChannelGrants, routing_warnings, team_channels
 from tuning_governor.ports import CheckScheduler, Notifier, SageMaker, Store
+from tuning_governor.ports.sessions import CannotAssume
 from tuning_governor.ports.submissions import StoppedJobs
 from tuning_governor.settings import Settings, get_settings
 
@@ -67,6 +69,46 @@ class Services:
     """The stack's secret name key for the jobs it queues again (read on first use; "" offline)."""
     """Reads a job the governor stopped to make room, to queue it again when its Stopped event reached
     no queue consumer (``app.queue_requeue``; None: only the consumer requeues)."""
+    sagemaker_at: Callable[[Place], SageMaker] | None = None
+    """SageMaker in another account or region (None: only the home place's jobs can be acted on)."""
+    quotas_at: Callable[[Place], QuotaGateway] | None = None
+    """Service Quotas in another account or region (None: only the policy's quotas apply there)."""
+    place: Place | None = None
+    """Where ``sagemaker``, ``quotas`` and the store's capacity ledger act (None: the home place)."""
+
+    @property
+    def home(self) -> Place | None:
+        """The stack's own account and region (None while its account is not known)."""
+        return home_place(self.settings)
+
+    def sagemaker_for(self, place: Place | None) -> SageMaker:
+        """SageMaker where a job runs: ``sagemaker`` for the home place (None), else the place's own;
+        a place the stack has no way into is refused (``CannotAssume``), never acted on at home."""
+        wanted = None if place == self.home else place
+        if wanted == self.place:
+            return self.sagemaker
+        if wanted is None:
+            raise ValueError("a place's services do not act in the home place")
+        if self.sagemaker_at is None:
+            raise CannotAssume(wanted, "this deployment acts in its own account and region only")
+        return self.sagemaker_at(wanted)
+
+    def at(self, place: Place | None) -> Services:
+        """These services for a job in ``place``: its SageMaker, its Service Quotas and its capacity
+        ledger (``models.place.ledger_pk``); the same table, channels and policy. Home: these."""
+        wanted = None if place == self.home else place
+        if wanted == self.place:
+            return self
+        if self.place is not None:
+            raise ValueError("a place's services are made from the home place's")
+        assert wanted is not None
+        return replace(
+            self,
+            place=wanted,
+            sagemaker=self.sagemaker_for(wanted),
+            quotas=self.quotas_at(wanted) if self.quotas_at is not None else None,
+            store=self.store.ledger_at(ledger_pk(wanted, None)),
+        )
 
     def notifiers_for(self, report: Report, policy: Policy) -> list[Notifier]:
         """Every channel ``report`` goes to: the default ones (always), then its team's own, if the
@@ -85,6 +127,24 @@ class Services:
         if stored is not None:
             catalog = stored.over(catalog)
         return catalog.with_policy_prices(policy.price_overrides(), policy.regional_prices())
+
+
+def home_place(settings: Settings) -> Place | None:
+    """The stack's own place: its account (from the reports topic's ARN) and its region."""
+    return Place(settings.account_id, settings.region) if settings.account_id else None
+
+
+@cache
+def place_sagemaker(place: Place) -> SageMaker:
+    """SageMaker in ``place``, on the client factory's credentials for it (made once per place)."""
+    return SageMakerGateway(default_clients().for_place(place).sagemaker, place=place)
+
+
+@cache
+def place_quotas(place: Place) -> QuotaGateway:
+    """Service Quotas in ``place`` (made once per place; read on first use, cached as at home)."""
+    ttl = timedelta(seconds=get_settings().quota_cache_seconds)
+    return QuotaGateway(deferred(lambda: default_clients().for_place(place).service_quotas), clock=_utcnow, ttl=ttl)
 
 
 def policy_loader(source: PolicySource, grants: ChannelGrants | None = None) -> Callable[[], Policy]:
@@ -211,4 +271,6 @@ def default_services() -> Services:
             ttl=timedelta(seconds=settings.quota_cache_seconds),
         ),
         checks=_checks(settings, retrying),
+        sagemaker_at=place_sagemaker,
+        quotas_at=place_quotas,
     )

@@ -22,6 +22,7 @@ from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.reporting import all_delivered, deliver
 from tuning_governor.governance.rules import Decision
 from tuning_governor.models.keys import job_key_of
+from tuning_governor.models.place import place_in_key
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 from tuning_governor.policy.routing import owner_handles
@@ -56,12 +57,13 @@ def _stop(decision: Decision, policy: Policy, services: EngineServices, fresh: F
     from the claim) may have made its stop already, its record lost: a job Stopping then may be its own
     doing, so only a first attempt tells the owner's stop from its own."""
     first = fresh is not None
-    fresh = fresh or read_fresh(services, decision.job_name)
+    place = place_in_key(decision.job_key)
+    fresh = fresh or read_fresh(services, decision.job_name, place)
     if fresh.tags is not None and policy.is_exempt(fresh.tags):
         return "exempt", f"tag {policy.exempt_tag}=true (read from SageMaker before the stop); would have stopped"
     if first and fresh.status != "InProgress":
         return not_running(fresh.status)
-    result = services.sagemaker.stop_tuning_job(decision.job_name)
+    result = services.sagemaker_for(place).stop_tuning_job(decision.job_name)
     if first and result in {"already-stopping", "already-ended"}:
         # Someone else's stop landed between the read and ours.
         return not_running("Stopping" if result == "already-stopping" else "ended")
@@ -209,7 +211,7 @@ def act(decision: Decision, job: JobFacts, policy: Policy, services: EngineServi
         would_stop(decision, job.tags, policy)
         and store.get_decision(decision.job_key, decision.rule, decision.verdict) is None
     ):
-        fresh = read_fresh(services, decision.job_name)
+        fresh = read_fresh(services, decision.job_name, place_in_key(decision.job_key))
         decision, job = rejudged(decision, job, fresh, policy, services)
     stored = services.store.open_decision(decision, policy.mode, services.clock())
     if stored is None:

@@ -70,7 +70,8 @@ def _room(
             limit = policy.team_limit(team, itype)
             if limit is not None:
                 team_limits[itype] = limit
-    holders = services.store.holders(tuning_jobs=ledger is None)
+    # Standalone training jobs and warm pools are tracked in the home place only.
+    holders = services.store.holders(tuning_jobs=ledger is None) if services.place is None else []
     if ledger is not None:
         holders = ledger.holders() + holders
     return capacity_facts(

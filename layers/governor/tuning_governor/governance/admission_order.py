@@ -23,6 +23,7 @@ from tuning_governor.domain.job import iso_time, job_state
 from tuning_governor.errors import JobNotFound
 from tuning_governor.governance.job import job_facts
 from tuning_governor.governance.rules import registry
+from tuning_governor.models.place import name_in_key, place_in_key
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.observability import metrics
 
@@ -166,7 +167,9 @@ def release_ended(
 def _end_time(services: EngineServices, key: str, now: datetime) -> str | None:
     """When SageMaker says the job ended (ISO), or None while it still runs: one Describe."""
     job = services.store.get_job(key) or {}
-    described = services.sagemaker.describe_tuning_job(str(job.get("job_name") or key))
+    described = services.sagemaker_for(place_in_key(key)).describe_tuning_job(
+        str(job.get("job_name") or name_in_key(key))
+    )
     if described.status not in TUNING_TERMINAL:
         return None
     return iso_time(described.end_time or described.last_modified_time or now)

@@ -33,6 +33,7 @@ from tuning_governor.governance.fresh import passed
 from tuning_governor.governance.job import job_facts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision, Rule
+from tuning_governor.models.place import job_key
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
 
@@ -42,9 +43,9 @@ RUNNING = ("InProgress", "Stopping")
 
 def listed_running(services: EngineServices) -> dict[str, Mapping[str, Any]]:
     """SageMaker's InProgress and Stopping tuning jobs by key: ListHyperParameterTuningJobs per status,
-    100 jobs per call (2 x ceil(running jobs / 100) calls)."""
+    100 jobs per call (2 x ceil(running jobs / 100) calls), in the place the services act in."""
     return {
-        str(summary["HyperParameterTuningJobName"]).lower(): summary
+        job_key(str(summary["HyperParameterTuningJobName"]), services.place, None): summary
         for status in RUNNING
         for summary in services.sagemaker.list_tuning_jobs(status)
     }
@@ -84,7 +85,7 @@ def facts_of_listed(key: str, summary: Mapping[str, Any], policy: Policy, servic
         job = job.model_copy(update={"tags": tags})
         services.store.upsert_job(
             job,
-            region=services.settings.region,
+            region=services.place.region if services.place else services.settings.region,
             team=policy.team_of(tags, job.role_arns()),
             owner=tags.get(services.settings.owner_tag),
             event_time=services.clock(),

@@ -11,6 +11,7 @@ from tuning_governor.errors import GovernorError
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Rule
+from tuning_governor.models.place import place_in_key
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
@@ -35,7 +36,8 @@ def schedule_check(facts: JobFacts, job: JobState, at: datetime | None, services
     unchanged estimate (its accrual re-estimated to the millisecond) costs no call. A failure is logged
     and counted: the sweep still judges the job.
     """
-    if services.checks is None or at is None:
+    if services.checks is None or at is None or place_in_key(facts.job_key) is not None:
+        # A job outside the home place is judged on its events only (a check names a home job).
         return
     at = _second_ceiling(max(at, facts.now + timedelta(seconds=1)))
     if _close(job.budget_check_at, at):

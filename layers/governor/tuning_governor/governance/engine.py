@@ -35,6 +35,7 @@ from tuning_governor.governance.rules import Decision, Rule, registry
 from tuning_governor.governance.team_months import act_on_team, team_month_facts
 from tuning_governor.governance.trial_truth import before_stop
 from tuning_governor.governance.trials import with_stagnation_spend
+from tuning_governor.models.place import place_in_key
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
@@ -208,7 +209,8 @@ def govern(
     outcomes: Outcomes = []
     for rule in registry.for_trigger(trigger):
         if rule.admission_judged:
-            outcomes.extend(admit(rule, facts, policy, services))
+            # Admission is per account and region: that place's quotas, running jobs and ledger.
+            outcomes.extend(admit(rule, facts, policy, services.at(place_in_key(job_key))))
     live = Live(trigger, services)
     outcomes.extend(judge(live, facts, policy))
     schedule_check(facts, job, min(live.check_times, default=None), services)

@@ -24,6 +24,7 @@ from tuning_governor.errors import JobNotFound
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision, registry
+from tuning_governor.models.place import Place
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
 
@@ -41,12 +42,13 @@ class Fresh:
     """Its tags from ListTags (None: Describe gave no ARN to list them by)."""
 
 
-def read_fresh(services: EngineServices, job_name: str) -> Fresh:
-    """One DescribeHyperParameterTuningJob and one ListTags (status ``NotFound``: SageMaker does not know
-    the job, as a stop would have answered)."""
+def read_fresh(services: EngineServices, job_name: str, place: Place | None = None) -> Fresh:
+    """One DescribeHyperParameterTuningJob and one ListTags where the job runs (``place``; None: the
+    home place); status ``NotFound``: SageMaker does not know the job, as a stop would have answered."""
+    sagemaker = services.sagemaker_for(place)
     try:
-        described = services.sagemaker.describe_tuning_job(job_name)
-        tags = services.sagemaker.list_tags(described.arn) if described.arn else None
+        described = sagemaker.describe_tuning_job(job_name)
+        tags = sagemaker.list_tags(described.arn) if described.arn else None
     except JobNotFound:
         return Fresh(NOT_FOUND, None)
     metrics.add_metric(name="FreshReadsBeforeStop", unit=MetricUnit.Count, value=1)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from tuning_governor.domain.pricing import PriceCatalog
     from tuning_governor.domain.reports import Report
+    from tuning_governor.models.place import Place
     from tuning_governor.policy import Policy
     from tuning_governor.ports import CheckScheduler, Notifier, Quotas, SageMaker, Store
     from tuning_governor.settings import Settings
@@ -27,11 +28,29 @@ class EngineServices(Protocol):
     @property
     def quotas(self) -> Quotas | None: ...
     @property
+    def home(self) -> Place | None:
+        """The stack's own account and region (None while its account is not known)."""
+        ...
+
+    @property
+    def place(self) -> Place | None:
+        """Where these services act (None: the home place): ``sagemaker``, ``quotas``, the ledger."""
+        ...
+
+    @property
     def checks(self) -> CheckScheduler | None: ...
     @property
     def clock(self) -> Callable[[], datetime]: ...
     @property
     def policy(self) -> Callable[[], Policy]: ...
+
+    def sagemaker_for(self, place: Place | None) -> SageMaker:
+        """SageMaker where a job runs (its ``place``; None: the home place)."""
+        ...
+
+    def at(self, place: Place | None) -> EngineServices:
+        """These services acting in ``place``: its SageMaker, its Service Quotas, its capacity ledger."""
+        ...
 
     def notifiers_for(self, report: Report, policy: Policy) -> list[Notifier]: ...
     def price_catalog(self, policy: Policy) -> PriceCatalog: ...

@@ -39,6 +39,7 @@ from tuning_governor.governance.facts import JobFacts, Trigger
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import registry
 from tuning_governor.governance.trials import record_listed_trials
+from tuning_governor.models.place import place_in_key
 from tuning_governor.models.sagemaker import TRAINING_RUNNING, TRAINING_TERMINAL
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.policy import Policy
@@ -102,10 +103,11 @@ def reconcile_trials(job: JobState, services: EngineServices, *, source: str) ->
     """Make the job item agree with SageMaker on its trials (see the module docstring): 1 Describe, and
     where the counts differ ceil(trials / 100) List calls and one DescribeTrainingJob per lost trial."""
     done = Reconciled(job.key, calls=1)
-    described = services.sagemaker.describe_tuning_job(job.name)
+    sagemaker = services.sagemaker_for(place_in_key(job.key))
+    described = sagemaker.describe_tuning_job(job.name)
     if not counts_differ(job, described):
         return done
-    trials = services.sagemaker.list_trials(job.name)
+    trials = sagemaker.list_trials(job.name)
     done.listed = True
     done.calls += max(1, -(-len(trials) // PAGE))
     records = services.store.trial_records(job.key)
@@ -156,7 +158,7 @@ def running_from_listing(
     stop = definition.stopping_condition if definition is not None else None
     instances, calls = (shapes[0], 0) if len(shapes) == 1 else ({}, 0)
     if not instances:
-        trial = services.sagemaker.describe_training_job(summary.training_job_name)
+        trial = services.sagemaker_for(described.place).describe_training_job(summary.training_job_name)
         if trial.tuning_job_key != described.key or trial.status not in TRAINING_RUNNING:
             return None, 1
         instances, calls = trial.instances(), 1

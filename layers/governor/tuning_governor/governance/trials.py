@@ -212,11 +212,12 @@ def record_listed_trials(
     catalog = services.price_catalog(policy)
     added: list[str] = []
     for trial in missing:
-        described = services.sagemaker.describe_training_job(trial.training_job_name)
+        described = services.sagemaker_for(job.place).describe_training_job(trial.training_job_name)
         if described.status not in TRAINING_TERMINAL or described.tuning_job_key != job.key:
             continue
         team = (state.team if state is not None else None) or policy.team_of(job.tags, job.role_arns())
-        services.store.set_warm_pool(described, team=team)
+        if described.place is None:  # warm pools are kept (by name) for the home place's capacity only
+            services.store.set_warm_pool(described, team=team)
         objective = trial_objective(state, described)
         record = build_trial_record(
             described,

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tuning_governor.models.limits import utf8_text
+from tuning_governor.models.place import Place, away
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.models.tuning_job import TuningJob
 
@@ -55,11 +56,21 @@ class EventBridgeEvent(BaseModel):
     detail_type: str = Field(alias="detail-type")
     replay_name: str | None = Field(default=None, alias="replay-name")
 
+    def place(self, home: Place | None) -> Place | None:
+        """Where the event's job runs: its envelope's account and region, None for the home place (or
+        while the stack's own account is not known: then every event is the home place's, as before).
+        A malformed account or region is a ValueError."""
+        return away(Place(self.account, self.region), home) if home is not None else None
+
 
 class TuningJobStateChange(EventBridgeEvent):
     detail_type: Literal["SageMaker HyperParameter Tuning Job State Change"] = Field(alias="detail-type")
     source: Literal["aws.sagemaker"]
     detail: TuningJob
+
+    def placed(self, home: Place | None) -> TuningJob:
+        """The job, carrying the place its event came from (its key says it outside the home place)."""
+        return self.detail.at(self.place(home))
 
     _region = field_validator("region")(_envelope_region)
     _id = field_validator("id")(_envelope_id)
@@ -69,6 +80,10 @@ class TrainingJobStateChange(EventBridgeEvent):
     detail_type: Literal["SageMaker Training Job State Change"] = Field(alias="detail-type")
     source: Literal["aws.sagemaker"]
     detail: TrainingJob
+
+    def placed(self, home: Place | None) -> TrainingJob:
+        """The training job, carrying the place its event came from."""
+        return self.detail.at(self.place(home))
 
     _region = field_validator("region")(_envelope_region)
     _id = field_validator("id")(_envelope_id)

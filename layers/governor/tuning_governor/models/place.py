@@ -48,6 +48,23 @@ def job_key(name: str, place: Place | None, home: Place | None) -> str:
     return f"{place.account}/{place.region}/{plain}"
 
 
+def place_in_key(key: str) -> Place | None:
+    """The place a job key names, None for a plain (home) key: the key alone says where a job lives."""
+    parts = key.split("/")
+    return Place(parts[0], parts[1]) if len(parts) == 3 else None
+
+
+def name_in_key(key: str) -> str:
+    """The (lower-case) job name a job key holds, whatever its place."""
+    return key.rsplit("/", 1)[-1]
+
+
+def away(place: Place | None, home: Place | None) -> Place | None:
+    """``place`` unless it is the home place (or the home is not known): None means "at home", the form
+    a job carries so that its key stays today's plain name there."""
+    return None if place is None or home is None or place == home else place
+
+
 def place_of_key(key: str, home: Place) -> Place:
     """The place a job key names (the home place for a plain name)."""
     parts = key.split("/")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, PrivateAttr
 
 from tuning_governor.models.limits import (
     Arn,
@@ -20,6 +20,7 @@ from tuning_governor.models.limits import (
     TrainingJobName,
     TuningJobArn,
 )
+from tuning_governor.models.place import Place, job_key
 from tuning_governor.models.sagemaker import (
     AwsShape,
     AwsTime,
@@ -72,6 +73,18 @@ class TrainingJob(AwsShape):
     failure_reason: FailureReason = None
     stopping_condition: Annotated[StoppingCondition | None, BeforeValidator(empty_to_none)] = None
     tags: Tags = {}
+    # Where it runs (None: the home place). Set by the governor (``at``), never read from the input.
+    _place: Place | None = PrivateAttr(default=None)
+
+    def at(self, place: Place | None) -> TrainingJob:
+        """This training job, known to run in ``place`` (None: the home place)."""
+        placed = self.model_copy()
+        placed._place = place
+        return placed
+
+    @property
+    def place(self) -> Place | None:
+        return self._place
 
     @property
     def roles(self) -> list[str]:
@@ -80,12 +93,13 @@ class TrainingJob(AwsShape):
 
     @property
     def tuning_job_key(self) -> str | None:
-        """Lower-case name of the tuning job that launched this trial, or None for a standalone job."""
+        """Key of the tuning job that launched this trial (its lower-case name, qualified by the place
+        outside the home place, as ``TuningJob.key``), or None for a standalone job."""
         if self.tuning_job_arn:
-            return self.tuning_job_arn.rsplit("/", 1)[-1].lower()
+            return job_key(self.tuning_job_arn.rsplit("/", 1)[-1], self._place, None)
         match = _TRIAL_NAME.match(self.name)
         # Without TuningJobArn only the naming convention links a trial; callers confirm with Describe.
-        return match.group("tuning").lower() if match else None
+        return job_key(match.group("tuning"), self._place, None) if match else None
 
     def instances(self) -> dict[str, int]:
         return self.resource_config.instances() if self.resource_config else {}

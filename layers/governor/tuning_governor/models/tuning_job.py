@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, PrivateAttr
 
 from tuning_governor.models.limits import (
     Arn,
@@ -24,6 +24,7 @@ from tuning_governor.models.limits import (
     TuningJobName,
 )
 from tuning_governor.models.objectives import DefinitionObjective
+from tuning_governor.models.place import Place, job_key
 from tuning_governor.models.sagemaker import (
     AwsShape,
     AwsTime,
@@ -175,11 +176,24 @@ class TuningJob(AwsShape):
     failure_reason: FailureReason = None
     consumed_resources: Annotated[ConsumedResources | None, BeforeValidator(empty_to_none)] = None
     tags: Tags = {}
+    # Where it runs (None: the home place). Set by the governor (``at``), never read from the input.
+    _place: Place | None = PrivateAttr(default=None)
+
+    def at(self, place: Place | None) -> TuningJob:
+        """This job, known to run in ``place`` (None: the home place); its key says so."""
+        placed = self.model_copy()
+        placed._place = place
+        return placed
+
+    @property
+    def place(self) -> Place | None:
+        return self._place
 
     @property
     def key(self) -> str:
-        """Stable identity: SageMaker ARNs lower-case the name, so the key is lower-case too."""
-        return self.name.lower()
+        """Stable identity: SageMaker ARNs lower-case the name, so the key is lower-case too; a job
+        outside the home place is keyed ``<account>/<region>/<name>`` (``models.place.job_key``)."""
+        return job_key(self.name, self._place, None)
 
     def definitions(self) -> list[TrainingJobDefinition]:
         defs = list(self.training_job_definitions)

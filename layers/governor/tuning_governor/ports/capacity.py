@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,6 +30,11 @@ class CapacityStore(Protocol):
     def holders(self, *, tuning_jobs: bool = True) -> list[Holder]: ...
 
     def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None: ...
+
+    def ledger_at(self, pk: str) -> Self:
+        """This store, its capacity ledger the one of partition ``pk`` (one per account and region,
+        ``models.place.ledger_pk``); every other item is the same table's."""
+        ...
 
     def read_ledger(self) -> Ledger: ...
 

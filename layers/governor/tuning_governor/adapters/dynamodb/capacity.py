@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, Self
 
 from botocore.exceptions import ClientError
 
@@ -93,7 +94,13 @@ class CapacityTable(Table):
     # A released reservation stays in the map, marked ``ended`` (its end in SageMaker's time), for
     # ENDED_RETENTION (70 minutes), then a later write prunes it. A reservation is at most ~400 bytes:
     # the 400 KB item holds about 1,000 running tuning jobs plus those ended in the last 70 minutes.
-    _LEDGER_KEY: ClassVar[dict[str, str]] = LEDGER_KEY
+    _LEDGER_KEY: dict[str, str] = LEDGER_KEY
+
+    def ledger_at(self, pk: str) -> Self:
+        """This table with the capacity ledger of partition ``pk`` (one per place: ``models.place.ledger_pk``)."""
+        view = copy.copy(self)
+        view._LEDGER_KEY = {"pk": pk, "sk": "LEDGER"}
+        return view
 
     def read_ledger(self) -> Ledger:
         """The ledger as last committed (version 0 and no reservations before the first admission)."""
@@ -203,7 +210,7 @@ class CapacityTable(Table):
             return {
                 "Put": {
                     "TableName": self._table,
-                    "Item": marshal(new_ledger_item(put)),
+                    "Item": marshal(new_ledger_item(put, self._LEDGER_KEY)),
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             }

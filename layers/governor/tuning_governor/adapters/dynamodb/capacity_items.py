@@ -132,9 +132,9 @@ def reservation_item(reservation: Reservation) -> dict[str, Any]:
     return item | ({"ended": reservation.ended} if reservation.ended else {})
 
 
-def new_ledger_item(put: dict[str, Reservation]) -> dict[str, Any]:
-    """The ledger item the first commit creates (version 1)."""
-    return LEDGER_KEY | {
+def new_ledger_item(put: dict[str, Reservation], key: dict[str, str] = LEDGER_KEY) -> dict[str, Any]:
+    """The ledger item the first commit creates (version 1), at ``key`` (one ledger per place)."""
+    return key | {
         "type": "capacity-ledger",
         "version": 1,
         "reservations": {k: reservation_item(r) for k, r in put.items()},

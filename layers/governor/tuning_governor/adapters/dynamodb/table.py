@@ -23,8 +23,9 @@ training instances (tuning jobs InProgress or Stopping, active standalone traini
 warm pools) is four Queries on ``gsi1``; every region's refreshed price catalog is one Query on ``gsi1``
 (``PRICES``); decisions with a step still to do (stop, or a report on some channel) are one Query on
 ``gsi1`` (``STEP#pending``, older than a claim time: the sweep's backlog). ``<key>`` is the lower-cased
-tuning job name, because
-SageMaker ARNs lower-case names and trials link to their job by ARN.
+tuning job name, because SageMaker ARNs lower-case names and trials link to their job by ARN; outside
+the stack's own account and region it is ``<account>/<region>/<name>``, and the capacity ledger's pk is
+``CAPACITY#<account>#<region>`` (``models.place.job_key``, ``ledger_pk``).
 
 Counting is exactly-once: a trial record and the job's running totals are written in one
 transaction whose first condition is that the trial record does not exist yet; a job's status never
