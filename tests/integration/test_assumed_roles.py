@@ -60,3 +60,45 @@ def test_a_denied_assume_role_is_a_typed_retried_error_naming_the_member() -> No
     assert (caught.value.account, caught.value.region, caught.value.reason) == (MEMBER, "us-east-1", "AccessDenied")
     assert disposition(caught.value) is Disposition.RETRY
     assert roles.fetched == 0
+
+
+@pytest.mark.usefixtures("mocked_aws")
+def test_in_organisation_mode_the_client_factory_reaches_members_through_their_role(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tuning_governor.adapters import sessions
+    from tuning_governor.models.place import Place
+    from tuning_governor.settings import get_settings
+
+    home = boto3.client("sts", region_name="us-east-1").get_caller_identity()["Account"]
+    monkeypatch.setenv("TOPIC_ARN", f"arn:aws:sns:us-east-1:{home}:reports")
+    monkeypatch.setenv("TABLE_NAME", "tuning-governor")
+    monkeypatch.setenv("GOVERNOR_ORGANIZATION_ID", "o-exampleorg1")
+    monkeypatch.setenv("GOVERNOR_MEMBER_ROLE", "tg-member")
+    get_settings.cache_clear()
+    sessions.default_clients.cache_clear()
+    try:
+        clients = sessions.default_clients()
+        # When a member's and the home account's clients are asked for, in two regions
+        member = clients.client(Place(MEMBER, "eu-west-1"), "sts").get_caller_identity()
+        at_home = clients.client(Place(home, "eu-west-1"), "sts").get_caller_identity()
+        # Then the member's calls are made as its member role in its account, the home's as itself
+        assert member["Account"] == MEMBER
+        assert member["Arn"].startswith(f"arn:aws:sts::{MEMBER}:assumed-role/tg-member-eu-west-1/")
+        assert at_home["Account"] == home and "assumed-role" not in at_home["Arn"]
+    finally:
+        get_settings.cache_clear()
+        sessions.default_clients.cache_clear()
+
+
+def test_a_member_session_whose_role_is_denied_raises_the_typed_retried_error() -> None:
+    from tuning_governor.adapters.assumed_roles import MemberSessions
+    from tuning_governor.models.place import Place
+
+    provider = MemberSessions("123456789012", AssumedRoles(_DenyingSts(), "tg-member"), boto3.session.Session)
+
+    with pytest.raises(MemberUnreachable) as caught:
+        provider.session_for(Place(MEMBER, "eu-west-1"))
+
+    assert (caught.value.account, caught.value.region) == (MEMBER, "eu-west-1")
+    assert disposition(caught.value) is Disposition.RETRY

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "governor" / "tuning_governor"
-FACTORY = {PACKAGE / "adapters" / "sessions.py"}
+# The factory, and the organisation provider it is handed (member sessions on assumed-role credentials).
+FACTORY = {PACKAGE / "adapters" / "sessions.py", PACKAGE / "adapters" / "assumed_roles.py"}
 MADE_BY_HAND = re.compile(r"\bboto3\.(client|resource|session\.Session|Session)\(")
 
 

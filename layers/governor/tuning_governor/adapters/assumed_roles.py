@@ -13,9 +13,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
+import boto3
+import botocore.session
+from botocore.credentials import CredentialProvider, RefreshableCredentials
 from botocore.exceptions import BotoCoreError, ClientError
 
 from tuning_governor.errors import PlaceUnreachable
+from tuning_governor.models.place import Place
 
 ROLE_ARN = "arn:{partition}:iam::{account}:role/{name}-{region}"
 
@@ -87,3 +91,51 @@ class AssumedRoles:
             "aws_session_token": c.session_token,
             "region_name": region,
         }
+
+
+class MemberSessions:
+    """The organisation's credentials provider (``ports.sessions.CredentialsProvider``): the home
+    account's places on the default session, any other account through its member role.
+
+    A member's session holds refreshable credentials fed by ``roles``, so a client the factory caches
+    never outlives them; a role that cannot be assumed raises ``MemberUnreachable`` when the session is
+    made (and again at a refresh), never another account's credentials."""
+
+    method = "tuning-governor-member-role"
+
+    def __init__(self, home_account: str, roles: AssumedRoles, default_session: Callable[[], Any]) -> None:
+        self._home_account = home_account
+        self._roles = roles
+        self._default_session = default_session
+
+    def session_for(self, place: Place) -> Any:
+        if place.account == self._home_account:
+            return self._default_session()
+
+        def fetch() -> dict[str, str]:
+            c = self._roles.credentials(place.account, place.region)
+            return {
+                "access_key": c.access_key_id,
+                "secret_key": c.secret_access_key,
+                "token": c.session_token,
+                "expiry_time": c.expiration.astimezone(UTC).isoformat(),
+            }
+
+        credentials = RefreshableCredentials.create_from_metadata(fetch(), fetch, self.method)
+        core = botocore.session.Session()
+        core.get_component("credential_provider").insert_before("env", _Fixed(credentials))
+        return boto3.session.Session(botocore_session=core, region_name=place.region)
+
+
+class _Fixed(CredentialProvider):
+    """A botocore credential provider that answers with the member's refreshable credentials."""
+
+    METHOD = MemberSessions.method
+    CANONICAL_NAME = "tuning-governor-member-role"
+
+    def __init__(self, credentials: RefreshableCredentials) -> None:
+        super().__init__()
+        self._credentials = credentials
+
+    def load(self) -> RefreshableCredentials:
+        return self._credentials

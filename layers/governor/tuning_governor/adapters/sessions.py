@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 from functools import cache
 from typing import Any
 
@@ -77,6 +78,14 @@ class Clients:
         self._cache: dict[tuple[str, str, str], Any] = {}
         self._lock = threading.Lock()
 
+    def use(self, provider: CredentialsProvider) -> None:
+        """Reach other places through ``provider`` from now on (clients made before are kept)."""
+        self._provider = provider
+
+    def default_session(self) -> Any:
+        """The home account's default session (shared by every home client)."""
+        return self._home.default_session()
+
     def for_place(self, place: Place) -> PlaceClients:
         return PlaceClients(self, place)
 
@@ -102,9 +111,18 @@ class Clients:
 
 @cache
 def default_clients() -> Clients:
-    """The Lambda's factory: the stack's own region and account (from its settings), the default session."""
+    """The Lambda's factory: the stack's own region and account (from its settings), the default session;
+    in organisation mode, the member accounts through their member role (``adapters.assumed_roles``)."""
     settings = get_settings()
-    return Clients(settings.region, settings.account_id)
+    clients = Clients(settings.region, settings.account_id)
+    if settings.organization_id and settings.member_role_name and settings.account_id:
+        from tuning_governor.adapters.assumed_roles import AssumedRoles, MemberSessions
+
+        sts = clients.home_clients().client("sts", region=settings.region)
+        # Refreshed 20 min ahead: botocore refreshes from 15 min before expiry and must get fresh ones.
+        roles = AssumedRoles(sts, settings.member_role_name, refresh_before=timedelta(minutes=20))
+        clients.use(MemberSessions(settings.account_id, roles, clients.default_session))
+    return clients
 
 
 def home_clients() -> PlaceClients:

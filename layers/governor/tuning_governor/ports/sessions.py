@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from tuning_governor.errors import PlaceUnreachable
 from tuning_governor.models.place import Place
 
 
-class CannotAssume(Exception):
-    """Credentials for ``place`` could not be had (the role is missing, denied or throttled)."""
+class CannotAssume(PlaceUnreachable):
+    """Credentials for ``place`` could not be had (the role is missing, denied or throttled): like an
+    unreachable member, counted per account and region and retried, never acted on elsewhere."""
 
     def __init__(self, place: Place, reason: str) -> None:
-        super().__init__(f"cannot act in {place}: {reason}")
+        super().__init__(place.account, place.region, reason)
+        self.args = (f"cannot act in {place}: {reason}",)
         self.place = place
-        self.reason = reason
 
 
 class CredentialsProvider(Protocol):
