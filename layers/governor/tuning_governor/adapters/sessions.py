@@ -18,6 +18,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from tuning_governor.adapters.assumed_roles import AssumedRoles, MemberSessions
 from tuning_governor.adapters.clients import deferred
 from tuning_governor.models.place import Place
 from tuning_governor.ports.sessions import CannotAssume, CredentialsProvider
@@ -116,8 +117,6 @@ def default_clients() -> Clients:
     settings = get_settings()
     clients = Clients(settings.region, settings.account_id)
     if settings.organization_id and settings.member_role_name and settings.account_id:
-        from tuning_governor.adapters.assumed_roles import AssumedRoles, MemberSessions
-
         sts = clients.home_clients().client("sts", region=settings.region)
         # Refreshed 20 min ahead: botocore refreshes from 15 min before expiry and must get fresh ones.
         roles = AssumedRoles(sts, settings.member_role_name, refresh_before=timedelta(minutes=20))
