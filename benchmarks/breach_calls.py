@@ -13,7 +13,8 @@ counted on the client (botocore's ``before-call`` hook: each request, each page)
 What admission promises (docs/reference/policy.md, "Order of admission"): no call for a judgement that does not
 breach (a full event needs no Describe or ListTags); for one that breaches, 2 x ceil(running / 100)
 ListHyperParameterTuningJobs, one Describe and one ListTags per unseen job the table does not know, then
-one Describe and one ListTags of the job stopped and the stop itself.
+one Describe and one ListTags of the job stopped and the stop itself, then 2 x ceil(running / 100)
+ListHyperParameterTuningJobs more to judge whether the stop was wrong (``governance.wrong_stops``).
 
 Writes nothing unless ``--write``: then the section between the breach-calls markers of
 benchmarks/RESULTS.md is replaced. This is a benchmark, not a test: nothing here asserts.

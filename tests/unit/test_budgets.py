@@ -245,6 +245,23 @@ def month_facts(finished: str, accrued: str, **changes: Any) -> TeamMonthFacts:
 TEAM_POLICY = "teams: {nlp: {monthly_budget_usd: 1000}}"
 
 
+def test_the_team_months_next_check_falls_where_its_burn_meets_the_monthly_budget() -> None:
+    # A team $6 short of its month, burning $120/h: checked in 3 minutes, not at its next event
+    rule, team = TeamBudgetRule(), policy(TEAM_POLICY)
+    burning = month_facts("900", "94", burn_usd_per_hour=Decimal(120))
+    assert rule.check_at(team, facts(now=T0, team_month=burning)) == T0 + timedelta(minutes=3)
+    assert rule.evaluate(team, facts(now=T0 + timedelta(minutes=3), team_month=month_facts("900", "100"))) is not None
+    # A crossing further off than the next sweep is left to the sweeps
+    assert (
+        rule.check_at(team, facts(now=T0, team_month=month_facts("900", "40", burn_usd_per_hour=Decimal(120)))) is None
+    )
+    # Nothing burning, a spend that is a lower bound, or no monthly budget: no check asked for
+    assert rule.check_at(team, facts(now=T0, team_month=month_facts("900", "94"))) is None
+    unpriced = month_facts("900", "94", burn_usd_per_hour=Decimal(120), unpriced_trials=1)
+    assert rule.check_at(team, facts(now=T0, team_month=unpriced)) is None
+    assert rule.check_at(policy("mode: enforce"), facts(now=T0, team_month=burning)) is None
+
+
 def test_the_team_budget_breaches_when_finished_plus_accrued_reaches_it() -> None:
     rule = TeamBudgetRule()
     below = rule.evaluate(policy(TEAM_POLICY), facts(team_month=month_facts("900", "99.99")))

@@ -118,7 +118,7 @@ def test_every_rule_declares_how_the_engine_runs_it() -> None:
     assert shipped == {
         "concurrency": ("job", True, False, False, False),
         "budget": ("job", False, True, True, True),
-        "team-budget": ("team", False, False, False, False),
+        "team-budget": ("team", False, False, False, True),
         "runtime": ("job", False, False, True, False),
         "stagnation": ("job", False, True, True, False),
         "large-batch": ("job", False, False, False, False),

@@ -1,4 +1,5 @@
-"""Use case: the one-time budget check at a job's projected crossing (EventBridge Scheduler)."""
+"""Use case: the one-time budget check at a job's projected crossing, of its budget or its team's month
+(EventBridge Scheduler)."""
 
 from __future__ import annotations
 

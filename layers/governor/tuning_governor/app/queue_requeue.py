@@ -1,12 +1,15 @@
 """A tuning job the governor stopped to make room is queued again, as the request that resumes it
 (``domain.resume.plan_resume``: a warm start from it when it had completed trials, the remaining trial
 budget, a unique traceable name), in its team's queue, and its owner told "<how> and queued as <name>"
-(docs/explanation/queue.md, "Integration: the queue on the shares core"). Two stops qualify:
+(docs/explanation/queue.md, "Integration: the queue on the shares core"). Three stops qualify:
 
 - a preemption by the queue (rule ``queue-preempt``: a borrower stopped to give a lender its share
   back), always: issue 20's "no finished trial is wasted";
 - a stop for room by a rule whose spec says so (``requeued_as``: concurrency, on arrival), when the
-  policy says ``defaults.on_over_capacity: requeue``.
+  policy says ``defaults.on_over_capacity: requeue``;
+- a concurrency stop made in error (``governance.wrong_stops``: on SageMaker's list at the stop call the
+  job fitted), whatever the policy: its owner is told "<name> was stopped in error: resumed as <new>",
+  its decision record says so too, and ``WrongStopsResumed`` counts it.
 
 It runs once the job is Stopped (only a Stopped job can be a warm-start parent, and a
 StopHyperParameterTuningJob call only starts the stop), from whichever sees that first: its ``Stopped``
@@ -21,18 +24,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from aws_lambda_powertools.metrics import MetricUnit
+
 from tuning_governor.app.queue_admission import report_event
 from tuning_governor.app.queue_requests import demand_of, queue_terms, with_token
 from tuning_governor.app.queue_shares import PREEMPT_RULE
 from tuning_governor.domain.resume import ResumeRefused, StoppedJob, plan_resume
 from tuning_governor.governance.ports import EngineServices
+from tuning_governor.governance.rules import Decision
+from tuning_governor.governance.wrong_stops import WRONG_STOP, is_wrong_stop
 from tuning_governor.models.queue import QueuedRequest
-from tuning_governor.observability import logger
+from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 from tuning_governor.policy.rules import specs
 from tuning_governor.ports.submissions import StoppedJobs
 
 SUBMITTER = "tuning-governor (on_over_capacity: requeue)"
+WRONG_STOP_SUBMITTER = f"tuning-governor ({WRONG_STOP})"
 
 #: The claim that makes a stopped job's requeue happen once (a delivery claim on the stopped job).
 REQUEUE_CLAIM = ("requeue", "queue")
@@ -44,13 +52,15 @@ HOW = {PREEMPT_RULE: "preempted"} | {spec.name: spec.requeued_as for spec in spe
 
 def _our_stop(services: EngineServices, policy: Policy, key: str) -> dict[str, Any] | None:
     """The governor's stop of ``key`` that calls for a resume (a preemption; a stop on arrival under
-    ``on_over_capacity: requeue``), or None."""
+    ``on_over_capacity: requeue``; a concurrency stop made in error, ``governance.wrong_stops``), or None."""
     for decision in services.store.decisions(key):
         if decision.get("action") != "stopped":
             continue
         rule = decision.get("rule")
         if rule == PREEMPT_RULE or (rule in HOW and policy.defaults.on_over_capacity == "requeue"):
             return decision
+        if rule in HOW and is_wrong_stop(decision):
+            return decision  # a concurrency stop found wrong at the stop call: resumed whatever the policy
     return None
 
 
@@ -95,7 +105,7 @@ def _requeue(
     entry = QueuedRequest(
         client_token=plan.name,
         team=str(team),
-        submitter=SUBMITTER,
+        submitter=WRONG_STOP_SUBMITTER if is_wrong_stop(decision) else SUBMITTER,
         owner=tags.get(services.settings.owner_tag),
         job_name=plan.name,
         request=with_token(plan.request, str(team), plan.name, name_key),
@@ -107,9 +117,17 @@ def _requeue(
     stored, new = services.store.enqueue(entry)
     if new:
         how = f"warm-starting from {', '.join(plan.parents)}" if plan.parents else "no trial had completed"
-        reason = (
-            f"{name} was {HOW[str(decision['rule'])]} and queued as {plan.name}"
-            f" ({plan.remaining_trials} trials left; {how})."
-        )
-        report_event(services, policy, stored, "queued", reason)
+        told = _told(name, decision, plan.name, services)
+        report_event(services, policy, stored, "queued", f"{told} ({plan.remaining_trials} trials left; {how}).")
     return {"job_name": plan.name, "outcome": "requeued" if new else "duplicate", "from": name}
+
+
+def _told(name: str, decision: dict[str, Any], resumed: str, services: EngineServices) -> str:
+    """What the owner is told of the requeue; a wrong stop's decision record says what resumed it."""
+    if not is_wrong_stop(decision):
+        return f"{name} was {HOW[str(decision['rule'])]} and queued as {resumed}"
+    told = f"{name} was {WRONG_STOP}: resumed as {resumed}"
+    stored = Decision.model_validate(decision | {"job_key": name.lower()})
+    services.store.record_decision_action(stored, "stopped", f"{decision.get('action_detail')}; {told}")
+    metrics.add_metric(name="WrongStopsResumed", unit=MetricUnit.Count, value=1)
+    return told

@@ -36,6 +36,7 @@ from tuning_governor.governance.job import job_facts
 from tuning_governor.governance.ledger_reconcile import reconcile_ledger
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision, Rule
+from tuning_governor.governance.wrong_stops import mark_wrong_stops
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
 
@@ -265,11 +266,16 @@ def _commit(services: EngineServices, ledger: Ledger, facts: JobFacts, policy: P
 
 
 def _act_on(judgement: Judgement, facts: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
-    outcomes = [act(b.decision, b.facts, policy, services) for b in judgement.breachers]
+    """Act on the judgement's decisions; each stop made is then judged on SageMaker's list (a wrong one
+    is marked to be resumed: ``governance.wrong_stops``)."""
+    acted = [(b.decision, b.facts) for b in judgement.breachers]
     if judgement.decision is None:
         metrics.add_metric(name="JobsAdmitted", unit=MetricUnit.Count, value=1)
-        return outcomes
-    return [*outcomes, act(judgement.decision, facts, policy, services)]
+    else:
+        acted.append((judgement.decision, facts))
+    outcomes = [act(decision, job, policy, services) for decision, job in acted]
+    mark_wrong_stops(acted, outcomes, policy, services, lambda job, held: _capacity(job, policy, services, held))
+    return outcomes
 
 
 # Long: its contract (the order of admission on SageMaker's list, a sentence a case) is its docstring.

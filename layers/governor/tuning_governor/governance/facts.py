@@ -108,6 +108,8 @@ class TeamMonthFacts(Frozen):
     accrued_usd: Decimal
     """Accrued by the team's running trials since the month began (or they started)."""
     running_trials: int = 0
+    burn_usd_per_hour: Decimal = Decimal(0)
+    """What the team's priced running trials add per hour (when its month crosses its budget)."""
     unpriced_trials: int = 0
     """Trials of the month with no price: while any, the spend is a lower bound."""
     unpriced_running_types: list[str] = []

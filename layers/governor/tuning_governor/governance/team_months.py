@@ -57,6 +57,7 @@ def team_month_spend(team: str, now: datetime, catalog: PriceCatalog, services: 
         finished_usd=Decimal(str(totals.get("finished_usd") or 0)),
         accrued_usd=accrual.priced_usd,
         running_trials=accrual.trials,
+        burn_usd_per_hour=accrual.burn_usd_per_hour,
         unpriced_trials=int(totals.get("unpriced_trials") or 0),
         unpriced_running_types=accrual.unpriced_types,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -165,8 +165,25 @@ class TeamBudgetRule(Rule):
     spec = TEAM_BUDGET
     triggers = frozenset({"arrival", "trial", "trial-progress", "sweep"})
     permissions = frozenset({STOP_PERMISSION})
+    schedules_checks = True
 
     MIN_ELAPSED_SECONDS: ClassVar[int] = 86400
+    #: A team's month is judged by every sweep (every 5 minutes by default): a one-time check is asked
+    #: for only where the crossing comes before the next sweep could see it.
+    CHECK_HORIZON: ClassVar[timedelta] = timedelta(minutes=5)
+
+    def check_at(self, policy: Policy, job: JobFacts) -> datetime | None:
+        """When the team's running trials bring its month to its budget if nothing else changes (None:
+        no budget, a lower-bound spend, or nothing burning): a one-time check then, so the stop does not
+        wait for the next event of the job, which may be late."""
+        month = job.team_month
+        budget = policy.team_monthly_budget(month.team) if month is not None else None
+        if month is None or budget is None or month.lower_bound:
+            return None
+        at = budget_crossing(
+            spent=month.spent_usd, burn_usd_per_hour=month.burn_usd_per_hour, budget=budget, lead_seconds=0, now=job.now
+        )
+        return at if at is not None and at - job.now <= self.CHECK_HORIZON else None
 
     def switched_on(self, policy: Policy, job: JobState) -> bool:
         """The job's team has a monthly budget."""
