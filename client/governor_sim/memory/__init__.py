@@ -1,7 +1,7 @@
-"""The governor's table in memory (``MemoryStore``): one module per area of the store port, over the
-shared items and index of ``table``. Nothing in the Lambda layer imports this package."""
+"""The governor's table in memory (``MemoryStore``): the shared store logic over the in-memory item
+table of ``table``. Nothing in the Lambda layer imports this package."""
 
 from governor_sim.memory.store import MemoryStore
-from governor_sim.memory.table import TransactionCanceled, stored
+from tuning_governor.adapters.store import TransactionCanceled, stored
 
 __all__ = ["MemoryStore", "TransactionCanceled", "stored"]

@@ -1,26 +1,30 @@
-"""``MemoryStore``: the ``Store`` port in memory, one mixin per area over :class:`MemoryTable`.
-
-Mixins, as the DynamoDB adapter's façade: every area shares the one lock, the items and the index that
-:class:`MemoryTable` holds, so the façade is its base list and no method is written twice.
-"""
+"""``MemoryStore``: the store logic (:class:`~tuning_governor.adapters.store.TableStore`) in memory."""
 
 from __future__ import annotations
 
-from governor_sim.memory.capacity import CapacityItems
-from governor_sim.memory.decisions import DecisionItems
-from governor_sim.memory.jobs import JobItems
-from governor_sim.memory.prices import PriceItems
-from governor_sim.memory.queue import QueueItems
-from governor_sim.memory.team_months import TeamMonthItems
-from governor_sim.memory.trials import TrialItems
-from tuning_governor.ports import Store
+from collections.abc import Iterator
 
-__all__ = ["MemoryStore"]
+from governor_sim.memory.table import MemoryItems
+from tuning_governor.adapters.store import TableStore, job_partition
+from tuning_governor.adapters.store.keys import job_pk
+from tuning_governor.adapters.store.port import Item
+
+__all__ = ["MemoryStore", "job_partition"]
 
 
-class MemoryStore(JobItems, TrialItems, DecisionItems, TeamMonthItems, CapacityItems, PriceItems, QueueItems):
+class MemoryStore(TableStore):
     """The ``Store`` port in memory; see :mod:`governor_sim.memory.table` for what it keeps identical."""
 
+    def __init__(self, *, trial_retention_days: int = 0) -> None:
+        self._memory = MemoryItems()
+        super().__init__(self._memory, trial_retention_days=trial_retention_days)
 
-# mypy checks that the façade implements the whole port.
-_PORT: type[Store] = MemoryStore
+    def scan(self) -> Iterator[Item]:
+        """Every item (copies), by key: for dumps and tests, as a Scan of the table."""
+        return self._memory.scan()
+
+    def forget_job(self, job_key: str) -> None:
+        """Drop every item of the job's partition. Not part of the ``Store`` port (the deployed governor
+        keeps a job's items until their expiry): a replay drops a job no later event or sweep can
+        change (``governor_sim.replay_forget``), so that its memory does not grow with the log."""
+        self._memory.drop_partition(job_pk(job_key))

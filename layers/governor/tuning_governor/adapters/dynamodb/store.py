@@ -1,28 +1,20 @@
-"""``GovernorStore``: the DynamoDB adapter of the ``Store`` port, one mixin per area over :class:`Table`.
-
-Mixins rather than a class holding area objects: every area shares the one client, table name and
-retention, which :class:`Table` holds, so the façade is its base list and no method is written twice
-(a delegating façade would repeat each of the port's 47 signatures).
-"""
+"""``GovernorStore``: the store logic (:class:`~tuning_governor.adapters.store.TableStore`) on DynamoDB."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from tuning_governor.adapters.dynamodb.capacity import CapacityTable
-from tuning_governor.adapters.dynamodb.decisions import DecisionTable
-from tuning_governor.adapters.dynamodb.jobs import JobTable
-from tuning_governor.adapters.dynamodb.prices import PriceTable
-from tuning_governor.adapters.dynamodb.queue import QueueTable
-from tuning_governor.adapters.dynamodb.team_months import TeamMonthTable
-from tuning_governor.adapters.dynamodb.trials import TrialTable
-from tuning_governor.ports import Store
+from tuning_governor.adapters.dynamodb.table import DynamoItems
+from tuning_governor.adapters.store import TableStore
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 __all__ = ["GovernorStore"]
 
 
-class GovernorStore(JobTable, TrialTable, DecisionTable, TeamMonthTable, CapacityTable, PriceTable, QueueTable):
-    """The governor's table on DynamoDB (see :mod:`tuning_governor.adapters.dynamodb.table`)."""
+class GovernorStore(TableStore):
+    """The governor's table on DynamoDB (the item port: :class:`DynamoItems`)."""
 
     permissions: ClassVar[dict[str, str]] = {
         "read": "dynamodb:GetItem",
@@ -34,6 +26,5 @@ class GovernorStore(JobTable, TrialTable, DecisionTable, TeamMonthTable, Capacit
         "check": "dynamodb:ConditionCheckItem",
     }
 
-
-# mypy checks that the façade implements the whole port.
-_PORT: type[Store] = GovernorStore
+    def __init__(self, client: DynamoDBClient, table_name: str, *, trial_retention_days: int = 0) -> None:
+        super().__init__(DynamoItems(client, table_name), trial_retention_days=trial_retention_days)

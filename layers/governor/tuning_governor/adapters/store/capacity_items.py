@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY, iso
+from tuning_governor.adapters.store.keys import LEDGER_KEY, iso
 from tuning_governor.domain.capacity import Holder, Ledger, Reservation
 from tuning_governor.domain.pricing import RegionCatalog
 from tuning_governor.models.sagemaker import TRAINING_RUNNING

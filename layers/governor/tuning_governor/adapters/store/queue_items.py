@@ -16,7 +16,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from tuning_governor.adapters.dynamodb.keys import iso
+from tuning_governor.adapters.store.keys import iso
 from tuning_governor.models.queue import QueuedRequest
 
 WAITING = "QUEUE#waiting"

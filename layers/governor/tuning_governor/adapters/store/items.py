@@ -1,6 +1,6 @@
 """The items of a job's partition and of a team's, as values: what both store adapters write and read back.
 
-Keys and expiries are in :mod:`tuning_governor.adapters.dynamodb.keys`; the arithmetic of the running
+Keys and expiries are in :mod:`tuning_governor.adapters.store.keys`; the arithmetic of the running
 totals (what a trial adds) in :mod:`tuning_governor.domain.totals`. Nothing here talks to AWS.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from tuning_governor.adapters.dynamodb.keys import (
+from tuning_governor.adapters.store.keys import (
     CLAIM_RETENTION,
     EXPIRY_ATTRIBUTE,
     PENDING_STEPS,

@@ -1,0 +1,46 @@
+"""The base of every area of the store logic: the item table it is written over, and its retention."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from tuning_governor.adapters.store.keys import DECISION_LEASE, trial_retention
+from tuning_governor.adapters.store.port import (
+    All,
+    AnyOf,
+    Change,
+    Cond,
+    ItemTable,
+    Key,
+    Update,
+    eq,
+    lt,
+    missing,
+)
+
+META = "META"
+
+
+class Area:
+    """One area of the store (a mixin of :class:`~tuning_governor.adapters.store.TableStore`)."""
+
+    def __init__(self, items: ItemTable, *, trial_retention_days: int = 0) -> None:
+        """``trial_retention_days``: trial rows expire that many days after the trial ended (0: kept; else
+        at least ``MIN_TRIAL_RETENTION_DAYS``, or ValueError)."""
+        self._items = items
+        self._trial_retention = trial_retention(trial_retention_days)
+
+    def _update(self, key: Key, changes: Sequence[Change], when: Cond | None = None) -> bool:
+        return self._items.write(Update(key, changes, when)).done
+
+
+def leasable(token: str, now: datetime) -> All:
+    """A pending item whose lease is free, held by ``token``, or run out before ``now``."""
+    return All(
+        (eq("state", "pending"), AnyOf((missing("lease_token"), eq("lease_token", token), lt("lease_until", now))))
+    )
+
+
+def lease(token: str, now: datetime) -> dict[str, object]:
+    return {"lease_token": token, "lease_until": now + DECISION_LEASE}

@@ -1,0 +1,140 @@
+"""The claim areas: decisions, the rules' marks on a job, report deliveries (``DecisionStore``,
+``JudgementStore``, ``DeliveryStore``). Every claim is one conditional write, first writer wins."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from tuning_governor.adapters.store.area import META, Area, leasable, lease
+from tuning_governor.adapters.store.items import decision_claim, delivery_claim, delivery_sent
+from tuning_governor.adapters.store.keys import CLAIM_TIMEOUT, PENDING_STEPS, decision_sk, delivery_sk, iso, job_pk
+from tuning_governor.adapters.store.port import (
+    All,
+    AnyOf,
+    Cond,
+    Delete,
+    Put,
+    Set,
+    TransactionCanceled,
+    Update,
+    eq,
+    exists,
+    lt,
+    missing,
+    removes,
+    sets,
+    stored,
+)
+from tuning_governor.errors import StaleState
+from tuning_governor.models.decisions import Decision
+from tuning_governor.ports import DecisionStore, DeliveryStore, JudgementStore
+
+_LEASE = ("lease_token", "lease_until")
+
+
+class Decisions(Area):
+    """The ``DecisionStore``, ``JudgementStore`` and ``DeliveryStore`` ports over the item table."""
+
+    def open_decision(
+        self, decision: Decision, mode: str, now: datetime, *, own_report: bool = True
+    ) -> dict[str, Any] | None:
+        item = decision_claim(decision, mode, now, own_report=own_report)
+        outcome = self._items.write(Put(item, missing("pk")))
+        if outcome.done:
+            claimed: dict[str, Any] = stored(item)
+            return claimed
+        old = outcome.item or self.get_decision(decision.job_key, decision.rule, decision.verdict)
+        return old if old is not None and old.get("state") == "pending" else None
+
+    def claim_decision(self, decision: Decision, mode: str, now: datetime, *, own_report: bool = True) -> bool:
+        row = self.open_decision(decision, mode, now, own_report=own_report)
+        return row is not None and row.get("action") is None
+
+    def record_decision_action(
+        self, decision: Decision, action: str, detail: str, *, stop_requested_at: datetime | None = None
+    ) -> None:
+        pk = job_pk(decision.job_key)
+        ops = [
+            Update(
+                (pk, decision_sk(decision.rule, decision.verdict)),
+                sets({"action": action, "action_detail": detail}),
+                exists("pk"),
+            )
+        ]
+        if stop_requested_at is not None:
+            ops.append(
+                Update((pk, META), [Set(("stop_requested_at",), stop_requested_at, if_missing=True)], exists("pk"))
+            )
+        failed = self._items.transact(ops)
+        if 0 in failed:
+            raise StaleState(f"decision {decision.rule}#{decision.verdict} of {decision.job_key} is not claimed")
+        if failed:
+            raise TransactionCanceled(f"the job item of {decision.job_key} does not exist")
+
+    def lease_decision(self, job_key: str, rule: str, verdict: str, token: str, now: datetime) -> dict[str, Any] | None:
+        outcome = self._items.write(
+            Update((job_pk(job_key), decision_sk(rule, verdict)), sets(lease(token, now)), leasable(token, now))
+        )
+        return outcome.item if outcome.done else None
+
+    def release_decision(self, job_key: str, rule: str, verdict: str, token: str) -> None:
+        self._update((job_pk(job_key), decision_sk(rule, verdict)), removes(*_LEASE), eq("lease_token", token))
+
+    def finish_decision(self, decision: Decision, action: str, detail: str) -> None:
+        key = (job_pk(decision.job_key), decision_sk(decision.rule, decision.verdict))
+        done = sets({"state": "done", "action": action, "action_detail": detail})
+        self._update(key, done + removes("gsi1pk", "gsi1sk", *_LEASE))
+
+    def get_decision(self, job_key: str, rule: str, verdict: str) -> dict[str, Any] | None:
+        return self._items.get((job_pk(job_key), decision_sk(rule, verdict)))
+
+    def decisions(self, job_key: str) -> list[dict[str, Any]]:
+        return self._items.query(job_pk(job_key), "DECISION#")
+
+    def pending_decisions(self, job_key: str) -> list[dict[str, Any]]:
+        return [item for item in self.decisions(job_key) if item.get("state") == "pending"]
+
+    def stale_pending_decisions(self, claimed_before: datetime) -> list[dict[str, Any]]:
+        return self._items.index(PENDING_STEPS, below=iso(claimed_before))
+
+    def mark_arrival(self, job_key: str, at: datetime) -> bool:
+        return self._set_once(job_key, "arrival_evaluated_at", at)
+
+    def mark_stop_requested(self, job_key: str, at: datetime) -> bool:
+        return self._set_once(job_key, "stop_requested_at", at)
+
+    def _set_once(self, job_key: str, attribute: str, at: datetime) -> bool:
+        return self._update((job_pk(job_key), META), sets({attribute: at}), missing(attribute))
+
+    def set_stagnation_spend(self, job_key: str, trials_seen: int, spent_usd: Decimal) -> bool:
+        change = Set(("stagnation", "spent_at_improvement"), spent_usd)
+        return self._update((job_pk(job_key), META), [change], eq(("stagnation", "trials_seen"), trials_seen))
+
+    def set_budget_check(self, job_key: str, at: datetime) -> bool:
+        return self._update((job_pk(job_key), META), sets({"budget_check_at": at}), exists("pk"))
+
+    def claim_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, token: str | None = None) -> bool:
+        # A claim held under the same ``token`` is taken again: the caller's own claim, whose answer was
+        # lost (the write happened, the caller saw an error), so nothing can have been sent under it.
+        sending = eq("state", "sending")
+        conds: list[Cond] = [missing("pk"), All((sending, lt("claimed_at", now - CLAIM_TIMEOUT)))]
+        if token:
+            conds.append(All((sending, eq("claim_token", token))))
+        return self._items.write(Put(delivery_claim(job_key, kind, channel, now, token), AnyOf(tuple(conds)))).done
+
+    def finish_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, sent: bool) -> None:
+        if sent:
+            self._items.write(Put(delivery_sent(job_key, kind, channel, now)))
+        else:
+            self._items.write(Delete((job_pk(job_key), delivery_sk(kind, channel))))
+
+    def delivery_sent(self, job_key: str, kind: str, channel: str) -> bool:
+        return (self._items.get((job_pk(job_key), delivery_sk(kind, channel))) or {}).get("state") == "sent"
+
+
+# mypy checks that the area class implements its ports (the contract tests check the signatures too).
+_DECISION_PORT: type[DecisionStore] = Decisions
+_JUDGEMENT_PORT: type[JudgementStore] = Decisions
+_DELIVERY_PORT: type[DeliveryStore] = Decisions

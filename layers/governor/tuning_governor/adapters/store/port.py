@@ -1,0 +1,224 @@
+"""The item port: the few operations on the governor's table the store logic is written over.
+
+A table implements :class:`ItemTable` (get, query, query the ``gsi1`` index, one conditional write,
+one transaction); the conditions and changes are small typed values that the DynamoDB table renders
+to expressions and the in-memory table evaluates. Values are plain Python (datetimes, floats, ints);
+what a table gives back is as DynamoDB gives it back (:func:`stored`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Literal, Protocol
+
+from boto3.dynamodb.types import DYNAMODB_CONTEXT
+
+from tuning_governor.adapters.store.keys import plain
+from tuning_governor.errors import TransientError
+
+Item = dict[str, Any]
+Key = tuple[str, str]
+Path = tuple[str, ...]
+
+
+def path_of(name: str | Path) -> Path:
+    return (name,) if isinstance(name, str) else name
+
+
+@dataclass(frozen=True)
+class Exists:
+    path: Path
+
+
+@dataclass(frozen=True)
+class Missing:
+    path: Path
+
+
+@dataclass(frozen=True)
+class Compare:
+    path: Path
+    op: Literal["=", "<", "<="]
+    value: Any
+
+
+@dataclass(frozen=True)
+class In:
+    path: Path
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    cond: Cond
+
+
+@dataclass(frozen=True)
+class All:
+    conds: tuple[Cond, ...]
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    conds: tuple[Cond, ...]
+
+
+Cond = Exists | Missing | Compare | In | Not | All | AnyOf
+
+
+def exists(name: str | Path) -> Exists:
+    return Exists(path_of(name))
+
+
+def missing(name: str | Path) -> Missing:
+    return Missing(path_of(name))
+
+
+def eq(name: str | Path, value: Any) -> Compare:
+    return Compare(path_of(name), "=", value)
+
+
+def lt(name: str | Path, value: Any) -> Compare:
+    return Compare(path_of(name), "<", value)
+
+
+def missing_or(name: str, cond: Cond) -> AnyOf:
+    return AnyOf((missing(name), cond))
+
+
+def not_in(name: str, values: Iterable[Any]) -> Not:
+    return Not(In(path_of(name), tuple(sorted(values))))
+
+
+def fresh(terminal: frozenset[str], modified: str) -> All:
+    """An upsert's condition: the stored status is not terminal and not modified after ``modified``."""
+    return All(
+        (missing_or("status", not_in("status", terminal)), missing_or("last_modified", le("last_modified", modified)))
+    )
+
+
+def le(name: str | Path, value: Any) -> Compare:
+    return Compare(path_of(name), "<=", value)
+
+
+@dataclass(frozen=True)
+class Set:
+    path: Path
+    value: Any
+    if_missing: bool = False
+
+
+@dataclass(frozen=True)
+class Add:
+    """DynamoDB's ADD: numbers are summed (from 0), sets joined (top-level attributes)."""
+
+    path: Path
+    value: Any
+
+
+@dataclass(frozen=True)
+class Remove:
+    path: Path
+
+
+Change = Set | Add | Remove
+
+
+def sets(values: dict[str, Any]) -> list[Change]:
+    return [Set((name,), value) for name, value in values.items()]
+
+
+def adds(values: dict[str, Any]) -> list[Change]:
+    return [Add((name,), value) for name, value in values.items()]
+
+
+def removes(*names: str) -> list[Change]:
+    return [Remove((name,)) for name in names]
+
+
+@dataclass(frozen=True)
+class Put:
+    item: Item
+    when: Cond | None = None
+
+
+@dataclass(frozen=True)
+class Update:
+    """UpdateItem: the item is created with its key when missing."""
+
+    key: Key
+    changes: Sequence[Change]
+    when: Cond | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    key: Key
+    when: Cond
+
+
+@dataclass(frozen=True)
+class Delete:
+    key: Key
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A write's outcome: ``item`` is the item as written (an update's) or as found (a refused write's)."""
+
+    done: bool
+    item: Item | None = None
+
+
+class TransactionCanceled(Exception):
+    """A transaction whose later condition failed (DynamoDB's TransactionCanceledException): nothing written."""
+
+
+class WriteConflict(TransientError):
+    """A transaction met another one on the same item (DynamoDB's TransactionConflict): worth retrying."""
+
+
+class ItemTable(Protocol):
+    """The governor's table as the store logic uses it; every read is consistent (the index's cannot be)."""
+
+    def get(self, key: Key) -> Item | None: ...
+
+    def query(self, pk: str, prefix: str = "") -> list[Item]:
+        """The items of partition ``pk`` whose sort key starts with ``prefix``, by sort key."""
+        ...
+
+    def index(self, partition: str, *, below: str | None = None) -> list[Item]:
+        """The items ``gsi1`` lists under ``partition`` (sort key below ``below``), by its sort key."""
+        ...
+
+    def write(self, op: Put | Update | Delete) -> Outcome:
+        """One write; not done (nothing written) when its condition does not hold."""
+        ...
+
+    def transact(self, ops: Sequence[Put | Update | Check]) -> frozenset[int]:
+        """All ``ops`` or none: the positions of the ops whose conditions failed (empty: written)."""
+        ...
+
+
+def stored(value: Any) -> Any:
+    """``value`` as DynamoDB gives it back: floats and ints ``Decimal`` (38 digits, as boto3 serialises
+    them), datetimes ISO strings, tuples lists, sets sets; a new container at every level."""
+    return _dynamo(plain(value))
+
+
+def _dynamo(value: Any) -> Any:
+    if value is None or isinstance(value, str | bool):
+        return value
+    if isinstance(value, int | Decimal):
+        return DYNAMODB_CONTEXT.create_decimal(value)
+    if isinstance(value, dict):
+        return {str(k): _dynamo(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_dynamo(v) for v in value]
+    if isinstance(value, set | frozenset):
+        if not value:
+            raise ValueError("DynamoDB stores no empty sets")
+        return {_dynamo(v) for v in value}
+    raise TypeError(f"unsupported type for the store: {type(value).__name__}")
