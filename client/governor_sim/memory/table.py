@@ -1,14 +1,9 @@
-"""The item table in memory: the item port evaluated on dicts, for replays, the simulator and the demo.
-
-It keeps the items the DynamoDB table would hold, normalised as a DynamoDB round trip normalises them
-(:func:`~tuning_governor.adapters.store.stored`: numbers ``Decimal``, datetimes ISO strings), and
-evaluates the port's conditions and changes as DynamoDB does: a comparison with a missing attribute or
-a value of another type is false; a nested SET or REMOVE below a missing map is refused (ValueError),
-nothing written; an update creates its item when missing. A transaction checks every condition first,
-then writes all. One lock serialises the operations (each is one request in DynamoDB), so handlers may
-race in threads; a read copies the items it returns, and the ``gsi1`` index is kept as items change.
-tests/contract runs one suite against this and the DynamoDB table on moto. Nothing in the Lambda layer
-imports this package.
+"""The item table in memory, for replays, the simulator and the demo: the items the DynamoDB table would
+hold, normalised as a round trip normalises them (:func:`~tuning_governor.adapters.store.stored`), and the
+port's conditions and changes evaluated as DynamoDB does (a comparison with a missing attribute or another
+type is false; a nested path below a missing map is refused, nothing written; an update creates its item;
+a transaction checks every condition, then writes all). One lock serialises the operations (each is one
+request in DynamoDB); a read copies what it returns; the ``gsi1`` index is kept as items change.
 """
 
 from __future__ import annotations
@@ -19,28 +14,8 @@ from decimal import Decimal
 from typing import Any
 
 from tuning_governor.adapters.store import stored
-from tuning_governor.adapters.store.port import (
-    Add,
-    All,
-    AnyOf,
-    Change,
-    Check,
-    Compare,
-    Cond,
-    Delete,
-    Exists,
-    In,
-    Item,
-    Key,
-    Missing,
-    Not,
-    Outcome,
-    Path,
-    Put,
-    Remove,
-    Set,
-    Update,
-)
+from tuning_governor.adapters.store.conditions import Cond, Path
+from tuning_governor.adapters.store.port import Change, Check, Delete, Item, Key, Outcome, Put, Update
 
 _ABSENT = object()
 _CONTAINERS = (dict, list, set)
@@ -70,30 +45,23 @@ def _same(a: Any, b: Any) -> bool:
     return (numbers or type(a) is type(b)) and a == b
 
 
-def holds(cond: Cond | None, item: Item | None) -> bool:  # noqa: PLR0911 - one branch per kind of condition
+def holds(cond: Cond | None, item: Item | None) -> bool:
     """Whether ``cond`` holds on ``item`` (None: no item), as DynamoDB evaluates it."""
-    match cond:
-        case None:
-            return True
-        case Exists(path):
-            return _at(item, path) is not _ABSENT
-        case Missing(path):
-            return _at(item, path) is _ABSENT
-        case Compare(path, op, value):
-            a, b = _at(item, path), stored(value)
-            if op == "=":
-                return _same(a, b)
-            ordered = (isinstance(a, str) and isinstance(b, str)) or (isinstance(a, Decimal) and isinstance(b, Decimal))
-            return ordered and (a < b if op == "<" else a <= b)
-        case In(path, values):
-            return any(_same(_at(item, path), stored(v)) for v in values)
-        case Not(inner):
-            return not holds(inner, item)
-        case All(conds):
-            return all(holds(c, item) for c in conds)
-        case AnyOf(conds):
-            return any(holds(c, item) for c in conds)
-    raise TypeError(f"not a condition: {cond!r}")
+    if cond is None:
+        return True
+    if cond.op in {"and", "or", "not"}:
+        results = (holds(part, item) for part in cond.parts)
+        return all(results) if cond.op == "and" else any(results) if cond.op == "or" else not next(results)
+    value = _at(item, cond.path)
+    if cond.op in {"exists", "missing"}:
+        return (value is _ABSENT) == (cond.op == "missing")
+    if cond.op == "in":
+        return any(_same(value, stored(v)) for v in cond.value)
+    other = stored(cond.value)
+    if cond.op == "=":
+        return _same(value, other)
+    ordered = isinstance(value, str | Decimal) and type(value) is type(other)
+    return ordered and (value < other if cond.op == "<" else value <= other)
 
 
 def _check_paths(item: Item | None, op: Put | Update | Check | Delete) -> None:
@@ -105,20 +73,15 @@ def _check_paths(item: Item | None, op: Put | Update | Check | Delete) -> None:
 
 def _change(item: Item, changes: Sequence[Change]) -> None:
     for change in changes:
-        parent, name = _at(item, change.path[:-1]), change.path[-1]
-        match change:
-            case Set(_, value, if_missing):
-                if not (if_missing and name in parent):
-                    parent[name] = stored(value)
-            case Add(_, value):
-                added = stored(value)
-                parent[name] = (
-                    (parent.get(name) or set()) | added
-                    if isinstance(added, set)
-                    else parent.get(name, Decimal(0)) + added
-                )
-            case Remove():
-                parent.pop(name, None)
+        parent, name, value = _at(item, change.path[:-1]), change.path[-1], stored(change.value)
+        if change.op == "remove":
+            parent.pop(name, None)
+        elif change.op == "add":
+            parent[name] = (
+                (parent.get(name) or set()) | value if isinstance(value, set) else parent.get(name, Decimal(0)) + value
+            )
+        elif not (change.if_missing and name in parent):
+            parent[name] = value
 
 
 class MemoryItems:

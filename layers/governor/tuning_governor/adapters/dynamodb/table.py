@@ -1,9 +1,6 @@
-"""The item table on DynamoDB: the item port rendered to requests, (un)marshalling, error translation.
-
-Conditions and changes (:mod:`tuning_governor.adapters.store.port`) become condition and update
-expressions with a placeholder for every attribute name and value; a refused conditional write is an
-:class:`Outcome` that is not done (with the item as found), a cancelled transaction the positions of
-its failed conditions; throttling and conflicts are ``TransientError``.
+"""The item port on DynamoDB: conditions and changes rendered to expressions (a placeholder for every
+name and value), (un)marshalling, and errors translated (a refused write is an :class:`Outcome` not done,
+with the item as found; a cancelled transaction, the positions of its failed conditions).
 """
 
 from __future__ import annotations
@@ -14,30 +11,9 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from tuning_governor.adapters.store.conditions import Cond, Path
 from tuning_governor.adapters.store.keys import plain
-from tuning_governor.adapters.store.port import (
-    Add,
-    All,
-    AnyOf,
-    Change,
-    Check,
-    Compare,
-    Cond,
-    Delete,
-    Exists,
-    In,
-    Item,
-    Key,
-    Missing,
-    Not,
-    Outcome,
-    Path,
-    Put,
-    Remove,
-    Set,
-    Update,
-    WriteConflict,
-)
+from tuning_governor.adapters.store.port import Change, Check, Delete, Item, Key, Outcome, Put, Update, WriteConflict
 from tuning_governor.errors import TransientError
 
 if TYPE_CHECKING:
@@ -80,39 +56,34 @@ class Expression:
         self.values[placeholder] = value
         return placeholder
 
-    def cond(self, cond: Cond) -> str:  # noqa: PLR0911 - one branch per kind of condition
-        match cond:
-            case Exists(path):
-                return f"attribute_exists({self.path(path)})"
-            case Missing(path):
-                return f"attribute_not_exists({self.path(path)})"
-            case Compare(path, op, value):
-                return f"{self.path(path)} {op} {self.value(value)}"
-            case In(path, values):
-                return f"{self.path(path)} IN ({', '.join(self.value(v) for v in values)})"
-            case Not(inner):
-                return f"(NOT {self.cond(inner)})"
-            case All(conds):
-                return "(" + " AND ".join(self.cond(c) for c in conds) + ")"
-            case AnyOf(conds):
-                return "(" + " OR ".join(self.cond(c) for c in conds) + ")"
-        raise TypeError(f"not a condition: {cond!r}")
+    def cond(self, cond: Cond) -> str:
+        if cond.op in {"and", "or"}:
+            return "(" + f" {cond.op.upper()} ".join(self.cond(part) for part in cond.parts) + ")"
+        if cond.op == "not":
+            return f"(NOT {self.cond(cond.parts[0])})"
+        path = self.path(cond.path)
+        if cond.op == "exists":
+            return f"attribute_exists({path})"
+        if cond.op == "missing":
+            return f"attribute_not_exists({path})"
+        if cond.op == "in":
+            return f"{path} IN ({', '.join(self.value(v) for v in cond.value)})"
+        return f"{path} {cond.op} {self.value(cond.value)}"
 
     def update(self, changes: Sequence[Change]) -> str:
-        clauses: dict[str, list[str]] = {"SET": [], "ADD": [], "REMOVE": []}
+        clauses: dict[str, list[str]] = {"set": [], "add": [], "remove": []}
         for change in changes:
             path = self.path(change.path)
-            match change:
-                case Set(_, value, if_missing):
-                    value_ = self.value(value)
-                    clauses["SET"].append(
-                        f"{path} = if_not_exists({path}, {value_})" if if_missing else f"{path} = {value_}"
-                    )
-                case Add(_, value):
-                    clauses["ADD"].append(f"{path} {self.value(value)}")
-                case Remove():
-                    clauses["REMOVE"].append(path)
-        return " ".join(f"{verb} {', '.join(parts)}" for verb, parts in clauses.items() if parts)
+            if change.op == "remove":
+                clauses["remove"].append(path)
+            elif change.op == "add":
+                clauses["add"].append(f"{path} {self.value(change.value)}")
+            else:
+                value = self.value(change.value)
+                clauses["set"].append(
+                    f"{path} = if_not_exists({path}, {value})" if change.if_missing else f"{path} = {value}"
+                )
+        return " ".join(f"{verb.upper()} {', '.join(parts)}" for verb, parts in clauses.items() if parts)
 
     def request(self, **request: Any) -> dict[str, Any]:
         if self.names:

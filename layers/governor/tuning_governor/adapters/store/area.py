@@ -5,19 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from tuning_governor.adapters.store.conditions import Cond
 from tuning_governor.adapters.store.keys import DECISION_LEASE, trial_retention
-from tuning_governor.adapters.store.port import (
-    All,
-    AnyOf,
-    Change,
-    Cond,
-    ItemTable,
-    Key,
-    Update,
-    eq,
-    lt,
-    missing,
-)
+from tuning_governor.adapters.store.port import Change, ItemTable, Key, Update
 
 META = "META"
 
@@ -33,13 +23,6 @@ class Area:
 
     def _update(self, key: Key, changes: Sequence[Change], when: Cond | None = None) -> bool:
         return self._items.write(Update(key, changes, when)).done
-
-
-def leasable(token: str, now: datetime) -> All:
-    """A pending item whose lease is free, held by ``token``, or run out before ``now``."""
-    return All(
-        (eq("state", "pending"), AnyOf((missing("lease_token"), eq("lease_token", token), lt("lease_until", now))))
-    )
 
 
 def lease(token: str, now: datetime) -> dict[str, object]:

@@ -1,10 +1,8 @@
 """The capacity area: training jobs, warm pools, holders, the admission ledger (``CapacityStore``).
 
-One item (pk ``CAPACITY``, sk ``LEDGER``) holds every admitted tuning job's reservation and a version.
-Admission reads it, judges, and writes back on the condition that the version is still the one it read
-(optimistic concurrency): simultaneous arrivals are serialized in ledger commit order. A released
-reservation stays in the map, marked ``ended`` (its end in SageMaker's time), for ENDED_RETENTION
-(70 minutes), then a later write prunes it: the 400 KB item holds about 1,000 running tuning jobs.
+The ledger (``CAPACITY`` / ``LEDGER``) holds every admitted job's reservation and a version; admission
+writes back on the condition that the version is the one it read, so arrivals are serialized in commit
+order. A released reservation stays marked ``ended`` for ENDED_RETENTION (70 minutes), then is pruned.
 """
 
 from __future__ import annotations
@@ -23,31 +21,14 @@ from tuning_governor.adapters.store.capacity_items import (
     warm_pool_item,
     warm_pool_tracked,
 )
+from tuning_governor.adapters.store.conditions import all_of, eq, exists, fresh, missing, not_in
 from tuning_governor.adapters.store.items import decision_claim
 from tuning_governor.adapters.store.keys import LEDGER_KEY, job_pk
-from tuning_governor.adapters.store.port import (
-    Add,
-    All,
-    Change,
-    Check,
-    Delete,
-    Put,
-    Remove,
-    Set,
-    Update,
-    WriteConflict,
-    eq,
-    exists,
-    fresh,
-    missing,
-    not_in,
-    sets,
-)
+from tuning_governor.adapters.store.port import Change, Check, Delete, Put, Update, WriteConflict, assign, remove, sets
 from tuning_governor.domain.capacity import Holder, Ledger, Reservation
 from tuning_governor.models.decisions import Decision
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
-from tuning_governor.ports import CapacityStore
 
 LEDGER = (LEDGER_KEY["pk"], LEDGER_KEY["sk"])
 
@@ -96,9 +77,9 @@ class Capacity(Area):
         terminal status before it releases the reservation), and the decision claims."""
         put = {job_key: reservation} if reservation else {}
         put |= {key: replacement for key, replacement, _ in breaches if replacement is not None}
-        remove = [key for key, replacement, _ in breaches if replacement is None] + list(prune)
+        dropped = [key for key, replacement, _ in breaches if replacement is None] + list(prune)
         ops: list[Put | Update | Check] = [
-            _ledger_write(version, put, remove),
+            _ledger_write(version, put, dropped),
             Check((job_pk(job_key), META), not_in("status", TUNING_TERMINAL)),
         ]
         claims = ([claim] if claim is not None else []) + [c for _, _, c in breaches]
@@ -126,19 +107,15 @@ class Capacity(Area):
     def release_reservation(self, job_key: str, ended: str) -> bool:
         """The version moves on, so a judgement made before the release is made again after it."""
         held = ("reservations", job_key)
-        changes: list[Change] = [Set((*held, "ended"), ended), Add(("version",), 1)]
-        return self._update(LEDGER, changes, All((exists(held), missing((*held, "ended")))))
+        changes: list[Change] = [assign((*held, "ended"), ended), Change("add", ("version",), 1)]
+        return self._update(LEDGER, changes, all_of(exists(held), missing((*held, "ended"))))
 
 
-def _ledger_write(version: int, put: dict[str, Reservation], remove: list[str]) -> Put | Update:
+def _ledger_write(version: int, put: dict[str, Reservation], dropped: list[str]) -> Put | Update:
     if version == 0:
         # No ledger yet: create it whole, on the condition that nobody else just did.
         return Put(new_ledger_item(put), missing("pk"))
-    changes: list[Change] = [Set(("version",), version + 1)]
-    changes += [Set(("reservations", key), reservation_item(r)) for key, r in sorted(put.items())]
-    changes += [Remove(("reservations", key)) for key in sorted(remove)]
+    changes: list[Change] = [assign("version", version + 1)]
+    changes += [assign(("reservations", key), reservation_item(r)) for key, r in sorted(put.items())]
+    changes += [remove(("reservations", key)) for key in sorted(dropped)]
     return Update(LEDGER, changes, eq("version", version))
-
-
-# mypy checks that the area class implements its port (the contract tests check the signatures too).
-_PORT: type[CapacityStore] = Capacity

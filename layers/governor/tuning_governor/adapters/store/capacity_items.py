@@ -18,7 +18,6 @@ from tuning_governor.models.sagemaker import TRAINING_RUNNING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from tuning_governor.domain.pricing import RegionCatalog
     from tuning_governor.models.training_job import TrainingJob
 
 

@@ -7,29 +7,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from tuning_governor.adapters.store.area import META, Area, leasable, lease
+from tuning_governor.adapters.store.area import META, Area, lease
+from tuning_governor.adapters.store.conditions import Cond, all_of, any_of, eq, exists, leasable, lt, missing
 from tuning_governor.adapters.store.items import decision_claim, delivery_claim, delivery_sent
 from tuning_governor.adapters.store.keys import CLAIM_TIMEOUT, PENDING_STEPS, decision_sk, delivery_sk, iso, job_pk
-from tuning_governor.adapters.store.port import (
-    All,
-    AnyOf,
-    Cond,
-    Delete,
-    Put,
-    Set,
-    TransactionCanceled,
-    Update,
-    eq,
-    exists,
-    lt,
-    missing,
-    removes,
-    sets,
-    stored,
-)
+from tuning_governor.adapters.store.port import Delete, Put, TransactionCanceled, Update, assign, removes, sets, stored
 from tuning_governor.errors import StaleState
 from tuning_governor.models.decisions import Decision
-from tuning_governor.ports import DecisionStore, DeliveryStore, JudgementStore
 
 _LEASE = ("lease_token", "lease_until")
 
@@ -65,7 +49,7 @@ class Decisions(Area):
         ]
         if stop_requested_at is not None:
             ops.append(
-                Update((pk, META), [Set(("stop_requested_at",), stop_requested_at, if_missing=True)], exists("pk"))
+                Update((pk, META), [assign("stop_requested_at", stop_requested_at, if_missing=True)], exists("pk"))
             )
         failed = self._items.transact(ops)
         if 0 in failed:
@@ -109,7 +93,7 @@ class Decisions(Area):
         return self._update((job_pk(job_key), META), sets({attribute: at}), missing(attribute))
 
     def set_stagnation_spend(self, job_key: str, trials_seen: int, spent_usd: Decimal) -> bool:
-        change = Set(("stagnation", "spent_at_improvement"), spent_usd)
+        change = assign(("stagnation", "spent_at_improvement"), spent_usd)
         return self._update((job_pk(job_key), META), [change], eq(("stagnation", "trials_seen"), trials_seen))
 
     def set_budget_check(self, job_key: str, at: datetime) -> bool:
@@ -119,10 +103,10 @@ class Decisions(Area):
         # A claim held under the same ``token`` is taken again: the caller's own claim, whose answer was
         # lost (the write happened, the caller saw an error), so nothing can have been sent under it.
         sending = eq("state", "sending")
-        conds: list[Cond] = [missing("pk"), All((sending, lt("claimed_at", now - CLAIM_TIMEOUT)))]
+        conds: list[Cond] = [missing("pk"), all_of(sending, lt("claimed_at", now - CLAIM_TIMEOUT))]
         if token:
-            conds.append(All((sending, eq("claim_token", token))))
-        return self._items.write(Put(delivery_claim(job_key, kind, channel, now, token), AnyOf(tuple(conds)))).done
+            conds.append(all_of(sending, eq("claim_token", token)))
+        return self._items.write(Put(delivery_claim(job_key, kind, channel, now, token), any_of(*conds))).done
 
     def finish_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, sent: bool) -> None:
         if sent:
@@ -132,9 +116,3 @@ class Decisions(Area):
 
     def delivery_sent(self, job_key: str, kind: str, channel: str) -> bool:
         return (self._items.get((job_pk(job_key), delivery_sk(kind, channel))) or {}).get("state") == "sent"
-
-
-# mypy checks that the area class implements its ports (the contract tests check the signatures too).
-_DECISION_PORT: type[DecisionStore] = Decisions
-_JUDGEMENT_PORT: type[JudgementStore] = Decisions
-_DELIVERY_PORT: type[DeliveryStore] = Decisions

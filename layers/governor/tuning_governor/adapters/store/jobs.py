@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from tuning_governor.adapters.store.area import META, Area
+from tuning_governor.adapters.store.conditions import Cond, all_of, exists, fresh, missing, missing_or, not_in
 from tuning_governor.adapters.store.items import (
     gaps_item,
     job_attributes,
@@ -20,25 +21,10 @@ from tuning_governor.adapters.store.items import (
     summary_job_attributes,
 )
 from tuning_governor.adapters.store.keys import iso, job_pk
-from tuning_governor.adapters.store.port import (
-    All,
-    Delete,
-    Put,
-    Remove,
-    Set,
-    Update,
-    exists,
-    fresh,
-    le,
-    missing,
-    missing_or,
-    not_in,
-    sets,
-)
+from tuning_governor.adapters.store.port import Delete, Put, Update, assign, remove, sets
 from tuning_governor.models.records import JobSummary
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.models.tuning_job import TuningJob
-from tuning_governor.ports import JobStore
 
 
 class Jobs(Area):
@@ -52,16 +38,15 @@ class Jobs(Area):
         if job.status == "Stopping":
             # When the job itself was stopped (its first Stopping change): the summary uses it to tell
             # trials early stopping ended from trials the job's stop cut.
-            changes.append(Set(("stopping_at",), modified, if_missing=True))
+            changes.append(assign("stopping_at", modified, if_missing=True))
         return self._update((job_pk(job.key), META), changes, fresh(TUNING_TERMINAL, modified))
 
     def refresh_tags(self, job_key: str, *, tags: dict[str, str], owner: str | None, read_at: datetime) -> bool:
         at = iso(read_at)
         changes = sets({"tags": dict(tags), "tags_read_at": at})
-        changes.append(Set(("owner",), owner) if owner else Remove(("owner",)))
-        when = All(
-            (exists("pk"), not_in("status", TUNING_TERMINAL), missing_or("tags_read_at", le("tags_read_at", at)))
-        )
+        changes.append(assign("owner", owner) if owner else remove("owner"))
+        newer = missing_or("tags_read_at", Cond("<=", ("tags_read_at",), at))
+        when = all_of(exists("pk"), not_in("status", TUNING_TERMINAL), newer)
         return self._update((job_pk(job_key), META), changes, when)
 
     def get_job(self, job_key: str) -> dict[str, Any] | None:
@@ -93,7 +78,3 @@ class Jobs(Area):
     def set_summary_reported(self, job_key: str, cost_usd: Decimal, at: datetime) -> bool:
         changes = sets({"summary_reported_usd": cost_usd, "summary_reported_at": at})
         return self._update((job_pk(job_key), META), changes, missing("summary_reported_at"))
-
-
-# mypy checks that the area class implements its port (the contract tests check the signatures too).
-_PORT: type[JobStore] = Jobs

@@ -1,31 +1,7 @@
 """The table's keys, expiries and value normalisation: what every item of the governor's table shares.
 
-Key design (``pk`` / ``sk``, GSI ``gsi1`` on ``gsi1pk`` / ``gsi1sk``):
-
-| item            | pk             | sk                         | gsi1pk / gsi1sk                 |
-|-----------------|----------------|----------------------------|---------------------------------|
-| tuning job      | ``JOB#<key>``  | ``META``                   | ``STATUS#<status>`` / created   |
-| finished trial  | ``JOB#<key>``  | ``TRIAL#<training job>``   | -                               |
-| final summary   | ``JOB#<key>``  | ``SUMMARY``                | -                               |
-| summary gaps    | ``JOB#<key>``  | ``GAPS``                   | ``GAPS`` / job end time         |
-| report delivery | ``JOB#<key>``  | ``DELIVERY#<kind>#<chan>`` | -                               |
-| decision        | ``JOB#<key>``  | ``DECISION#<rule>#<verdict>`` | ``STEP#pending`` / claimed (while pending) |
-| standalone job  | ``TRAINING#<name>`` | ``META``              | ``TRAINING#<Active|Ended>`` / - |
-| warm pool       | ``WARMPOOL#<name>`` | ``META``              | ``WARMPOOL#Available`` / -      |
-| capacity view   | ``CAPACITY``   | ``SNAPSHOT``               | -                               |
-| capacity ledger | ``CAPACITY``   | ``LEDGER``                 | -                               |
-| price catalog   | ``PRICES#<region>`` | ``CATALOG``           | ``PRICES`` / ``<region>``       |
-| team spend      | ``TEAM#<team>`` | ``RUNNING``               | -                               |
-| team decision   | ``TEAM#<team>`` | ``DECISION#<rule>#<verdict>#<YYYY-MM>`` | -                 |
-
-Access patterns: a job with its trials, decisions and summary is one Query on ``pk``; what holds
-training instances (tuning jobs InProgress or Stopping, active standalone training jobs, available
-warm pools) is four Queries on ``gsi1``; every region's refreshed price catalog is one Query on ``gsi1``
-(``PRICES``); decisions with a step still to do (stop, or a report on some channel) are one Query on
-``gsi1`` (``STEP#pending``, older than a claim time: the sweep's backlog). ``<key>`` is the lower-cased
-tuning job name, because SageMaker ARNs lower-case names and trials link to their job by ARN.
-
-Counting is exactly-once: see :mod:`tuning_governor.adapters.store.trials`.
+The key design and access patterns: docs/reference/table-items.md. Counting is exactly-once: see
+:mod:`tuning_governor.adapters.store.trials`.
 
 Expiry (the table's TTL attribute ``expires_at``, epoch seconds): report deliveries and decisions (job
 and team) expire 90 days after they were claimed; finished trials ``trial_retention_days`` after they

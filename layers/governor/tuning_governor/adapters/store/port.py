@@ -1,141 +1,57 @@
 """The item port: the few operations on the governor's table the store logic is written over.
 
 A table implements :class:`ItemTable` (get, query, query the ``gsi1`` index, one conditional write,
-one transaction); the conditions and changes are small typed values that the DynamoDB table renders
-to expressions and the in-memory table evaluates. Values are plain Python (datetimes, floats, ints);
-what a table gives back is as DynamoDB gives it back (:func:`stored`).
+one transaction); the changes (here) and conditions (``conditions``) are small typed values that the
+DynamoDB table renders to expressions and the in-memory table evaluates. What a table gives back is
+as DynamoDB gives it back (:func:`stored`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal, Protocol
 
 from boto3.dynamodb.types import DYNAMODB_CONTEXT
 
+from tuning_governor.adapters.store.conditions import Cond, Path, path_of
 from tuning_governor.adapters.store.keys import plain
 from tuning_governor.errors import TransientError
 
 Item = dict[str, Any]
 Key = tuple[str, str]
-Path = tuple[str, ...]
-
-
-def path_of(name: str | Path) -> Path:
-    return (name,) if isinstance(name, str) else name
 
 
 @dataclass(frozen=True)
-class Exists:
+class Change:
+    """One action of an update: ``set`` (``if_missing``: DynamoDB's if_not_exists), ``add`` (numbers
+    summed from 0, sets joined; top-level attributes) or ``remove``, at ``path``."""
+
+    op: Literal["set", "add", "remove"]
     path: Path
-
-
-@dataclass(frozen=True)
-class Missing:
-    path: Path
-
-
-@dataclass(frozen=True)
-class Compare:
-    path: Path
-    op: Literal["=", "<", "<="]
-    value: Any
-
-
-@dataclass(frozen=True)
-class In:
-    path: Path
-    values: tuple[Any, ...]
-
-
-@dataclass(frozen=True)
-class Not:
-    cond: Cond
-
-
-@dataclass(frozen=True)
-class All:
-    conds: tuple[Cond, ...]
-
-
-@dataclass(frozen=True)
-class AnyOf:
-    conds: tuple[Cond, ...]
-
-
-Cond = Exists | Missing | Compare | In | Not | All | AnyOf
-
-
-def exists(name: str | Path) -> Exists:
-    return Exists(path_of(name))
-
-
-def missing(name: str | Path) -> Missing:
-    return Missing(path_of(name))
-
-
-def eq(name: str | Path, value: Any) -> Compare:
-    return Compare(path_of(name), "=", value)
-
-
-def lt(name: str | Path, value: Any) -> Compare:
-    return Compare(path_of(name), "<", value)
-
-
-def missing_or(name: str, cond: Cond) -> AnyOf:
-    return AnyOf((missing(name), cond))
-
-
-def not_in(name: str, values: Iterable[Any]) -> Not:
-    return Not(In(path_of(name), tuple(sorted(values))))
-
-
-def fresh(terminal: frozenset[str], modified: str) -> All:
-    """An upsert's condition: the stored status is not terminal and not modified after ``modified``."""
-    return All(
-        (missing_or("status", not_in("status", terminal)), missing_or("last_modified", le("last_modified", modified)))
-    )
-
-
-def le(name: str | Path, value: Any) -> Compare:
-    return Compare(path_of(name), "<=", value)
-
-
-@dataclass(frozen=True)
-class Set:
-    path: Path
-    value: Any
+    value: Any = None
     if_missing: bool = False
 
 
-@dataclass(frozen=True)
-class Add:
-    """DynamoDB's ADD: numbers are summed (from 0), sets joined (top-level attributes)."""
-
-    path: Path
-    value: Any
+def assign(name: str | Path, value: Any, *, if_missing: bool = False) -> Change:
+    return Change("set", path_of(name), value, if_missing)
 
 
-@dataclass(frozen=True)
-class Remove:
-    path: Path
-
-
-Change = Set | Add | Remove
+def remove(name: str | Path) -> Change:
+    return Change("remove", path_of(name))
 
 
 def sets(values: dict[str, Any]) -> list[Change]:
-    return [Set((name,), value) for name, value in values.items()]
+    return [assign(name, value) for name, value in values.items()]
 
 
 def adds(values: dict[str, Any]) -> list[Change]:
-    return [Add((name,), value) for name, value in values.items()]
+    return [Change("add", (name,), value) for name, value in values.items()]
 
 
 def removes(*names: str) -> list[Change]:
-    return [Remove((name,)) for name in names]
+    return [remove(name) for name in names]
 
 
 @dataclass(frozen=True)
@@ -187,19 +103,15 @@ class ItemTable(Protocol):
 
     def query(self, pk: str, prefix: str = "") -> list[Item]:
         """The items of partition ``pk`` whose sort key starts with ``prefix``, by sort key."""
-        ...
 
     def index(self, partition: str, *, below: str | None = None) -> list[Item]:
         """The items ``gsi1`` lists under ``partition`` (sort key below ``below``), by its sort key."""
-        ...
 
     def write(self, op: Put | Update | Delete) -> Outcome:
         """One write; not done (nothing written) when its condition does not hold."""
-        ...
 
     def transact(self, ops: Sequence[Put | Update | Check]) -> frozenset[int]:
         """All ``ops`` or none: the positions of the ops whose conditions failed (empty: written)."""
-        ...
 
 
 def stored(value: Any) -> Any:

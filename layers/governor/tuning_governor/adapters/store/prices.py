@@ -6,11 +6,11 @@ from datetime import datetime
 
 from tuning_governor.adapters.store.area import Area
 from tuning_governor.adapters.store.capacity_items import catalogs_from, price_catalog_item
-from tuning_governor.adapters.store.port import AnyOf, Put, eq, missing
+from tuning_governor.adapters.store.conditions import any_of, eq, missing
+from tuning_governor.adapters.store.port import Put
 from tuning_governor.domain import stop_latency
 from tuning_governor.domain.pricing import RegionCatalog
 from tuning_governor.errors import TransientError
-from tuning_governor.ports import PriceStore
 
 #: Attempts at adding a stop latency while other writers move the family's item on.
 STOP_LATENCY_ATTEMPTS = 3
@@ -41,14 +41,10 @@ class Prices(Area):
                 return False
             version = int(item.get("version") or 0)
             new = {**key, "observed": observed, "version": version + 1}
-            if self._items.write(Put(new, AnyOf((missing("pk"), eq("version", version))))).done:
+            if self._items.write(Put(new, any_of(missing("pk"), eq("version", version)))).done:
                 return True
         raise TransientError(f"stop latencies of {family}: written by others {STOP_LATENCY_ATTEMPTS} times")
 
     def stop_latencies(self, family: str) -> list[float]:
         key = stop_latency.item_key(family)
         return stop_latency.latencies_of(self._items.get((key["pk"], key["sk"])))
-
-
-# mypy checks that the area class implements its port (the contract tests check the signatures too).
-_PORT: type[PriceStore] = Prices

@@ -9,11 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from tuning_governor.adapters.store.area import Area
+from tuning_governor.adapters.store.conditions import all_of, any_of, eq, lt, missing, one_of
 from tuning_governor.adapters.store.keys import iso
-from tuning_governor.adapters.store.port import All, AnyOf, In, Put, Set, eq, lt, missing, removes, sets
+from tuning_governor.adapters.store.port import Put, assign, removes, sets
 from tuning_governor.adapters.store.queue_items import META, WAITING, request_item, request_of, request_pk
 from tuning_governor.models.queue import QueuedRequest, QueueState
-from tuning_governor.ports import QueueStore
 
 
 class Queue(Area):
@@ -34,13 +34,13 @@ class Queue(Area):
         return [request_of(item) for item in self._items.index(WAITING)]
 
     def claim_request(self, job_name: str, owner: str, now: datetime, until: datetime) -> bool:
-        lapsed = All((eq("state", "admitting"), lt("claim_until", iso(now))))
+        lapsed = all_of(eq("state", "admitting"), lt("claim_until", iso(now)))
         claim = sets({"state": "admitting", "claim_owner": owner, "claim_until": iso(until)})
-        return self._update((request_pk(job_name), META), claim, AnyOf((eq("state", "queued"), lapsed)))
+        return self._update((request_pk(job_name), META), claim, any_of(eq("state", "queued"), lapsed))
 
     def release_request(self, job_name: str, owner: str) -> bool:
-        back = [Set(("state",), "queued"), *removes("claim_owner", "claim_until")]
-        held = All((eq("state", "admitting"), eq("claim_owner", owner)))
+        back = [assign("state", "queued"), *removes("claim_owner", "claim_until")]
+        held = all_of(eq("state", "admitting"), eq("claim_owner", owner))
         return self._update((request_pk(job_name), META), back, held)
 
     def finish_request(
@@ -50,8 +50,4 @@ class Queue(Area):
         if borrowed:
             values["borrowed"] = dict(borrowed)
         changes = sets(values) + removes("gsi1pk", "gsi1sk", "claim_owner", "claim_until")
-        return self._update((request_pk(job_name), META), changes, In(("state",), ("queued", "admitting")))
-
-
-# mypy checks that the area implements its port.
-_PORT: type[QueueStore] = Queue
+        return self._update((request_pk(job_name), META), changes, one_of("state", ("queued", "admitting")))

@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from tuning_governor.adapters.store.area import Area, leasable, lease
+from tuning_governor.adapters.store.area import Area, lease
+from tuning_governor.adapters.store.conditions import any_of, eq, leasable, missing
 from tuning_governor.adapters.store.items import month_totals, team_decision_claim
 from tuning_governor.adapters.store.keys import PENDING_TEAM_STEPS, iso, team_decision_sk, team_pk
-from tuning_governor.adapters.store.port import AnyOf, Key, Set, Update, eq, missing, removes, sets
+from tuning_governor.adapters.store.port import Key, Update, assign, removes, sets
 from tuning_governor.domain.spend import RunningTrial, running_trials
 from tuning_governor.models.decisions import Decision
-from tuning_governor.ports import TeamMonthStore
 
 
 class TeamMonths(Area):
@@ -40,10 +40,10 @@ class TeamMonths(Area):
         """One conditional update that writes the decision's fields only if absent and leases it to
         ``token``: the row as written, or as found when another owner holds it or it is done."""
         item = team_decision_claim(decision, month, mode, now)
-        fields = [Set((k,), v, if_missing=True) for k, v in item.items() if k not in {"pk", "sk", "state"}]
-        changes = [*fields, Set(("state",), "pending", if_missing=True), *sets(lease(token, now))]
+        fields = [assign(k, v, if_missing=True) for k, v in item.items() if k not in {"pk", "sk", "state"}]
+        changes = [*fields, assign("state", "pending", if_missing=True), *sets(lease(token, now))]
         outcome = self._items.write(
-            Update((item["pk"], item["sk"]), changes, AnyOf((missing("pk"), leasable(token, now))))
+            Update((item["pk"], item["sk"]), changes, any_of(missing("pk"), leasable(token, now)))
         )
         return outcome.item or {}
 
@@ -63,7 +63,3 @@ class TeamMonths(Area):
 
 def _key(decision: Decision, month: str) -> Key:
     return team_pk(decision.team or ""), team_decision_sk(decision.rule, decision.verdict, month)
-
-
-# mypy checks that the area class implements its port (the contract tests check the signatures too).
-_PORT: type[TeamMonthStore] = TeamMonths

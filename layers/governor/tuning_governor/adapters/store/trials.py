@@ -14,36 +14,24 @@ from datetime import datetime
 from typing import Any
 
 from tuning_governor.adapters.store.area import META, Area
+from tuning_governor.adapters.store.conditions import Cond, all_of, eq, exists, missing
 from tuning_governor.adapters.store.items import trial_item
 from tuning_governor.adapters.store.keys import iso, job_pk, team_pk, trial_sk
 from tuning_governor.adapters.store.port import (
-    All,
-    Change,
     Check,
-    Cond,
     Put,
-    Remove,
-    Set,
     TransactionCanceled,
     Update,
     adds,
-    eq,
-    exists,
-    missing,
+    assign,
+    remove,
     sets,
     stored,
 )
+from tuning_governor.domain import totals
 from tuning_governor.domain.spend import RUNNING_PREFIX, RunningTrial
-from tuning_governor.domain.totals import (
-    job_after_trial,
-    team_month_deltas,
-    trial_deltas,
-    warm_pool_growth,
-    warm_pool_team_deltas,
-)
 from tuning_governor.errors import StaleState
 from tuning_governor.models.records import TrialRecord
-from tuning_governor.ports import TrialStore
 
 
 class Trials(Area):
@@ -70,7 +58,7 @@ class Trials(Area):
         ]
         if not self._transact_keeping_running_map(ops, record.job_key, has_map=job is not None and "running" in job):
             return None
-        after: dict[str, Any] = job_after_trial(job, record) | stored(written)
+        after: dict[str, Any] = totals.job_after_trial(job, record) | stored(written)
         return after
 
     def update_trial_warm_pool(self, record: TrialRecord, *, team: str | None = None) -> bool:
@@ -81,7 +69,7 @@ class Trials(Area):
         old = TrialRecord.model_validate(item)
         if record.warm_pool_seconds <= old.warm_pool_seconds:
             return False
-        extra_seconds, extra_usd = warm_pool_growth(old, record)
+        extra_seconds, extra_usd = totals.warm_pool_growth(old, record)
         trial_sets: dict[str, Any] = {
             "warm_pool_seconds": record.warm_pool_seconds,
             "warm_pool_instance_seconds": record.warm_pool_instance_seconds,
@@ -94,9 +82,9 @@ class Trials(Area):
             Update(key, sets(trial_sets), eq("warm_pool_seconds", old.warm_pool_seconds)),
             Update((key[0], META), adds(job_adds)),
         ]
-        team_adds = warm_pool_team_deltas(record, extra_usd) if team else {}
+        team_adds = totals.warm_pool_team_deltas(record, extra_usd) if team else {}
         if team and team_adds:
-            ops.append(Update((team_pk(team), "RUNNING"), [Set(("team",), team), *adds(team_adds)]))
+            ops.append(Update((team_pk(team), "RUNNING"), [assign("team", team), *adds(team_adds)]))
         failed = self._items.transact(ops)
         if failed and 0 not in failed:
             raise TransactionCanceled(f"warm pool of {record.training_job_name}: a later write was refused")
@@ -109,7 +97,7 @@ class Trials(Area):
         entry, pk = trial.to_item(), job_pk(trial.job_key)
         ops: list[Put | Update | Check] = [
             Check((pk, f"TRIAL#{trial.trial}"), missing("pk")),
-            Update((pk, META), [Set(("running", trial.trial), entry)], exists("running")),
+            Update((pk, META), [assign(("running", trial.trial), entry)], exists("running")),
         ]
         if team:
             running = f"{RUNNING_PREFIX}{trial.job_key}#{trial.trial}"
@@ -129,7 +117,7 @@ class Trials(Area):
             if 0 in failed:
                 return False
             if attempt == 0 and not has_map and 1 in failed:
-                self._update((job_pk(job_key), META), [Set(("running",), {}, if_missing=True)])
+                self._update((job_pk(job_key), META), [assign("running", {}, if_missing=True)])
                 continue
             if 1 in failed:
                 # The map exists: another condition on the job item failed (its totals or stagnation
@@ -141,9 +129,9 @@ class Trials(Area):
     def forget_running(self, job_key: str, trials: list[str], *, team: str | None) -> None:
         for start in range(0, len(trials), 50):
             chunk = trials[start : start + 50]
-            self._update((job_pk(job_key), META), [Remove(("running", name)) for name in chunk])
+            self._update((job_pk(job_key), META), [remove(("running", name)) for name in chunk])
             if team:
-                names = [Remove((f"{RUNNING_PREFIX}{job_key}#{name}",)) for name in chunk]
+                names = [remove(f"{RUNNING_PREFIX}{job_key}#{name}") for name in chunk]
                 self._update((team_pk(team), "RUNNING"), names)
 
 
@@ -161,21 +149,17 @@ def _job_trial_write(
             conds.append(eq(("stagnation", "trials_seen"), int(previous["trials_seen"])))
         else:
             conds.append(missing("stagnation"))
-    changes = [*adds(trial_deltas(record)), *sets(written), Remove(("running", record.training_job_name.lower()))]
-    return Update((job_pk(record.job_key), META), changes, All(tuple(conds)))
+    changes = [
+        *adds(totals.trial_deltas(record)),
+        *sets(written),
+        remove(("running", record.training_job_name.lower())),
+    ]
+    return Update((job_pk(record.job_key), META), changes, all_of(*conds))
 
 
 def _team_trial_write(team: str, record: TrialRecord) -> Update:
     """The team side: the trial leaves the team's running trials and its cost is added to the totals of
     each month it ran in (``month#<YYYY-MM>#<total>`` attributes)."""
     running = f"{RUNNING_PREFIX}{record.job_key}#{record.training_job_name.lower()}"
-    changes: list[Change] = [
-        Set(("team",), team),
-        Remove((running,)),
-        *adds(dict(sorted(team_month_deltas(record).items()))),
-    ]
-    return Update((team_pk(team), "RUNNING"), changes)
-
-
-# mypy checks that the area class implements its port (the contract tests check the signatures too).
-_PORT: type[TrialStore] = Trials
+    months = adds(dict(sorted(totals.team_month_deltas(record).items())))
+    return Update((team_pk(team), "RUNNING"), [assign("team", team), remove(running), *months])
