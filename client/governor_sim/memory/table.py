@@ -137,33 +137,27 @@ class MemoryItems:
 
     def _apply(self, op: Put | Update | Delete, old: Item | None) -> Item | None:
         """Write ``op`` (its condition held, its paths are valid); an update changes the item in place."""
-        key = _key_of(op)
-        if old is not None:
-            self._unindex(old)
-        if isinstance(op, Update):
-            new = (
-                old
-                if old is not None
-                else self._partitions.setdefault(key[0], {}).setdefault(key[1], {"pk": key[0], "sk": key[1]})
-            )
-            _change(new, op.changes)
-        elif isinstance(op, Put):
-            new = self._partitions.setdefault(key[0], {})[key[1]] = stored(op.item)
-        else:
-            self._partitions.get(key[0], {}).pop(key[1], None)
+        pk, sk = _key_of(op)
+        self._reindex(old, keep=False)
+        if isinstance(op, Delete):
+            self._partitions.get(pk, {}).pop(sk, None)
             return None
-        self._index(new)
+        partition = self._partitions.setdefault(pk, {})
+        new = partition[sk] = stored(op.item) if isinstance(op, Put) else old or {"pk": pk, "sk": sk}
+        if isinstance(op, Update):
+            _change(new, op.changes)
+        self._reindex(new, keep=True)
         return new
 
-    def _unindex(self, item: Item) -> None:
-        entry = _gsi_entry(item)
-        if entry is not None:
-            self._gsi.get(entry[0], {}).pop((item["pk"], item["sk"]), None)
-
-    def _index(self, item: Item) -> None:
-        entry = _gsi_entry(item)
-        if entry is not None:
-            self._gsi.setdefault(entry[0], {})[(item["pk"], item["sk"])] = entry[1]
+    def _reindex(self, item: Item | None, *, keep: bool) -> None:
+        """List ``item`` in the sparse index (``keep``), or take it out."""
+        pk, sk = (item or {}).get("gsi1pk"), (item or {}).get("gsi1sk")
+        if item is not None and isinstance(pk, str) and isinstance(sk, str) and pk and sk:
+            entries = self._gsi.setdefault(pk, {})
+            if keep:
+                entries[(item["pk"], item["sk"])] = sk
+            else:
+                entries.pop((item["pk"], item["sk"]), None)
 
     def scan(self) -> Iterator[Item]:
         """Every item (copies), by key: for dumps and tests, as a Scan of the table."""
@@ -174,16 +168,8 @@ class MemoryItems:
     def drop_partition(self, pk: str) -> None:
         with self._lock:
             for item in self._partitions.pop(pk, {}).values():
-                self._unindex(item)
+                self._reindex(item, keep=False)
 
 
 def _key_of(op: Put | Update | Check | Delete) -> Key:
     return (op.item["pk"], op.item["sk"]) if isinstance(op, Put) else op.key
-
-
-def _gsi_entry(item: Item) -> tuple[str, str] | None:
-    """(gsi1pk, gsi1sk) when the item is in ``gsi1`` (both keys present and non-empty strings)."""
-    pk, sk = item.get("gsi1pk"), item.get("gsi1sk")
-    if isinstance(pk, str) and isinstance(sk, str) and pk and sk:
-        return pk, sk
-    return None

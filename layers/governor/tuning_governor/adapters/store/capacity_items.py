@@ -5,6 +5,8 @@ talks to AWS.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -112,22 +114,10 @@ def catalogs_from(items: list[dict[str, Any]]) -> list[RegionCatalog]:
 
 # -- capacity ledger ---------------------------------------------------------------------------------------------------
 def reservation_item(reservation: Reservation) -> dict[str, Any]:
-    """A reservation as the ledger item holds it; an ended one carries ``ended`` (its end in
-    SageMaker's time) and stays in the same map until pruned."""
-    item: dict[str, Any] = {
-        "team": reservation.team,
-        "on_demand": dict(reservation.on_demand),
-        "spot": dict(reservation.spot),
-        "plan": reservation.plan,
-        "slots": reservation.slots,
-        "per_trial_on_demand": dict(reservation.per_trial_on_demand),
-        "per_trial_spot": dict(reservation.per_trial_spot),
-        "created": reservation.created,
-        "over_limit": reservation.over_limit,
-        "version": reservation.version,
-        "job_created": reservation.job_created,
-        "incomplete": reservation.incomplete,
-    }
+    """A reservation as the ledger item holds it (its fields but its key, counts as dicts); an ended one
+    carries ``ended`` (its end in SageMaker's time) and stays in the same map until pruned."""
+    values = {f.name: getattr(reservation, f.name) for f in fields(Reservation) if f.name not in {"job_key", "ended"}}
+    item = {name: dict(value) if isinstance(value, Mapping) else value for name, value in values.items()}
     return item | ({"ended": reservation.ended} if reservation.ended else {})
 
 
