@@ -27,12 +27,10 @@ THROTTLED = frozenset(
 
 
 def marshal(values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` as a DynamoDB item (plain values, typed attribute values)."""
     return {k: _ser.serialize(v) for k, v in plain(values).items()}
 
 
 def unmarshal(item: dict[str, Any]) -> dict[str, Any]:
-    """A DynamoDB item as plain values (numbers ``Decimal``)."""
     return {k: _de.deserialize(v) for k, v in item.items()}
 
 

@@ -16,8 +16,6 @@ class Area:
     """One area of the store (a mixin of :class:`~tuning_governor.adapters.store.TableStore`)."""
 
     def __init__(self, items: ItemTable, *, trial_retention_days: int = 0) -> None:
-        """``trial_retention_days``: trial rows expire that many days after the trial ended (0: kept; else
-        at least ``MIN_TRIAL_RETENTION_DAYS``, or ValueError)."""
         self._items = items
         self._trial_retention = trial_retention(trial_retention_days)
 

@@ -58,14 +58,10 @@ def not_in(name: str, values: Iterable[Any]) -> Cond:
     return Cond("not", parts=(one_of(name, values),))
 
 
-def missing_or(name: str, cond: Cond) -> Cond:
-    return any_of(missing(name), cond)
-
-
 def fresh(terminal: frozenset[str], modified: str) -> Cond:
     """An upsert's condition: the stored status is not terminal and not modified after ``modified``."""
     at_most = Cond("<=", ("last_modified",), modified)
-    return all_of(missing_or("status", not_in("status", terminal)), missing_or("last_modified", at_most))
+    return all_of(any_of(missing("status"), not_in("status", terminal)), any_of(missing("last_modified"), at_most))
 
 
 def leasable(token: str, now: datetime) -> Cond:

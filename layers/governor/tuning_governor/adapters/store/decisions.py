@@ -9,9 +9,31 @@ from typing import Any
 
 from tuning_governor.adapters.store.area import META, Area, lease
 from tuning_governor.adapters.store.conditions import Cond, all_of, any_of, eq, exists, leasable, lt, missing
-from tuning_governor.adapters.store.items import decision_claim, delivery_claim, delivery_sent
-from tuning_governor.adapters.store.keys import CLAIM_TIMEOUT, PENDING_STEPS, decision_sk, delivery_sk, iso, job_pk
-from tuning_governor.adapters.store.port import Delete, Put, TransactionCanceled, Update, assign, removes, sets, stored
+from tuning_governor.adapters.store.keys import (
+    CLAIM_RETENTION,
+    CLAIM_TIMEOUT,
+    EXPIRY_ATTRIBUTE,
+    PENDING_STEPS,
+    PENDING_TEAM_STEPS,
+    decision_sk,
+    delivery_sk,
+    expires_at,
+    iso,
+    job_pk,
+    team_decision_sk,
+    team_pk,
+)
+from tuning_governor.adapters.store.port import (
+    Delete,
+    Item,
+    Put,
+    TransactionCanceled,
+    Update,
+    assign,
+    removes,
+    sets,
+    stored,
+)
 from tuning_governor.errors import StaleState
 from tuning_governor.models.decisions import Decision
 
@@ -106,13 +128,81 @@ class Decisions(Area):
         conds: list[Cond] = [missing("pk"), all_of(sending, lt("claimed_at", now - CLAIM_TIMEOUT))]
         if token:
             conds.append(all_of(sending, eq("claim_token", token)))
-        return self._items.write(Put(delivery_claim(job_key, kind, channel, now, token), any_of(*conds))).done
+        return self._items.write(
+            Put(delivery_item(job_key, kind, channel, now, sent=False, token=token), any_of(*conds))
+        ).done
 
     def finish_delivery(self, job_key: str, kind: str, channel: str, now: datetime, *, sent: bool) -> None:
         if sent:
-            self._items.write(Put(delivery_sent(job_key, kind, channel, now)))
+            self._items.write(Put(delivery_item(job_key, kind, channel, now, sent=True)))
         else:
             self._items.write(Delete((job_pk(job_key), delivery_sk(kind, channel))))
 
     def delivery_sent(self, job_key: str, kind: str, channel: str) -> bool:
         return (self._items.get((job_pk(job_key), delivery_sk(kind, channel))) or {}).get("state") == "sent"
+
+
+# -- the items -----------------------------------------------------------------------------------------------------
+def delivery_item(
+    job_key: str, kind: str, channel: str, now: datetime, *, sent: bool, token: str | None = None
+) -> Item:
+    """A claim on one report for one channel (``sending``: ``token`` names the attempt that holds it, so
+    that the attempt can take it again when the answer to its own claim was lost), or its ``sent`` mark."""
+    state, at = ("sent", "sent_at") if sent else ("sending", "claimed_at")
+    item = {"pk": job_pk(job_key), "sk": delivery_sk(kind, channel), "state": state, at: now}
+    return item | {EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION)} | ({"claim_token": token} if token else {})
+
+
+def _pending(decision: Decision, kind: str, mode: str, now: datetime) -> dict[str, Any]:
+    """What every pending decision item holds, a job's or a team's: the decision as first claimed."""
+    return {
+        "type": kind,
+        "rule": decision.rule,
+        "verdict": decision.verdict,
+        "mode": mode,
+        "state": "pending",
+        "message": decision.message,
+        "numbers": decision.numbers,
+        "at": decision.at,
+        "claimed_at": now,
+        "team": decision.team,
+        EXPIRY_ATTRIBUTE: expires_at(now, CLAIM_RETENTION),
+    }
+
+
+def decision_claim(decision: Decision, mode: str, now: datetime, *, own_report: bool = True) -> dict[str, Any]:
+    """A pending decision item, as ``open_decision`` writes it (claimed here with the ledger commit).
+
+    While pending it is listed under ``gsi1pk = STEP#pending`` (sorted by claim time), so the sweep
+    finds the steps a failed invocation left unfinished without a scan; ``finish_decision`` removes it.
+    """
+    key = {"pk": job_pk(decision.job_key), "sk": decision_sk(decision.rule, decision.verdict)}
+    return (
+        key
+        | _pending(decision, "decision", mode, now)
+        | {
+            "job_name": decision.job_name,
+            # False for a job's part of a team decision: the team's one report covers it.
+            "own_report": own_report,
+            "gsi1pk": PENDING_STEPS,
+            "gsi1sk": f"{iso(now)}#{key['pk']}#{key['sk']}",
+        }
+    )
+
+
+def team_decision_claim(decision: Decision, month: str, mode: str, now: datetime) -> dict[str, Any]:
+    """A team's pending decision for ``month`` (``TEAM#<team>`` / ``DECISION#<rule>#<verdict>#<month>``).
+
+    While pending it is listed under ``gsi1pk = TEAMSTEP#pending`` (sorted by claim time), so the sweep
+    finishes one whose team has no job left to be judged; ``finish_team_decision`` removes it."""
+    key = {"pk": team_pk(decision.team or ""), "sk": team_decision_sk(decision.rule, decision.verdict, month)}
+    return (
+        key
+        | _pending(decision, "team-decision", mode, now)
+        | {
+            "month": month,
+            "job_key": decision.job_key,
+            "gsi1pk": PENDING_TEAM_STEPS,
+            "gsi1sk": f"{iso(now)}#{key['pk']}#{key['sk']}",
+        }
+    )

@@ -1,10 +1,7 @@
-"""The item port: the few operations on the governor's table the store logic is written over.
-
-A table implements :class:`ItemTable` (get, query, query the ``gsi1`` index, one conditional write,
-one transaction); the changes (here) and conditions (``conditions``) are small typed values that the
-DynamoDB table renders to expressions and the in-memory table evaluates. What a table gives back is
-as DynamoDB gives it back (:func:`stored`).
-"""
+"""The item port the store logic is written over: :class:`ItemTable` (get, query, query the ``gsi1``
+index, one conditional write, one transaction); changes (here) and conditions (``conditions``) are small
+typed values the DynamoDB table renders to expressions and the in-memory table evaluates. What a table
+gives back is as DynamoDB gives it back (:func:`stored`)."""
 
 from __future__ import annotations
 

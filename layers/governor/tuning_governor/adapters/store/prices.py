@@ -1,11 +1,13 @@
-"""The price area: each region's catalog and each family's stop latencies (``PriceStore``)."""
+"""The price area: each region's catalog and each family's stop latencies (``PriceStore``), and their items."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
 
 from tuning_governor.adapters.store.area import Area
-from tuning_governor.adapters.store.capacity_items import catalogs_from, price_catalog_item
 from tuning_governor.adapters.store.conditions import any_of, eq, missing
 from tuning_governor.adapters.store.port import Put
 from tuning_governor.domain import stop_latency
@@ -48,3 +50,24 @@ class Prices(Area):
     def stop_latencies(self, family: str) -> list[float]:
         key = stop_latency.item_key(family)
         return stop_latency.latencies_of(self._items.get((key["pk"], key["sk"])))
+
+
+def price_catalog_item(catalog: RegionCatalog) -> dict[str, Any]:
+    return {
+        "pk": f"PRICES#{catalog.region}",
+        "sk": "CATALOG",
+        "gsi1pk": "PRICES",
+        "gsi1sk": catalog.region,
+        "type": "price-catalog",
+    } | catalog.model_dump(mode="python")
+
+
+def catalogs_from(items: list[dict[str, Any]]) -> list[RegionCatalog]:
+    """The catalogs the ``PRICES`` items hold; an item that no longer parses is skipped, not fatal."""
+    catalogs: list[RegionCatalog] = []
+    for item in items:
+        try:
+            catalogs.append(RegionCatalog.model_validate(item))
+        except ValidationError:
+            continue
+    return catalogs

@@ -1,9 +1,20 @@
-"""The queue area: submitted requests waiting for capacity (``QueueStore``). Key design in
-:mod:`tuning_governor.adapters.store.queue_items`; every state change is one conditional update of the
-request's item, so two admissions never both claim or finish it."""
+"""The queue area: submitted requests waiting for capacity (``QueueStore``), and their items.
+
+| item            | pk                 | sk       | gsi1pk / gsi1sk (while it waits)                  |
+|-----------------|--------------------|----------|---------------------------------------------------|
+| queued request  | ``QUEUE#<job name>`` | ``META`` | ``QUEUE#waiting`` / ``<1000 - priority>#<enqueued>#<token>`` |
+
+Waiting requests in the queue's order are one Query on ``gsi1`` (priority, then FIFO: the sort key
+orders them); a finished request leaves the index (its gsi keys are removed). The request is kept as
+JSON text: DynamoDB would turn its floats into numbers of another type.
+
+Every state change is one conditional update of the request's item, so two admissions never both claim
+or finish it.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -12,8 +23,67 @@ from tuning_governor.adapters.store.area import Area
 from tuning_governor.adapters.store.conditions import all_of, any_of, eq, lt, missing, one_of
 from tuning_governor.adapters.store.keys import iso
 from tuning_governor.adapters.store.port import Put, assign, removes, sets
-from tuning_governor.adapters.store.queue_items import META, WAITING, request_item, request_of, request_pk
 from tuning_governor.models.queue import QueuedRequest, QueueState
+
+WAITING = "QUEUE#waiting"
+META = "META"
+
+
+def request_pk(job_name: str) -> str:
+    return f"QUEUE#{job_name}"
+
+
+def waiting_sk(entry: QueuedRequest) -> str:
+    """Ascending order is the queue's order: higher priority first (priorities are -1000..1000), then
+    the earlier enqueued, then the token."""
+    return f"{1000 - entry.priority:04d}#{iso(entry.enqueued_at)}#{entry.client_token}"
+
+
+def request_item(entry: QueuedRequest) -> dict[str, Any]:
+    """The item of ``entry`` (waiting ones in the ``gsi1`` queue partition)."""
+    item: dict[str, Any] = {
+        "pk": request_pk(entry.job_name),
+        "sk": META,
+        "client_token": entry.client_token,
+        "team": entry.team,
+        "submitter": entry.submitter,
+        "owner": entry.owner,
+        "job_name": entry.job_name,
+        "request_json": json.dumps(entry.request, sort_keys=True, default=str),
+        "demand": dict(entry.demand),
+        "priority": entry.priority,
+        "enqueued_at": iso(entry.enqueued_at),
+        "state": entry.state,
+    }
+    if entry.fit_to_share:
+        item["fit_to_share"] = True
+    if entry.wait_until is not None:
+        item["wait_until"] = iso(entry.wait_until)
+    if entry.waiting:
+        item |= {"gsi1pk": WAITING, "gsi1sk": waiting_sk(entry)}
+    return item
+
+
+def request_of(item: dict[str, Any]) -> QueuedRequest:
+    """The request an item holds (numbers come back as Decimal: made ints again)."""
+    return QueuedRequest(
+        client_token=str(item["client_token"]),
+        team=str(item["team"]),
+        submitter=str(item["submitter"]),
+        owner=item.get("owner"),
+        job_name=str(item["job_name"]),
+        request=json.loads(str(item["request_json"])),
+        demand={str(k): int(v) for k, v in dict(item.get("demand") or {}).items()},
+        priority=int(item.get("priority", 0)),
+        enqueued_at=datetime.fromisoformat(str(item["enqueued_at"])),
+        wait_until=datetime.fromisoformat(str(item["wait_until"])) if item.get("wait_until") else None,
+        state=item["state"],
+        reason=item.get("reason"),
+        fit_to_share=bool(item.get("fit_to_share", False)),
+        borrowed={str(k): int(v) for k, v in dict(item.get("borrowed") or {}).items()},
+        claim_owner=item.get("claim_owner"),
+        claim_until=datetime.fromisoformat(str(item["claim_until"])) if item.get("claim_until") else None,
+    )
 
 
 class Queue(Area):

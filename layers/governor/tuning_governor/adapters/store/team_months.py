@@ -8,10 +8,10 @@ from typing import Any
 
 from tuning_governor.adapters.store.area import Area, lease
 from tuning_governor.adapters.store.conditions import any_of, eq, leasable, missing
-from tuning_governor.adapters.store.items import month_totals, team_decision_claim
+from tuning_governor.adapters.store.decisions import team_decision_claim
 from tuning_governor.adapters.store.keys import PENDING_TEAM_STEPS, iso, team_decision_sk, team_pk
 from tuning_governor.adapters.store.port import Key, Update, assign, removes, sets
-from tuning_governor.domain.spend import RunningTrial, running_trials
+from tuning_governor.domain.spend import MONTH_PREFIX, RunningTrial, running_trials
 from tuning_governor.models.decisions import Decision
 
 
@@ -63,3 +63,11 @@ class TeamMonths(Area):
 
 def _key(decision: Decision, month: str) -> Key:
     return team_pk(decision.team or ""), team_decision_sk(decision.rule, decision.verdict, month)
+
+
+# -- the items -----------------------------------------------------------------------------------------------------
+def month_totals(team_item: dict[str, Any], month: str) -> dict[str, Any]:
+    """A team's totals for ``month`` from its item (``{}`` before its first trial of the month)."""
+    prefix = f"{MONTH_PREFIX}{month}#"
+    totals = {str(k).removeprefix(prefix): v for k, v in team_item.items() if str(k).startswith(prefix)}
+    return (totals | {"team": team_item.get("team"), "month": month}) if totals else {}

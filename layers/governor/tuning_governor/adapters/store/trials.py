@@ -10,13 +10,12 @@ job on the item as written) and its team's month totals. A running trial is an e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tuning_governor.adapters.store.area import META, Area
 from tuning_governor.adapters.store.conditions import Cond, all_of, eq, exists, missing
-from tuning_governor.adapters.store.items import trial_item
-from tuning_governor.adapters.store.keys import iso, job_pk, team_pk, trial_sk
+from tuning_governor.adapters.store.keys import EXPIRY_ATTRIBUTE, expires_at, iso, job_pk, team_pk, trial_sk
 from tuning_governor.adapters.store.port import (
     Check,
     Put,
@@ -107,9 +106,8 @@ class Trials(Area):
     def _transact_keeping_running_map(
         self, ops: Sequence[Put | Update | Check], job_key: str, *, has_map: bool = False
     ) -> bool:
-        """Write ``ops`` atomically, the second of which updates the job's ``running`` map. False (nothing
-        written) when the first op's condition fails. When the map may not exist yet (``has_map`` False)
-        and the second op's condition fails, it is created empty and the transaction runs once more."""
+        """Write ``ops`` atomically (the second updates the job's ``running`` map); False when the first's
+        condition fails. A map that may not exist yet (not ``has_map``) is created, and the write run again."""
         for attempt in range(1 if has_map else 2):
             failed = self._items.transact(ops)
             if not failed:
@@ -163,3 +161,14 @@ def _team_trial_write(team: str, record: TrialRecord) -> Update:
     running = f"{RUNNING_PREFIX}{record.job_key}#{record.training_job_name.lower()}"
     months = adds(dict(sorted(totals.team_month_deltas(record).items())))
     return Update((team_pk(team), "RUNNING"), [assign("team", team), remove(running), *months])
+
+
+# -- the items -----------------------------------------------------------------------------------------------------
+def trial_item(record: TrialRecord, retention: timedelta | None) -> dict[str, Any]:
+    """A finished trial's row (expiring ``retention`` after the trial ended; None: kept)."""
+    values: dict[str, Any] = {"pk": job_pk(record.job_key), "sk": trial_sk(record.training_job_name), "type": "trial"}
+    values |= record.model_dump(mode="python")
+    if retention is not None:
+        ended = record.end_time or datetime.now(UTC)
+        values[EXPIRY_ATTRIBUTE] = expires_at(ended, retention)
+    return values
