@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal, Protocol
 
@@ -113,21 +114,19 @@ class ItemTable(Protocol):
 
 def stored(value: Any) -> Any:
     """``value`` as DynamoDB gives it back: floats and ints ``Decimal`` (38 digits, as boto3 serialises
-    them), datetimes ISO strings, tuples lists, sets sets; a new container at every level."""
-    return _dynamo(plain(value))
-
-
-def _dynamo(value: Any) -> Any:
+    them), datetimes ISO strings, tuples lists, sets sets; a new container at every level (one pass)."""
     if value is None or isinstance(value, str | bool):
         return value
     if isinstance(value, int | Decimal):
         return DYNAMODB_CONTEXT.create_decimal(value)
     if isinstance(value, dict):
-        return {str(k): _dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_dynamo(v) for v in value]
+        return {str(k): stored(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [stored(v) for v in value]
+    if isinstance(value, float | datetime):
+        return stored(plain(value))
     if isinstance(value, set | frozenset):
         if not value:
             raise ValueError("DynamoDB stores no empty sets")
-        return {_dynamo(v) for v in value}
+        return {stored(v) for v in value}
     raise TypeError(f"unsupported type for the store: {type(value).__name__}")
