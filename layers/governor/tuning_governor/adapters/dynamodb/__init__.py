@@ -29,3 +29,4 @@ class GovernorStore(TableStore):
 
     def __init__(self, client: DynamoDBClient, table_name: str, *, trial_retention_days: int = 0) -> None:
         super().__init__(DynamoItems(client, table_name), trial_retention_days=trial_retention_days)
+        self._client = client  # the adapter's own client: what fault-injecting tests wrap
