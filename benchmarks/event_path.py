@@ -12,7 +12,7 @@ policy with a $0.01 job budget (a decision: claimed, the job stopped, reported).
 - **modules**: distinct ``tuning_governor`` modules whose functions ran;
 - **hops**: the rooms of the functions called, in call order, with repeats collapsed, counted as
   changes of room. Rooms: *app* (the use cases), *governance* (engine, rules, admission, team months),
-  *store* (the table: every module of ``adapters/dynamodb/`` and of the in-memory ``governor_sim.memory``),
+  *store* (the table: every module of ``adapters/store/``, ``adapters/dynamodb/`` and the in-memory ``governor_sim.memory``),
   *adapters* (the other outside services: SageMaker, channels, checks, quotas, prices). Calls into the
   leaf packages (models, domain, policy, ports, the kernel) are not rooms: any step may use them. Every
   room's prefix must name a package that exists and every module traced must be in a room or a leaf
@@ -45,7 +45,7 @@ FACTS = ("price_catalog", "budget_for", "team_of")
 ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("app", ("tuning_governor.app",)),
     ("governance", ("tuning_governor.governance",)),
-    ("store", ("tuning_governor.adapters.dynamodb", "governor_sim.memory")),
+    ("store", ("tuning_governor.adapters.store", "tuning_governor.adapters.dynamodb", "governor_sim.memory")),
     ("adapters", ("tuning_governor.adapters",)),
 )
 #: Packages and modules every step may use: not rooms.

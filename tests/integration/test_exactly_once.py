@@ -21,7 +21,7 @@ from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, mid_month
 from tests.integration.test_governance import P3_2X, decisions, launch_two_teams, record_stop_calls, use_policy
-from tuning_governor.adapters.dynamodb.keys import CLAIM_TIMEOUT
+from tuning_governor.adapters.store.keys import CLAIM_TIMEOUT
 from tuning_governor.governance.reporting import BOOKKEEPING_ATTEMPTS
 
 TRAINING = "SageMaker Training Job State Change"

@@ -205,7 +205,8 @@ def test_a_lease_whose_answer_was_lost_is_taken_again_by_its_own_caller(world: W
         world.env.dynamodb,
         "UpdateItem",
         when="after",
-        match=lambda params: "lease_until" in str(params.get("UpdateExpression")),
+        # The update that sets a lease (names are placeholders in the expression: its names map holds them).
+        match=lambda params: "lease_until" in str(params.get("ExpressionAttributeNames")),
     )
     # When the check runs
     result = budget_check.handler(

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tuning_governor.adapters.dynamodb.queue_items import request_item, request_of, waiting_sk
+from tuning_governor.adapters.store.queue import request_item, request_of, waiting_sk
 from tuning_governor.models.queue import QueuedRequest, job_name_for
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)

@@ -1,73 +1,28 @@
-"""The governor's table in memory: the plumbing every area of ``MemoryStore`` shares.
-
-:class:`~governor_sim.memory.store.MemoryStore` (the ``Store`` port for replays, the simulator and the
-demo, one mixin per area of the port over :class:`MemoryTable`) keeps the items the DynamoDB adapter
-(``tuning_governor.adapters.dynamodb``) would write, with the same keys, the same shapes and the same
-types (the builders are shared: ``tuning_governor.adapters.dynamodb.keys``, ``items`` and
-``capacity_items``; the totals' arithmetic: ``tuning_governor.domain.totals``; values are normalised
-as a DynamoDB round trip normalises them: numbers ``Decimal``, datetimes ISO strings), and it
-implements each method with that method's semantics rather than by interpreting DynamoDB expressions:
-
-* conditional writes are first-writer-wins, with the same outcomes (False, ``StaleState``,
-  ``"conflict"`` / ``"decided"``);
-* a method that writes several items (a DynamoDB transaction) checks every condition first and then
-  writes all of them, so it writes all or nothing;
-* one lock serialises the methods (each is one request, or one transaction, in DynamoDB), so
-  handlers may race in threads; nothing copies the whole table: a read copies the items it returns,
-  a write touches the items it names, and the ``gsi1`` index is kept up to date as items change.
-
-tests/contract runs one suite per area against this and the DynamoDB adapter on moto; it fails if
-they differ. Nothing in the Lambda layer imports this package.
+"""The item table in memory, for replays, the simulator and the demo: the items the DynamoDB table would
+hold, normalised as a round trip normalises them (:func:`~tuning_governor.adapters.store.stored`), and the
+port's conditions and changes evaluated as DynamoDB does (a comparison with a missing attribute or another
+type is false; a nested path below a missing map is refused, nothing written; an update creates its item;
+a transaction checks every condition, then writes all). One lock serialises the operations (each is one
+request in DynamoDB); a read copies what it returns; the ``gsi1`` index is kept as items change.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import DYNAMODB_CONTEXT
+from tuning_governor.adapters.store import stored
+from tuning_governor.adapters.store.conditions import Cond, Path
+from tuning_governor.adapters.store.port import Change, Check, Delete, Item, Key, Outcome, Put, Update
 
-from tuning_governor.adapters.dynamodb.keys import plain, trial_retention
-
-Item = dict[str, Any]
-Key = tuple[str, str]
-
-
-class TransactionCanceled(Exception):
-    """A transaction whose later condition failed (DynamoDB's TransactionCanceledException): nothing written."""
-
-
-def stored(value: Any) -> Any:
-    """``value`` as DynamoDB gives it back: floats and ints ``Decimal`` (38 digits, as boto3 serialises
-    them), datetimes ISO strings, tuples lists, sets sets; a new container at every level."""
-    return _dynamo(plain(value))
-
-
-def _dynamo(value: Any) -> Any:
-    if value is None or isinstance(value, str | bool):
-        return value
-    if isinstance(value, int | Decimal):
-        return DYNAMODB_CONTEXT.create_decimal(value)
-    if isinstance(value, dict):
-        return {str(k): _dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_dynamo(v) for v in value]
-    if isinstance(value, set | frozenset):
-        if not value:
-            raise ValueError("DynamoDB stores no empty sets")
-        return {_dynamo(v) for v in value}
-    raise TypeError(f"unsupported type for the store: {type(value).__name__}")
-
-
+_ABSENT = object()
 _CONTAINERS = (dict, list, set)
 
 
 def copied(value: Any) -> Any:
-    """A copy of a stored value the caller may change (leaves are immutable). Stored values are built by
-    :func:`stored`, so containers are exactly dict, list and set; leaves are returned without a call
-    (most of an item is leaves: this copy is on every read)."""
+    """A copy of a stored value the caller may change (containers are exactly dict, list and set)."""
     kind = type(value)
     if kind is dict:
         return {k: copied(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
@@ -78,82 +33,131 @@ def copied(value: Any) -> Any:
     return value
 
 
-def add_to(item: Item, name: str, value: Any) -> None:
-    """DynamoDB's ADD: numbers are summed (from 0), sets joined."""
-    if isinstance(value, set):
-        item[name] = set(item.get(name) or set()) | value
-    else:
-        item[name] = item.get(name, Decimal(0)) + value
+def _at(item: Item | None, path: Path) -> Any:
+    value: Any = item if item is not None else _ABSENT
+    for name in path:
+        value = value.get(name, _ABSENT) if isinstance(value, dict) else _ABSENT
+    return value
 
 
-class MemoryTable:
-    """The items and the ``gsi1`` index, shared by every area of ``MemoryStore`` (each a mixin over this)."""
+def _same(a: Any, b: Any) -> bool:
+    numbers = isinstance(a, Decimal) and isinstance(b, Decimal)
+    return (numbers or type(a) is type(b)) and a == b
 
-    def __init__(self, *, trial_retention_days: int = 0) -> None:
-        """``trial_retention_days`` as ``GovernorStore``'s (0: trial rows keep no expiry)."""
-        self._trial_retention = trial_retention(trial_retention_days)
+
+def holds(cond: Cond | None, item: Item | None) -> bool:
+    """Whether ``cond`` holds on ``item`` (None: no item), as DynamoDB evaluates it."""
+    if cond is None:
+        return True
+    if cond.op in {"and", "or", "not"}:
+        results = (holds(part, item) for part in cond.parts)
+        return all(results) if cond.op == "and" else any(results) if cond.op == "or" else not next(results)
+    value = _at(item, cond.path)
+    if cond.op in {"exists", "missing"}:
+        return (value is _ABSENT) == (cond.op == "missing")
+    if cond.op == "in":
+        return any(_same(value, stored(v)) for v in cond.value)
+    other = stored(cond.value)
+    if cond.op == "=":
+        return _same(value, other)
+    ordered = isinstance(value, str | Decimal) and type(value) is type(other)
+    return ordered and (value < other if cond.op == "<" else value <= other)
+
+
+def _check_paths(item: Item | None, op: Put | Update | Check | Delete) -> None:
+    """DynamoDB refuses an update whose nested path has no map above it (and writes nothing)."""
+    for change in op.changes if isinstance(op, Update) else ():
+        if len(change.path) > 1 and not isinstance(_at(item, change.path[:-1]), dict):
+            raise ValueError("The document path provided in the update expression is invalid for update")
+
+
+def _change(item: Item, changes: Sequence[Change]) -> None:
+    for change in changes:
+        parent, name, value = _at(item, change.path[:-1]), change.path[-1], stored(change.value)
+        if change.op == "remove":
+            parent.pop(name, None)
+        elif change.op == "add":
+            parent[name] = (
+                (parent.get(name) or set()) | value if isinstance(value, set) else parent.get(name, Decimal(0)) + value
+            )
+        elif not (change.if_missing and name in parent):
+            parent[name] = value
+
+
+class MemoryItems:
+    """The item port (:class:`~tuning_governor.adapters.store.ItemTable`) in memory."""
+
+    def __init__(self) -> None:
         self._lock = threading.RLock()
         # pk -> sk -> item, in insertion order (as moto keeps them).
         self._partitions: dict[str, dict[str, Item]] = {}
         # gsi1pk -> {(pk, sk): gsi1sk}: the items the sparse index lists.
         self._gsi: dict[str, dict[Key, str]] = {}
 
-    def _get(self, pk: str, sk: str) -> Item | None:
-        return self._partitions.get(pk, {}).get(sk)
+    def _item(self, key: Key) -> Item | None:
+        return self._partitions.get(key[0], {}).get(key[1])
 
-    def _read(self, pk: str, sk: str) -> Item | None:
+    def get(self, key: Key) -> Item | None:
         with self._lock:
-            item = self._get(pk, sk)
+            item = self._item(key)
             return copied(item) if item is not None else None
 
-    def _unindex(self, item: Item) -> None:
-        entry = _gsi_entry(item)
-        if entry is not None:
-            self._gsi.get(entry[0], {}).pop((item["pk"], item["sk"]), None)
-
-    def _index(self, item: Item) -> None:
-        entry = _gsi_entry(item)
-        if entry is not None:
-            self._gsi.setdefault(entry[0], {})[(item["pk"], item["sk"])] = entry[1]
-
-    def _put(self, values: Item) -> None:
-        item = stored(values)
-        old = self._get(item["pk"], item["sk"])
-        if old is not None:
-            self._unindex(old)
-        self._partitions.setdefault(item["pk"], {})[item["sk"]] = item
-        self._index(item)
-
-    def _delete(self, pk: str, sk: str) -> None:
-        old = self._partitions.get(pk, {}).pop(sk, None)
-        if old is not None:
-            self._unindex(old)
-
-    def _update(self, pk: str, sk: str, change: Callable[[Item], None]) -> None:
-        """UpdateItem: change the item in place (created with its key when missing), index kept."""
-        partition = self._partitions.setdefault(pk, {})
-        item = partition.get(sk)
-        if item is None:
-            item = partition[sk] = {"pk": pk, "sk": sk}
-        else:
-            self._unindex(item)
-        change(item)
-        self._index(item)
-
-    def _set(self, pk: str, sk: str, values: dict[str, Any]) -> None:
-        self._update(pk, sk, lambda item: item.update(stored(values)))
-
-    def _query(self, pk: str, prefix: str = "") -> list[Item]:
+    def query(self, pk: str, prefix: str = "") -> list[Item]:
         with self._lock:
             partition = self._partitions.get(pk, {})
             return [copied(partition[sk]) for sk in sorted(partition) if sk.startswith(prefix)]
 
-    def _by_gsi(self, partition: str, below: str | None = None) -> list[Item]:
+    def index(self, partition: str, *, below: str | None = None) -> list[Item]:
         """Items of a gsi1 partition as DynamoDB's Query orders them (gsi1sk, then the table key)."""
         with self._lock:
             entries = self._gsi.get(partition, {})
             keys = sorted((gsi1sk, pk, sk) for (pk, sk), gsi1sk in entries.items() if below is None or gsi1sk < below)
             return [copied(self._partitions[pk][sk]) for _, pk, sk in keys]
+
+    def write(self, op: Put | Update | Delete) -> Outcome:
+        with self._lock:
+            old = self._item(_key_of(op))
+            if isinstance(op, Put | Update) and not holds(op.when, old):
+                return Outcome(False, copied(old) if old is not None else None)
+            _check_paths(old, op)
+            new = self._apply(op, old)
+            return Outcome(True, copied(new) if isinstance(op, Update) and new is not None else None)
+
+    def transact(self, ops: Sequence[Put | Update | Check]) -> frozenset[int]:
+        with self._lock:
+            olds = [self._item(_key_of(op)) for op in ops]
+            failed = frozenset(i for i, (op, old) in enumerate(zip(ops, olds, strict=True)) if not holds(op.when, old))
+            if not failed:
+                for op, old in zip(ops, olds, strict=True):
+                    _check_paths(old, op)
+                for op, old in zip(ops, olds, strict=True):
+                    if not isinstance(op, Check):
+                        self._apply(op, old)
+            return failed
+
+    def _apply(self, op: Put | Update | Delete, old: Item | None) -> Item | None:
+        """Write ``op`` (its condition held, its paths are valid); an update changes the item in place."""
+        pk, sk = _key_of(op)
+        self._reindex(old, keep=False)
+        if isinstance(op, Delete):
+            self._partitions.get(pk, {}).pop(sk, None)
+            return None
+        partition = self._partitions.setdefault(pk, {})
+        new = partition[sk] = stored(op.item) if isinstance(op, Put) else old or {"pk": pk, "sk": sk}
+        if isinstance(op, Update):
+            _change(new, op.changes)
+        self._reindex(new, keep=True)
+        return new
+
+    def _reindex(self, item: Item | None, *, keep: bool) -> None:
+        """List ``item`` in the sparse index (``keep``), or take it out."""
+        pk, sk = (item or {}).get("gsi1pk"), (item or {}).get("gsi1sk")
+        if item is not None and isinstance(pk, str) and isinstance(sk, str) and pk and sk:
+            entries = self._gsi.setdefault(pk, {})
+            if keep:
+                entries[(item["pk"], item["sk"])] = sk
+            else:
+                entries.pop((item["pk"], item["sk"]), None)
 
     def scan(self) -> Iterator[Item]:
         """Every item (copies), by key: for dumps and tests, as a Scan of the table."""
@@ -161,18 +165,11 @@ class MemoryTable:
             items = [copied(item) for partition in self._partitions.values() for item in partition.values()]
         yield from sorted(items, key=lambda item: (item["pk"], item["sk"]))
 
-
-def _gsi_entry(item: Item) -> tuple[str, str] | None:
-    """(gsi1pk, gsi1sk) when the item is in ``gsi1`` (both keys present and non-empty strings)."""
-    pk, sk = item.get("gsi1pk"), item.get("gsi1sk")
-    if isinstance(pk, str) and isinstance(sk, str) and pk and sk:
-        return pk, sk
-    return None
+    def drop_partition(self, pk: str) -> None:
+        with self._lock:
+            for item in self._partitions.pop(pk, {}).values():
+                self._reindex(item, keep=False)
 
 
-def fresh(meta: Item, modified: str, terminal: frozenset[str]) -> bool:
-    """An upsert's condition: the stored status is not terminal and not modified after ``modified``."""
-    status, last = meta.get("status"), meta.get("last_modified")
-    if status is not None and status in terminal:
-        return False
-    return last is None or (isinstance(last, str) and last <= modified)
+def _key_of(op: Put | Update | Check | Delete) -> Key:
+    return (op.item["pk"], op.item["sk"]) if isinstance(op, Put) else op.key

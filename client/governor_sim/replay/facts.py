@@ -27,8 +27,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from governor_sim.replay.lines import ReplayInputError
 from governor_sim.replay.model import FactsInfo, IncompleteFacts
-from tuning_governor.adapters.dynamodb.keys import job_pk
-from tuning_governor.adapters.dynamodb.table import marshal, unmarshal
+from tuning_governor.adapters.dynamodb import marshal, unmarshal
+from tuning_governor.adapters.store.keys import job_pk
 from tuning_governor.models.objectives import DefinitionObjective
 from tuning_governor.models.sagemaker import ResourceConfig
 from tuning_governor.models.tuning_job import (

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from tuning_governor.adapters.checks import PendingChecks
-from tuning_governor.adapters.dynamodb.keys import job_partition
+from tuning_governor.adapters.store import job_partition
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.models.tuning_job import TuningJob

@@ -16,7 +16,7 @@ from governor_sim.replay.lines import ReplayInputError
 from governor_sim.replay.sagemaker import EventSourcedSageMaker
 from tests.conftest import load_event
 from tuning_governor.adapters.dynamodb import GovernorStore
-from tuning_governor.adapters.dynamodb.items import job_attributes
+from tuning_governor.adapters.store.jobs import job_attributes
 from tuning_governor.models.events import TuningJobStateChange
 from tuning_governor.models.tuning_job import TuningJob
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.adapters.dynamodb.keys import job_partition
+from tuning_governor.adapters.store.keys import job_partition
 from tuning_governor.app.stop_latencies import learn_stop_latency
 from tuning_governor.app.wiring import Services
 from tuning_governor.breakdowns import team_spent

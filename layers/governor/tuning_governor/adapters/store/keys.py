@@ -1,7 +1,13 @@
 """The table's keys, expiries and value normalisation: what every item of the governor's table shares.
 
-The key design and access patterns are in :mod:`tuning_governor.adapters.dynamodb.table`. Both store
-adapters (DynamoDB and ``governor_sim.memory``) build their keys here. Nothing here talks to AWS.
+The key design and access patterns: docs/reference/table-items.md. Counting is exactly-once: see
+:mod:`tuning_governor.adapters.store.trials`.
+
+Expiry (the table's TTL attribute ``expires_at``, epoch seconds): report deliveries and decisions (job
+and team) expire 90 days after they were claimed; finished trials ``trial_retention_days`` after they
+ended when the stack sets ``TrialRetentionDays`` (0, the default: kept); every other item is kept.
+
+Both tables (DynamoDB's and ``governor_sim.memory``'s) hold the keys built here. Nothing here talks to AWS.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""The queue's items, as values: one item per submitted request, built and read back the same way by
-both store adapters. Nothing here talks to AWS.
+"""The queue area: submitted requests waiting for capacity (``QueueStore``), and their items.
 
 | item            | pk                 | sk       | gsi1pk / gsi1sk (while it waits)                  |
 |-----------------|--------------------|----------|---------------------------------------------------|
@@ -8,16 +7,23 @@ both store adapters. Nothing here talks to AWS.
 Waiting requests in the queue's order are one Query on ``gsi1`` (priority, then FIFO: the sort key
 orders them); a finished request leaves the index (its gsi keys are removed). The request is kept as
 JSON text: DynamoDB would turn its floats into numbers of another type.
+
+Every state change is one conditional update of the request's item, so two admissions never both claim
+or finish it.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tuning_governor.adapters.dynamodb.keys import iso
-from tuning_governor.models.queue import QueuedRequest
+from tuning_governor.adapters.store.area import Area
+from tuning_governor.adapters.store.conditions import all_of, any_of, eq, lt, missing, one_of
+from tuning_governor.adapters.store.keys import iso
+from tuning_governor.adapters.store.port import Put, assign, removes, sets
+from tuning_governor.models.queue import QueuedRequest, QueueState
 
 WAITING = "QUEUE#waiting"
 META = "META"
@@ -78,3 +84,40 @@ def request_of(item: dict[str, Any]) -> QueuedRequest:
         claim_owner=item.get("claim_owner"),
         claim_until=datetime.fromisoformat(str(item["claim_until"])) if item.get("claim_until") else None,
     )
+
+
+class Queue(Area):
+    """The ``QueueStore`` port over the item table."""
+
+    def enqueue(self, entry: QueuedRequest) -> tuple[QueuedRequest, bool]:
+        outcome = self._items.write(Put(request_item(entry), missing("pk")))
+        if outcome.done:
+            return entry, True
+        found = request_of(outcome.item) if outcome.item else self.get_request(entry.job_name)
+        return (found or entry), False
+
+    def get_request(self, job_name: str) -> QueuedRequest | None:
+        item = self._items.get((request_pk(job_name), META))
+        return request_of(item) if item else None
+
+    def waiting_requests(self) -> list[QueuedRequest]:
+        return [request_of(item) for item in self._items.index(WAITING)]
+
+    def claim_request(self, job_name: str, owner: str, now: datetime, until: datetime) -> bool:
+        lapsed = all_of(eq("state", "admitting"), lt("claim_until", iso(now)))
+        claim = sets({"state": "admitting", "claim_owner": owner, "claim_until": iso(until)})
+        return self._update((request_pk(job_name), META), claim, any_of(eq("state", "queued"), lapsed))
+
+    def release_request(self, job_name: str, owner: str) -> bool:
+        back = [assign("state", "queued"), *removes("claim_owner", "claim_until")]
+        held = all_of(eq("state", "admitting"), eq("claim_owner", owner))
+        return self._update((request_pk(job_name), META), back, held)
+
+    def finish_request(
+        self, job_name: str, state: QueueState, reason: str, now: datetime, borrowed: Mapping[str, int] | None = None
+    ) -> bool:
+        values: dict[str, Any] = {"state": state, "reason": reason, "finished_at": iso(now)}
+        if borrowed:
+            values["borrowed"] = dict(borrowed)
+        changes = sets(values) + removes("gsi1pk", "gsi1sk", "claim_owner", "claim_until")
+        return self._update((request_pk(job_name), META), changes, one_of("state", ("queued", "admitting")))
