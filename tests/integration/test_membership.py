@@ -48,7 +48,10 @@ def _tuning_event(event_id: str, name: str, account: str = HOME, *, arn_account:
 @pytest.fixture
 def env(mocked_aws: None) -> OfflineEnvironment:
     environment = build_environment(quotas=False, policy=POLICY, store="memory")
-    environment.services.sagemaker = SageMakerGateway(CountingClient(environment.sagemaker))  # type: ignore[arg-type]
+    counting = CountingClient(environment.sagemaker)
+    environment.services.sagemaker = SageMakerGateway(counting)  # type: ignore[arg-type]
+    # A member's SageMaker: the same counting client (where a member's calls land is test_jobs_per_place's).
+    environment.services.sagemaker_at = lambda place: SageMakerGateway(counting, place=place)  # type: ignore[arg-type]
     return environment
 
 
