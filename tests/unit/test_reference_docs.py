@@ -168,6 +168,11 @@ def _keys_written() -> set[str]:
                     named = isinstance(key, ast.Constant) and key.value in {"pk", "sk", "gsi1pk"}
                     if named and isinstance(value, ast.Constant) and _FIXED.match(str(value.value)):
                         found.add(str(value.value))
+            # The item port's keys are (pk, sk) pairs: ``(team_pk(team), "RUNNING")``.
+            if isinstance(node, ast.Tuple) and len(node.elts) == 2:
+                sk = node.elts[1]
+                if isinstance(sk, ast.Constant) and isinstance(sk.value, str) and _FIXED.match(sk.value):
+                    found.add(sk.value)
     return found
 
 
