@@ -122,7 +122,9 @@ def rules_table() -> str:
 
 
 def fields(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, str, bool]]:
-    """(AWS path, type, required) of every leaf field of ``model``."""
+    """(AWS path, type, required) of every leaf field of ``model`` (built first: a field annotated by a
+    forward reference is only resolved when the model is, whatever was imported before)."""
+    model.model_rebuild()
     for name, field in model.model_fields.items():
         path = f"{prefix}{field.alias or name}"
         inner, mapping = _model_in(field.annotation), _mapping(field.annotation)

@@ -70,6 +70,8 @@ SETTINGS = (
     "the sweep every 15 minutes (a `SweepSchedule`",
     "a 60 s function",
     "the 60 s timeout",
+    # docs/reference/rules.md: the team check's horizon (the sweep's default period, TeamBudgetRule.CHECK_HORIZON)
+    "when that comes within 5 minutes, before the next sweep",
     # docs/reference/replay.md: the option's syntax, DynamoDB's read unit, the sweep's default, the rules' window
     "`90s`, `15m`, `1h` or a",
     "an item up to 4 KB",

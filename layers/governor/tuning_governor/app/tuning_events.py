@@ -47,6 +47,25 @@ def complete_arrival_facts(job: TuningJob, services: Services) -> TuningJob:
     return job
 
 
+def _ended(job: TuningJob, parsed: Any, services: Services) -> Outcome:
+    """A job's end: its summary and reports, its reservation released, a stopped job queued again."""
+    # Loaded for a job's end only: an arrival's cold start does not pay for the summary or the queue.
+    from tuning_governor.app.finalise import finalise_and_report  # noqa: PLC0415
+    from tuning_governor.app.queue_requeue import requeue_stopped  # noqa: PLC0415
+
+    summary, channels = finalise_and_report(
+        job.name, region=parsed.region, tags=job.tags, services=services, place=job.place
+    )
+    # The job holds no instances any more: its reservation goes back to the capacity ledger,
+    # marked ended at its end in SageMaker's time (a job created before that still counts it).
+    ended = job.end_time or job.last_modified_time or parsed.time
+    services.at(job.place).store.release_reservation(job.key, iso_time(ended))
+    # In case the queue consumer's copy of the event is lost (the queue launches at home only).
+    if job.status == "Stopped" and job.place is None:
+        requeue_stopped(job.name, services, services.stopped_jobs, services.queue_name_key)
+    return {"outcome": "finalised", "job": job.key, "status": summary.status, "reports": channels}
+
+
 @tracer.capture_method
 def process_tuning_event(event: Any, services: Services) -> Outcome:
     """InProgress/Stopping: record the job and its demand. Completed/Stopped/Failed: finalise and report."""
@@ -58,21 +77,7 @@ def process_tuning_event(event: Any, services: Services) -> Outcome:
         job = placed(parsed, services.home)
         logger.append_keys(tuning_job=job.name)
         if job.status in TUNING_TERMINAL:
-            # Loaded for a job's end only: an arrival's cold start does not pay for the summary or the queue.
-            from tuning_governor.app.finalise import finalise_and_report  # noqa: PLC0415
-            from tuning_governor.app.queue_requeue import requeue_stopped  # noqa: PLC0415
-
-            summary, channels = finalise_and_report(
-                job.name, region=parsed.region, tags=job.tags, services=services, place=job.place
-            )
-            # The job holds no instances any more: its reservation goes back to the capacity ledger,
-            # marked ended at its end in SageMaker's time (a job created before that still counts it).
-            ended = job.end_time or job.last_modified_time or parsed.time
-            services.at(job.place).store.release_reservation(job.key, iso_time(ended))
-            # In case the queue consumer's copy of the event is lost (the queue launches at home only).
-            if job.status == "Stopped" and job.place is None:
-                requeue_stopped(job.name, services, services.stopped_jobs, services.queue_name_key)
-            return {"outcome": "finalised", "job": job.key, "status": summary.status, "reports": channels}
+            return _ended(job, parsed, services)
         if job.status in {"Deleting", "DeleteFailed"}:
             return {"outcome": "ignored", "reason": f"status {job.status}"}
         job = complete_arrival_facts(job, services)
