@@ -19,6 +19,13 @@ os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "tuning-governor")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "TuningGovernor")
 os.environ.setdefault("POWERTOOLS_DEV", "false")
 
+# moto's whole-table transaction copy and its per-key response serializer, made per request
+# (governor_sim.moto_speed; tests/integration/test_moto_speed.py holds it to moto's own behaviour).
+if os.environ.get("TUNING_GOVERNOR_MOTO_SPEED", "1") == "1":
+    from governor_sim import moto_speed
+
+    moto_speed.install()
+
 ROOT = Path(__file__).resolve().parents[1]
 EVENTS_DIR = ROOT / "events"
 REGION = "us-east-1"

@@ -17,6 +17,7 @@ from typing import Any
 
 import boto3
 
+from governor_sim import moto_speed
 from governor_sim.cli_defaults import STORE_KINDS, StoreKind
 from governor_sim.memory import MemoryStore
 from tuning_governor.adapters.channels import ChannelClients, ChannelNotifiers, default_notifiers
@@ -50,7 +51,9 @@ def store_kind(value: str | None = None) -> StoreKind:
 
 
 def create_table(client: Any, name: str = TABLE_NAME) -> None:
-    """The table as template.yaml declares it (keys, GSI, TTL)."""
+    """The table as template.yaml declares it (keys, GSI, TTL). On moto, its two whole-table costs are
+    made per request first (``governor_sim.moto_speed``)."""
+    moto_speed.install()
     client.create_table(
         TableName=name,
         BillingMode="PAY_PER_REQUEST",
