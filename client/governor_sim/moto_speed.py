@@ -192,7 +192,7 @@ def install() -> bool:
         transact=backend_cls.transact_write_items,
         execute=DynamoResult.execute_result,
     )
-    models.copy = _CopyModule()  # type: ignore[attr-defined]
+    models.copy = _CopyModule()  # type: ignore[attr-defined,assignment]
     backend_cls.transact_write_items = _fast_transact(_installed["transact"])  # type: ignore[method-assign]
     DynamoResult.execute_result = _fast_result(_installed["execute"])  # type: ignore[method-assign]
     return True
