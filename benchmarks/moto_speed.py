@@ -83,7 +83,7 @@ def main() -> int:
         for mode, flag in MODES.items():
             out = folder / f"result-{flag}-{run}.json"
             began = time.perf_counter()
-            subprocess.run(
+            subprocess.run(  # noqa: S603 (this interpreter, this script)
                 [sys.executable, "-c", _REPLAY, str(log), str(POLICY), str(out)],
                 env=_environment(flag),
                 check=True,
@@ -106,7 +106,7 @@ def main() -> int:
             for mode, values in seconds.items()
         ),
         "",
-        f"Per request is {medians['moto alone'] / medians['per request']:.2f}× faster; "
+        f"Per request is {medians['moto alone'] / medians['per request']:.2f}x faster; "
         + ("every run's result is the same." if len(results) == 1 else f"**{len(results)} different results**."),
         END_MARKER,
     ]
