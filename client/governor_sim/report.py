@@ -16,6 +16,7 @@ decoded (``data-plots-loaded`` on ``<body>``), which the browser test reads.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,20 +27,40 @@ from governor_sim.pictures.account import TypeUsage, account_figure, account_usa
 from governor_sim.pictures.interactive import account_chart
 from governor_sim.pictures.job import cost_figure, job_note, objective_figure
 from tuning_governor.domain.capacity import effective_limit
+from tuning_governor.models.place import place_in_key
 from tuning_governor.models.queue import JOB_NAME_PREFIX, QueuedRequest
 from tuning_governor.policy import Policy
 from tuning_governor.ports import Store
 from tuning_governor.ports.quotas import Quotas
 
-__all__ = ["JobView", "collect", "write_report"]
+__all__ = ["Account", "JobView", "collect", "write_report"]
+
+
+@dataclass(frozen=True)
+class Account:
+    """One account's jobs: keys ``<account>/<region>/<name>`` elsewhere; a plain key is the hub's own."""
+
+    account: str
+    home_account: str
+
+    def owns(self, key: str) -> bool:
+        place = place_in_key(key)
+        return (place.account if place is not None else self.home_account) == self.account
+
 
 TERMINAL_AND_RUNNING = ("InProgress", "Stopping", "Completed", "Stopped", "Failed")
 
 
 def collect(
-    store: Store, *, job: str | None = None, team: str | None = None, month: str | None = None
+    store: Store,
+    *,
+    job: str | None = None,
+    team: str | None = None,
+    month: str | None = None,
+    account: Account | None = None,
 ) -> list[JobView]:
-    """The jobs the table records, narrowed to one job, a team and/or a month (``YYYY-MM`` of creation)."""
+    """The jobs the table records, narrowed to one job, a team, a month (``YYYY-MM`` of creation) and/or
+    one account's jobs (``account``: the account and the hub's own, whose jobs have plain keys)."""
     metas: dict[str, dict[str, Any]] = {}
     if job is not None:
         meta = store.get_job(job.lower())
@@ -54,6 +75,8 @@ def collect(
         meta = store.get_job(key) or listed
         created = meta.get("creation_time")
         if team is not None and meta.get("team") != team:
+            continue
+        if account is not None and not account.owns(key):
             continue
         if month is not None and not str(created or "").startswith(month):
             continue
@@ -113,16 +136,23 @@ OLD_PLOT_NAMES = ("instances",)
 """Per-job PNGs earlier versions wrote; removed from a reused folder with the others."""
 
 
+def png_stem(key: str) -> str:
+    """A job key as a file name: a member's ``<account>/<region>/<name>`` with ``_`` for ``/`` (no
+    SageMaker name, account id or region holds one), a plain key as it is."""
+    return key.replace("/", "_")
+
+
 def draw_all(views: Iterable[JobView], out_dir: Path) -> None:
-    """Fill each view's ``plots`` and write them beside the page as ``<job key>-<plot>.png``; a PNG of
-    the job left from an earlier run in the same folder (a plot not drawn this time) is removed."""
+    """Fill each view's ``plots`` and write them beside the page as ``<job key>-<plot>.png`` (``png_stem``);
+    a PNG of the job left from an earlier run in the same folder (a plot not drawn this time) is removed."""
     for view in views:
         view.plots = draw(view)
+        stem = png_stem(view.key)
         for name in (*PLOT_NAMES, *OLD_PLOT_NAMES):
             if name not in view.plots:
-                (out_dir / f"{view.key}-{name}.png").unlink(missing_ok=True)
+                (out_dir / f"{stem}-{name}.png").unlink(missing_ok=True)
         for name, data in view.plots.items():
-            (out_dir / f"{view.key}-{name}.png").write_bytes(data)
+            (out_dir / f"{stem}-{name}.png").write_bytes(data)
 
 
 def draw_accounts(usages: dict[str, TypeUsage], out_dir: Path) -> list[dict[str, Any]]:
@@ -141,11 +171,11 @@ def draw_accounts(usages: dict[str, TypeUsage], out_dir: Path) -> list[dict[str,
     return out
 
 
-def _account_views(store: Store, views: list[JobView], *, narrowed: bool) -> list[JobView]:
+def _account_views(store: Store, views: list[JobView], *, narrowed: bool, account: Account | None) -> list[JobView]:
     if not narrowed:
         return views
     months = sorted({view.created.strftime("%Y-%m") for view in views if view.created is not None})
-    everyone = {view.key: view for month in months for view in collect(store, month=month)}
+    everyone = {view.key: view for month in months for view in collect(store, month=month, account=account)}
     return list((everyone | {view.key: view for view in views}).values())
 
 
@@ -183,7 +213,7 @@ def render(views: list[JobView], title: str, accounts: list[dict[str, Any]]) -> 
     )
 
 
-def write_report(
+def write_report(  # noqa: PLR0913 - what to narrow the page to, keyword-only with defaults
     store: Store,
     out_dir: Path,
     *,
@@ -191,20 +221,25 @@ def write_report(
     job: str | None = None,
     team: str | None = None,
     month: str | None = None,
+    account: Account | None = None,
     limits: Mapping[str, tuple[int, str]] | None = None,
     queue: Sequence[QueuedRequest] = (),
 ) -> Path:
     """Write ``index.html`` and one PNG per plot into ``out_dir``; the page's path. ``limits``: the
     applied limit per type (``applied_limits``), drawn for the whole window; ``queue``: the
-    submissions the queue held, drawn as their waits.
+    submissions the queue held, drawn as their waits; ``account``: one account's jobs only (its
+    pictures too).
 
     The account pictures are account-wide even for one job or team: every job created in the months of
     the jobs shown, cut to the time those jobs span (the other teams' instances are what a breach is about)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    views = collect(store, job=job, team=team, month=month)
+    views = collect(store, job=job, team=team, month=month, account=account)
     draw_all(views, out_dir)
     usage = account_usage(
-        _account_views(store, views, narrowed=bool(job or team)), window(views), applied=limits, queue=queue
+        _account_views(store, views, narrowed=bool(job or team), account=account),
+        window(views),
+        applied=limits,
+        queue=queue,
     )
     accounts = draw_accounts(usage, out_dir)
     page = out_dir / "index.html"

@@ -18,6 +18,15 @@ def add_arguments(parser: Any) -> None:
     which.add_argument("--job", default=None, help="one tuning job")
     which.add_argument("--team", default=None, help="one team's jobs")
     parser.add_argument("--month", type=_month, default=None, help="only jobs created in this month (YYYY-MM)")
+    parser.add_argument(
+        "--account", type=_account_id, default=None, help="only this account's jobs (organisation mode; 12 digits)"
+    )
+    parser.add_argument(
+        "--home-account",
+        type=_account_id,
+        default=None,
+        help="the hub's account, whose jobs have plain keys (default: your credentials' account)",
+    )
     parser.add_argument("--out", default="governor-report", help="folder for index.html and the PNGs")
 
 
@@ -29,6 +38,28 @@ def _month(text: str) -> str:
     return text
 
 
+def _account_id(text: str) -> str:
+    if len(text) != 12 or not text.isdigit():
+        raise ArgumentTypeError(f"{text!r} is not an AWS account id (12 digits)")
+    return text
+
+
+def _scope(args: Any) -> str:
+    scope = args.job or (f"team {args.team}" if args.team else "all jobs")
+    return scope + (f" of account {args.account}" if args.account else "")
+
+
+def _account(args: Any) -> Any:
+    """The account filter (None: every account's jobs); the hub's account from STS unless given."""
+    from governor_sim.cli_aws import cli_client  # noqa: PLC0415
+    from governor_sim.report import Account  # noqa: PLC0415
+
+    if args.account is None:
+        return None
+    home = args.home_account or cli_client("sts", args.region).get_caller_identity()["Account"]
+    return Account(args.account, home)
+
+
 def run_command(args: Any) -> int:
     """Read the live table through boto3 (the caller's credentials) and write the page."""
     from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415 - the SDK, once it runs
@@ -37,16 +68,17 @@ def run_command(args: Any) -> int:
     from governor_sim.cli_errors import CommandError, ExitCode  # noqa: PLC0415
     from governor_sim.progress import progress_bar  # noqa: PLC0415
 
-    scope = args.job or (f"team {args.team}" if args.team else "all jobs")
-    title = f"Tuning Governor: {scope}" + (f", {args.month}" if args.month else "")
+    title = f"Tuning Governor: {_scope(args)}" + (f", {args.month}" if args.month else "")
     try:
         dynamodb = cli_client("dynamodb", args.region, credentials_first=True)
         from governor_sim.report import write_report  # noqa: PLC0415 - the pictures, once AWS answers
         from tuning_governor.adapters.dynamodb import GovernorStore  # noqa: PLC0415
 
-        store = GovernorStore(dynamodb, args.table)
+        store, account = GovernorStore(dynamodb, args.table), _account(args)
         with progress_bar(f"reading {args.table} and drawing"):
-            page = write_report(store, Path(args.out), title=title, job=args.job, team=args.team, month=args.month)
+            page = write_report(
+                store, Path(args.out), title=title, job=args.job, team=args.team, month=args.month, account=account
+            )
     except (ClientError, BotoCoreError) as exc:
         where = f" in {args.region}" if args.region else ""
         raise CommandError(f"cannot read table {args.table}{where}: {exc}", ExitCode.AWS) from exc

@@ -102,3 +102,22 @@ def test_a_member_session_whose_role_is_denied_raises_the_typed_retried_error() 
 
     assert (caught.value.account, caught.value.region) == (MEMBER, "eu-west-1")
     assert disposition(caught.value) is Disposition.RETRY
+
+
+@pytest.mark.usefixtures("mocked_aws")
+def test_member_sessions_share_one_data_loader_and_still_act_in_their_own_account() -> None:
+    from tuning_governor.adapters.assumed_roles import MemberSessions
+    from tuning_governor.models.place import Place
+
+    roles = AssumedRoles(boto3.client("sts", region_name="us-east-1"), "tg-member")
+    provider = MemberSessions("123456789012", roles, boto3.session.Session)
+
+    # When sessions are made for two members (a botocore session of their own each)
+    sessions = {account: provider.session_for(Place(account, "eu-west-1")) for account in (MEMBER, OTHER)}
+
+    # Then they parse the service models once (one loader: ~20 MB a place otherwise, benchmarks/org_calls.py)
+    loaders = {id(s._session.get_component("data_loader")) for s in sessions.values()}
+    assert len(loaders) == 1
+    # And each still acts in its own account
+    for account, session in sessions.items():
+        assert session.client("sts").get_caller_identity()["Account"] == account

@@ -50,6 +50,11 @@ class PlaceUnreachable(TransientError):
         self.reason = reason
 
 
+class PlaceDenied(PlaceUnreachable):
+    """The member role was assumed but refuses a call the governor makes there (its policy was changed
+    in the member account): retried, then dead-lettered, and counted like an unreachable member."""
+
+
 class StaleState(TransientError):
     """A conditional write lost to a concurrent one: re-read the item and try again."""
 

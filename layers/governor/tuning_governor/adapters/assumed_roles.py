@@ -99,7 +99,11 @@ class MemberSessions:
 
     A member's session holds refreshable credentials fed by ``roles``, so a client the factory caches
     never outlives them; a role that cannot be assumed raises ``MemberUnreachable`` when the session is
-    made (and again at a refresh), never another account's credentials."""
+    made (and again at a refresh), never another account's credentials.
+
+    Every member session shares one botocore data loader (the parsed service models): a session of its
+    own would parse them again, about 20 MB per place for SageMaker and Service Quotas (measured,
+    benchmarks/org_calls.py), 10 GB at 500 places, Lambda's most."""
 
     method = "tuning-governor-member-role"
 
@@ -107,6 +111,7 @@ class MemberSessions:
         self._home_account = home_account
         self._roles = roles
         self._default_session = default_session
+        self._loader: Any = None
 
     def session_for(self, place: Place) -> Any:
         if place.account == self._home_account:
@@ -123,6 +128,9 @@ class MemberSessions:
 
         credentials = RefreshableCredentials.create_from_metadata(fetch(), fetch, self.method)
         core = botocore.session.Session()
+        if self._loader is None:
+            self._loader = core.get_component("data_loader")
+        core.register_component("data_loader", self._loader)
         core.get_component("credential_provider").insert_before("env", _Fixed(credentials))
         return boto3.session.Session(botocore_session=core, region_name=place.region)
 

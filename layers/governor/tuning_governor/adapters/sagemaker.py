@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ValidationError
 
-from tuning_governor.errors import JobNotFound, RejectedEvent, TransientError
+from tuning_governor.errors import JobNotFound, PlaceDenied, RejectedEvent, TransientError
 from tuning_governor.models.limits import clean_tags, validation_problems
 from tuning_governor.models.place import Place
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
@@ -27,12 +27,19 @@ NOT_FOUND_ON_DESCRIBE = NOT_FOUND | {"ValidationException"}
 TRANSIENT = frozenset(
     {"ThrottlingException", "Throttling", "RequestLimitExceeded", "ServiceUnavailable", "InternalFailure"}
 )
+# AWS's common error for a call the caller's policy does not allow (AccessDenied: the query protocol's).
+DENIED = frozenset({"AccessDeniedException", "AccessDenied"})
 PAGE_SIZE = 100  # the API maximum: finalising N trials takes ceil(N / 100) list calls
 STOP_ATTEMPTS = 4  # a throttled stop is retried here first, then by EventBridge (TransientError)
 
 
-def _translate(exc: ClientError, name: str, not_found: frozenset[str]) -> Exception:
+def _translate(exc: ClientError, name: str, not_found: frozenset[str], place: Place | None = None) -> Exception:
     code = exc.response.get("Error", {}).get("Code", "")
+    if code in DENIED and place is not None:
+        # A member's role refusing a call: the member is unmanaged until its role is fixed (never a
+        # crash, never dropped); at home a denial is the stack's own bug and stays a plain ClientError.
+        operation = exc.operation_name or name
+        return PlaceDenied(place.account, place.region, f"{code} on {operation}")
     if code in not_found:
         return JobNotFound(f"{name}: {code}")
     if code in TRANSIENT:
@@ -78,14 +85,14 @@ class SageMakerGateway:
         try:
             response: Any = self._client.describe_training_job(TrainingJobName=name)
         except ClientError as exc:
-            raise _translate(exc, name, NOT_FOUND_ON_DESCRIBE) from exc
+            raise _translate(exc, name, NOT_FOUND_ON_DESCRIBE, self.place) from exc
         return _read(TrainingJob, response, f"DescribeTrainingJob {name}").at(self.place)
 
     def describe_tuning_job(self, name: str) -> TuningJob:
         try:
             response: Any = self._client.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
         except ClientError as exc:
-            raise _translate(exc, name, NOT_FOUND) from exc
+            raise _translate(exc, name, NOT_FOUND, self.place) from exc
         return _read(TuningJob, response, f"DescribeHyperParameterTuningJob {name}").at(self.place)
 
     def list_trials(self, tuning_job_name: str) -> list[TrialSummary]:
@@ -101,7 +108,7 @@ class SageMakerGateway:
                     for item in page["TrainingJobSummaries"]
                 )
         except ClientError as exc:
-            raise _translate(exc, tuning_job_name, NOT_FOUND) from exc
+            raise _translate(exc, tuning_job_name, NOT_FOUND, self.place) from exc
         return trials
 
     def list_tuning_jobs(self, status: str) -> list[dict[str, Any]]:
@@ -113,7 +120,7 @@ class SageMakerGateway:
             for page in pages:
                 out.extend(page["HyperParameterTuningJobSummaries"])
         except ClientError as exc:
-            raise _translate(exc, "list tuning jobs", frozenset()) from exc
+            raise _translate(exc, "list tuning jobs", frozenset(), self.place) from exc
         return out
 
     def list_warm_pools(self, modified_after: datetime) -> list[dict[str, Any]]:
@@ -133,7 +140,7 @@ class SageMakerGateway:
                 summaries: list[Any] = list(page["TrainingJobSummaries"])
                 out.extend(s for s in summaries if s.get("WarmPoolStatus", {}).get("Status") == "Available")
         except ClientError as exc:
-            raise _translate(exc, "list training jobs", frozenset()) from exc
+            raise _translate(exc, "list training jobs", frozenset(), self.place) from exc
         return out
 
     def stop_tuning_job(self, name: str) -> StopResult:
@@ -157,6 +164,8 @@ class SageMakerGateway:
                         return "already-stopping"
                     if status in TUNING_TERMINAL:
                         return "already-ended"
+                if code in DENIED and self.place is not None:
+                    raise _translate(exc, name, NOT_FOUND, self.place) from exc
                 raise
             return "stop-requested"
         raise TransientError(f"{name}: stop not accepted")  # unreachable: the loop returns or raises
@@ -173,5 +182,5 @@ class SageMakerGateway:
         except ClientError as exc:
             # A resource ListTags does not know is a ValidationException (as DescribeTrainingJob's is):
             # retrying cannot make it appear.
-            raise _translate(exc, arn, NOT_FOUND_ON_DESCRIBE) from exc
+            raise _translate(exc, arn, NOT_FOUND_ON_DESCRIBE, self.place) from exc
         return clean_tags(pairs, source="ListTags")
