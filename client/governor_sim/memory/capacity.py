@@ -10,12 +10,12 @@ from typing import Any, Self
 from governor_sim.memory.table import Item, MemoryTable, fresh, stored
 from tuning_governor.adapters.dynamodb import capacity_items
 from tuning_governor.adapters.dynamodb.items import decision_claim
-from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY, job_pk
+from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY, SWEPT_PK, job_pk
 from tuning_governor.domain.capacity import Holder, Ledger, Reservation
 from tuning_governor.models.decisions import Decision
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
-from tuning_governor.ports import CapacityStore
+from tuning_governor.ports import CapacityStore, SweepStore
 
 
 class CapacityItems(MemoryTable):
@@ -61,6 +61,13 @@ class CapacityItems(MemoryTable):
     def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None:
         with self._lock:
             self._put({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot)
+
+    def mark_place_swept(self, place: str, at: datetime) -> None:
+        with self._lock:
+            self._put({"pk": SWEPT_PK, "sk": place, "swept_at": at.isoformat()})
+
+    def places_swept(self) -> dict[str, datetime]:
+        return {str(i["sk"]): datetime.fromisoformat(str(i["swept_at"])) for i in self._query(SWEPT_PK)}
 
     def read_ledger(self) -> Ledger:
         return capacity_items.ledger_from_item(self._read(self._ledger_key["pk"], self._ledger_key["sk"]))
@@ -145,3 +152,4 @@ class CapacityItems(MemoryTable):
 
 # mypy checks that the area class implements its port (the contract tests check the signatures too).
 _PORT: type[CapacityStore] = CapacityItems
+_SWEEP_PORT: type[SweepStore] = CapacityItems

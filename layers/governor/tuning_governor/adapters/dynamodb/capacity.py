@@ -19,13 +19,13 @@ from tuning_governor.adapters.dynamodb.capacity_items import (
     warm_pool_tracked,
 )
 from tuning_governor.adapters.dynamodb.items import decision_claim
-from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY, job_pk
+from tuning_governor.adapters.dynamodb.keys import LEDGER_KEY, SWEPT_PK, job_pk
 from tuning_governor.adapters.dynamodb.table import Table, marshal, unmarshal
 from tuning_governor.domain.capacity import Holder, Ledger, Reservation
 from tuning_governor.models.decisions import Decision
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
-from tuning_governor.ports import CapacityStore
+from tuning_governor.ports import CapacityStore, SweepStore
 
 
 class CapacityTable(Table):
@@ -86,6 +86,13 @@ class CapacityTable(Table):
 
     def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None:
         self._client.put_item(TableName=self._table, Item=marshal({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot))
+
+    def mark_place_swept(self, place: str, at: datetime) -> None:
+        item = {"pk": SWEPT_PK, "sk": place, "swept_at": at.isoformat()}
+        self._client.put_item(TableName=self._table, Item=marshal(item))
+
+    def places_swept(self) -> dict[str, datetime]:
+        return {str(i["sk"]): datetime.fromisoformat(str(i["swept_at"])) for i in self._query(SWEPT_PK)}
 
     # -- capacity ledger ---------------------------------------------------------------------------
     # One item (pk CAPACITY, sk LEDGER) holds every admitted tuning job's reservation and a version.
@@ -240,3 +247,4 @@ class CapacityTable(Table):
 
 # mypy checks that the area class implements its port (the contract tests check the signatures too).
 _PORT: type[CapacityStore] = CapacityTable
+_SWEEP_PORT: type[SweepStore] = CapacityTable

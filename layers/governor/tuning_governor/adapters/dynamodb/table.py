@@ -14,6 +14,7 @@ Key design (``pk`` / ``sk``, GSI ``gsi1`` on ``gsi1pk`` / ``gsi1sk``):
 | warm pool       | ``WARMPOOL#<name>`` | ``META``              | ``WARMPOOL#Available`` / -      |
 | capacity view   | ``CAPACITY``   | ``SNAPSHOT``               | -                               |
 | capacity ledger | ``CAPACITY``   | ``LEDGER``                 | -                               |
+| place swept     | ``SWEPT``      | ``<account>/<region>``     | -                               |
 | price catalog   | ``PRICES#<region>`` | ``CATALOG``           | ``PRICES`` / ``<region>``       |
 | team spend      | ``TEAM#<team>`` | ``RUNNING``               | -                               |
 | team decision   | ``TEAM#<team>`` | ``DECISION#<rule>#<verdict>#<YYYY-MM>`` | -                 |
