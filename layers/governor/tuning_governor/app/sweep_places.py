@@ -20,6 +20,7 @@ sweep's). With no ``accounts`` nothing here runs and nothing is written.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -89,15 +90,10 @@ def sweep_members(
 
     with ThreadPoolExecutor(max_workers=services.settings.sweep_parallel_places) as pool:
         results = list(pool.map(one, ordered))
-    counts = {outcome: sum(1 for _, o, _ in results if o == outcome) for outcome in _METRICS}
-    for outcome, name in _METRICS.items():
-        metrics.add_metric(name=name, unit=MetricUnit.Count, value=counts[outcome])
+    counts = Counter(outcome for _, outcome, _ in results)
+    metrics.add_metric(name="SweepPlacesSwept", unit=MetricUnit.Count, value=counts["swept"])
+    metrics.add_metric(name="SweepPlacesDeferred", unit=MetricUnit.Count, value=counts["deferred"])
+    metrics.add_metric(name="SweepPlacesUnreachable", unit=MetricUnit.Count, value=counts["unreachable"])
+    metrics.add_metric(name="SweepPlacesFailed", unit=MetricUnit.Count, value=counts["failed"])
     return {"places": {str(place): {"outcome": outcome} | report for place, outcome, report in results}}
 
-
-_METRICS = {
-    "swept": "SweepPlacesSwept",
-    "deferred": "SweepPlacesDeferred",
-    "unreachable": "SweepPlacesUnreachable",
-    "failed": "SweepPlacesFailed",
-}
