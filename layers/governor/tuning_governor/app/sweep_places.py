@@ -96,4 +96,3 @@ def sweep_members(
     metrics.add_metric(name="SweepPlacesUnreachable", unit=MetricUnit.Count, value=counts["unreachable"])
     metrics.add_metric(name="SweepPlacesFailed", unit=MetricUnit.Count, value=counts["failed"])
     return {"places": {str(place): {"outcome": outcome} | report for place, outcome, report in results}}
-
