@@ -16,4 +16,5 @@ from tuning_governor.observability import logger, metrics, tracer, within_lambda
 @tracer.capture_lambda_handler
 @within_lambda_time
 def handler(event: dict[str, Any], context: LambdaContext, services: Services | None = None) -> dict[str, Any]:
-    return run_sweep(services or default_services())
+    # The member places are begun only while the invocation has time left (app.sweep_places).
+    return run_sweep(services or default_services(), remaining=lambda: context.get_remaining_time_in_millis() / 1000)

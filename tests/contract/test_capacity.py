@@ -189,3 +189,15 @@ def test_an_admission_displaces_later_created_jobs_in_the_same_commit(adapter: A
     again = ("job-kept", None, (decision("concurrency", job_key="job-kept"), "enforce", T0))
     assert store.commit_admission(3, "job-other", None, None, [again]) == "conflict"
     assert adapter.dump() == before
+
+
+def test_the_last_sweep_of_each_place_is_kept_one_item_per_place(store: Store) -> None:
+    assert store.places_swept() == {}
+    store.mark_place_swept("111111111111/eu-west-1", T0)
+    store.mark_place_swept("222222222222/us-east-1", T0)
+    store.mark_place_swept("111111111111/eu-west-1", T0 + timedelta(minutes=5))  # the newest wins
+    assert store.places_swept() == {
+        "111111111111/eu-west-1": T0 + timedelta(minutes=5),
+        "222222222222/us-east-1": T0,
+    }
+    assert store.read_ledger().reservations == {}  # nothing else written

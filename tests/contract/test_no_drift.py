@@ -91,6 +91,11 @@ def _arrivals(store: Any, run: Callable[[Any], None], key: str) -> None:
     run(store.holders())
     run(store.holders(tuning_jobs=False))
     run(store.put_capacity_snapshot({"at": T0, "holders": 2, "share": 0.25}))
+    # The sweep's walk of the member places: the last sweep of each
+    run(store.places_swept())
+    run(store.mark_place_swept("111111111111/eu-west-1", T0))
+    run(store.mark_place_swept("111111111111/eu-west-1", T0 + timedelta(minutes=5)))
+    run(store.places_swept())
     for i in (1, 2, 3):
         run(store.track_running(running(i, job_key=key), team="nlp"))
     run(store.team_running("nlp"))

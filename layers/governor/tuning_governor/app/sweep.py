@@ -49,6 +49,10 @@ training jobs (trials included) modified in the last 7 hours, never with the acc
 10 running jobs x 200 trials, 26 trial-step calls per sweep (median) with no event lost and 29 with 5 %
 lost: a job is also listed while one of its trials is Starting, InProgress with no TrainingStartTime).
 
+Steps 1-4 run in the home place, then in every governed member place (``app.sweep_places``: each
+``accounts.<id>`` times its regions, stalest first, a few at once, within the invocation's time), with
+that place's services (``Services.at``); the other steps are the table's and run once, at home.
+
 Between sweeps, ``app.budget_check.run_budget_check`` judges one job at the moment its running trials were projected
 to bring it to its budget (a one-time schedule asked for by an earlier judgement; adapters.checks).
 """
@@ -64,6 +68,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
 from tuning_governor.app.running_trials import reconcile_running_trials
+from tuning_governor.app.sweep_places import sweep_members
 from tuning_governor.app.tag_rereads import reread_tags
 from tuning_governor.app.warm_pools import refresh_warm_pools
 from tuning_governor.app.wiring import Services
@@ -75,7 +80,7 @@ from tuning_governor.governance.admission import reconcile_ledger
 from tuning_governor.governance.admission_order import kept_over_limit, unjudged
 from tuning_governor.governance.engine import govern
 from tuning_governor.governance.team_months import resume_team_decisions
-from tuning_governor.models.place import place_in_key
+from tuning_governor.models.place import Place, job_key, place_in_key
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
@@ -98,6 +103,16 @@ class Sweep:
     """When each job finalised by this sweep ended, as Describe says (its reservation is marked so)."""
     stopped: list[str] = field(default_factory=list)
     """The jobs finalised by this sweep that ended Stopped (their Stopped event was lost)."""
+    place: Place | None = None
+    """The account and region swept (None: the home place; ``app.sweep_places`` walks the others)."""
+
+    @property
+    def region(self) -> str:
+        return self.place.region if self.place is not None else self.services.settings.region
+
+    def key_of(self, name: str) -> str:
+        """The key of a job named ``name`` in the place swept (``models.place.job_key``)."""
+        return job_key(name, self.place, self.services.home)
 
     def attempt(self, key: str, step: str, fn: Callable[[], Any]) -> None:
         """One job's step failing, whatever the failure (a throttled read surfaces as botocore's own
@@ -126,7 +141,7 @@ class Sweep:
                 from tuning_governor.app.finalise import finalise_reported  # noqa: PLC0415 - a lost end only
 
                 done, _ = finalise_reported(
-                    name, region=self.services.settings.region, tags=tags, services=self.services
+                    name, region=self.region, tags=tags, services=self.services, place=self.place
                 )
                 self.report["finalised"].append(done.summary.job_name)
                 self.ended_at[done.job.key] = done.job.end_time or done.job.last_modified_time or self.now
@@ -185,7 +200,7 @@ class Sweep:
                 job = job.model_copy(update={"tags": tags})
                 services.store.upsert_job(
                     job,
-                    region=services.settings.region,
+                    region=self.region,
                     team=self.policy.team_of(tags, job.role_arns()),
                     owner=tags.get(services.settings.owner_tag),
                     event_time=self.now,
@@ -200,7 +215,7 @@ class Sweep:
         """The capacity ledger follows what runs: releases, re-counts from running trials, Stopping jobs
         discovered adopted (they are not admitted, they hold until stopped); then every InProgress job
         never judged for admission is judged like an arrival, in CreationTime order."""
-        names = (str(name).lower() for name in self.report["discovered"])
+        names = (self.key_of(str(name)) for name in self.report["discovered"])
         adopt = {k for k in names if self.live.get(k, {}).get("HyperParameterTuningJobStatus") == "Stopping"}
         self.report["ledger"] = reconcile_ledger(
             self.services, live=set(self.live), listed_at=self.now, jobs=self.known, adopt=adopt, ended_at=self.ended_at
@@ -240,31 +255,42 @@ class Sweep:
         self.report["capacity"] = taken["usage"]
 
 
-def run_sweep(services: Services) -> dict[str, Any]:
-    """One sweep. A failure on one job is logged and counted; the other jobs are still swept."""
-    now = services.clock()
-    policy = services.policy()
+def sweep_place(services: Services, now: datetime, policy: Policy, place: Place | None = None) -> Sweep:
+    """Steps 1-4 in one account and region (``services`` made for it: ``Services.at``; None: the home
+    place, which also requeues and fills gaps). Listing SageMaker there raises ``PlaceUnreachable``
+    when its member role cannot be assumed; a failure on one job is counted, the others still swept."""
     live = {
-        summary["HyperParameterTuningJobName"].lower(): summary
+        job_key(summary["HyperParameterTuningJobName"], place, services.home): summary
         for status in RUNNING
         for summary in services.sagemaker.list_tuning_jobs(status)
     }
-    # The home place's jobs: the sweep lists the home place only (a job elsewhere is governed on its events).
+    # The place's own jobs (a job's key names its place: ``models.place.place_in_key``).
     known = {
         job.key: job
         for status in RUNNING
         for job in map(JobState.from_item, services.store.jobs_with_status(status))
-        if place_in_key(job.key) is None
+        if place_in_key(job.key) == place
     }
-    sweep = Sweep(services, now, policy, live, known)
+    sweep = Sweep(services, now, policy, live, known, place=place)
     sweep.finalise_lost()
-    sweep.requeue_stopped()
-    sweep.fill_gaps()
+    if place is None:
+        sweep.requeue_stopped()
+        sweep.fill_gaps()
     sweep.discover()
     sweep.report["trials"] = reconcile_running_trials(services, policy, live, known, sweep.attempt)
     sweep.attempt("capacity-ledger", "reconcile", sweep.reconcile)
     sweep.report["tags_reread"] = reread_tags(services, now, sweep.running_known(), sweep.attempt)
     sweep.judge_running()
+    return sweep
+
+
+def run_sweep(services: Services, remaining: Callable[[], float] | None = None) -> dict[str, Any]:
+    """One sweep: the home place, its table-wide steps, then every governed member place
+    (``app.sweep_places``; ``remaining``: the seconds the invocation has left, None: unbounded).
+    A failure on one job, or one place, is logged and counted; the others are still swept."""
+    now = services.clock()
+    policy = services.policy()
+    sweep = sweep_place(services, now, policy)
     # Decisions whose steps (stop, a report on some channel) a failed, never-retried attempt left
     # pending for longer than a sweep interval: finished from their stored rows (one gsi1 Query).
     sweep.report["resumed"] = []
@@ -277,5 +303,9 @@ def run_sweep(services: Services) -> dict[str, Any]:
         "warm-pools", "refresh", lambda: sweep.report.update(refresh_warm_pools(services, policy.team_of, now))
     )
     sweep.attempt("capacity-snapshot", "write", sweep.snapshot)
-    metrics.add_metric(name="SweepJobsSeen", unit=MetricUnit.Count, value=len(live))
+    metrics.add_metric(name="SweepJobsSeen", unit=MetricUnit.Count, value=len(sweep.live))
+    members = sweep_members(
+        services, now, policy, remaining, lambda at, place: sweep_place(at, now, policy, place).report
+    )
+    sweep.report.update(members)
     return sweep.report

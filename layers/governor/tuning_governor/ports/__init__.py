@@ -1,7 +1,7 @@
 """Ports: what the governor needs from the outside world, named once as Protocols (one module per port;
 the store's, one module per area of its table)."""
 
-from tuning_governor.ports.capacity import CapacityStore
+from tuning_governor.ports.capacity import CapacityStore, SweepStore
 from tuning_governor.ports.checks import CHECK_KEY, CheckScheduler
 from tuning_governor.ports.decisions import DecisionStore, DeliveryStore, JudgementStore
 from tuning_governor.ports.jobs import JobStore
@@ -30,6 +30,7 @@ __all__ = [
     "SageMaker",
     "StopResult",
     "Store",
+    "SweepStore",
     "TeamMonthStore",
     "TrialStore",
 ]

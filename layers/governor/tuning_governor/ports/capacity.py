@@ -68,3 +68,15 @@ class CapacityStore(Protocol):
         nothing now and is kept for judgements of jobs created before that end. False when it held
         none (never admitted, or already released)."""
         ...
+
+
+class SweepStore(Protocol):
+    """The sweep's walk of the member places: when each was last swept (``app.sweep_places``)."""
+
+    def mark_place_swept(self, place: str, at: datetime) -> None:
+        """The sweep finished ``place`` (``<account>/<region>``) at ``at`` (one ``SWEPT`` item per place)."""
+        ...
+
+    def places_swept(self) -> dict[str, datetime]:
+        """When each place was last swept (one Query on partition ``SWEPT``; a place never swept: absent)."""
+        ...

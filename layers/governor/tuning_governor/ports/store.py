@@ -3,7 +3,7 @@
 ``Store`` is the governor's table, one port per area of it (each a Protocol of at most 12 methods):
 ``JobStore`` (jobs, summaries, gaps), ``TrialStore`` (trials, running trials), ``DecisionStore``,
 ``JudgementStore`` (the rules' marks on a job), ``DeliveryStore``, ``TeamMonthStore``, ``CapacityStore``,
-``PriceStore`` and ``QueueStore``. ``Store`` joins them for the wiring; a module that needs one area asks for that
+``SweepStore`` (the places' last sweeps, on the capacity adapters), ``PriceStore`` and ``QueueStore``. ``Store`` joins them for the wiring; a module that needs one area asks for that
 area's port. Adapters: :class:`tuning_governor.adapters.dynamodb.GovernorStore` (DynamoDB, in Lambda)
 and ``governor_sim.memory.MemoryStore`` (in memory, for replays, the simulator and the demo). One
 contract suite per area (``tests/contract``) runs against both, so they cannot drift.
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from tuning_governor.ports.capacity import CapacityStore
+from tuning_governor.ports.capacity import CapacityStore, SweepStore
 from tuning_governor.ports.decisions import DecisionStore, DeliveryStore, JudgementStore
 from tuning_governor.ports.jobs import JobStore
 from tuning_governor.ports.prices import PriceStore
@@ -41,6 +41,7 @@ class Store(
     DeliveryStore,
     TeamMonthStore,
     CapacityStore,
+    SweepStore,
     PriceStore,
     QueueStore,
     Protocol,

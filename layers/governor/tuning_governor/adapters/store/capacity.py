@@ -17,7 +17,7 @@ from typing import Any, Self
 from tuning_governor.adapters.store.area import META, Area
 from tuning_governor.adapters.store.conditions import all_of, eq, exists, fresh, missing, not_in
 from tuning_governor.adapters.store.decisions import decision_claim
-from tuning_governor.adapters.store.keys import LEDGER_KEY, iso, job_pk
+from tuning_governor.adapters.store.keys import LEDGER_KEY, SWEPT_PK, iso, job_pk
 from tuning_governor.adapters.store.port import Change, Check, Delete, Put, Update, WriteConflict, assign, remove, sets
 from tuning_governor.domain.capacity import Holder, Ledger, Reservation
 from tuning_governor.models.decisions import Decision
@@ -64,6 +64,12 @@ class Capacity(Area):
 
     def put_capacity_snapshot(self, snapshot: dict[str, Any]) -> None:
         self._items.write(Put({"pk": "CAPACITY", "sk": "SNAPSHOT"} | snapshot))
+
+    def mark_place_swept(self, place: str, at: datetime) -> None:
+        self._items.write(Put({"pk": SWEPT_PK, "sk": place, "swept_at": at.isoformat()}))
+
+    def places_swept(self) -> dict[str, datetime]:
+        return {str(i["sk"]): datetime.fromisoformat(str(i["swept_at"])) for i in self._items.query(SWEPT_PK)}
 
     def read_ledger(self) -> Ledger:
         return ledger_from_item(self._items.get(self._ledger))
