@@ -11,9 +11,12 @@ from typing import Any
 from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError
 
 from tuning_governor.app.envelope import handle_errors
+from tuning_governor.app.starting_checks import RECHECK_GAP, schedule_starting_checks
 from tuning_governor.app.wiring import Services
+from tuning_governor.domain.job import job_state
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.governance.engine import govern
+from tuning_governor.governance.trial_truth import reconcile_trials
 from tuning_governor.models.limits import TuningJobName
 from tuning_governor.ports import CHECK_KEY
 
@@ -38,7 +41,8 @@ def _wait_for(at: datetime | None, now: datetime, sleep: Callable[[float], None]
 
 def run_budget_check(event: Any, services: Services, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
     """Judge one job at the check's second, as a sweep would (from the table, once
-    DescribeHyperParameterTuningJob says it is InProgress; otherwise outcome ``ended``, nothing judged):
+    DescribeHyperParameterTuningJob says it is InProgress; otherwise outcome ``ended``, nothing judged),
+    once its trials are reconciled with SageMaker's on that Describe (``governance.trial_truth``):
     the one-time check scheduled at the projected budget crossing. ``event`` is ``{"budget_check":
     {"job": <name>, "at": <ISO time>, ...}}``; invoked before ``at`` (Scheduler's minute precision), it
     first waits for it (``sleep``, at most ``MAX_WAIT``). Anything else is rejected with a reason
@@ -55,10 +59,17 @@ def run_budget_check(event: Any, services: Services, sleep: Callable[[float], No
         # not handled yet), and its running trials go on accruing there. A judgement that may stop reads
         # SageMaker's status first; a job that has ended is left to its end event or the sweep, which
         # finalise it on SageMaker's figures (and judge late trials as already ended).
-        sagemaker_status = services.sagemaker.describe_tuning_job(check.job).status
-        if sagemaker_status != "InProgress":
-            return {"outcome": "ended", "job": check.job, "status": sagemaker_status, "decisions": []}
+        described = services.sagemaker.describe_tuning_job(check.job)
+        if described.status != "InProgress":
+            return {"outcome": "ended", "job": check.job, "status": described.status, "decisions": []}
+        # Its trials as SageMaker runs them (their progress events may be hours late): the same
+        # reconciliation as the sweep's, on this Describe (a listing only where the counters disagree).
+        job = job_state(services.store.get_job(check.job.lower()))
+        done = reconcile_trials(job, services, source="check", described=described) if job and not job.ended else None
         decisions = govern("sweep", check.job.lower(), services.clock(), services)
+        if done is not None and done.starting:
+            # Trials still Starting: looked at again at the earliest they could cross, as the sweep does.
+            schedule_starting_checks(services, services.clock(), [done], gap=RECHECK_GAP)
         return {"outcome": "checked", "job": check.job, "decisions": decisions}
 
     return handle_errors("budget check", event, run)

@@ -24,7 +24,7 @@ from typing import Any
 
 from tuning_governor.app.wiring import Services
 from tuning_governor.domain.job import JobState, job_state
-from tuning_governor.governance.trial_truth import reconcile_trials, trial_rules
+from tuning_governor.governance.trial_truth import Reconciled, reconcile_trials, trial_rules
 from tuning_governor.policy import Policy
 
 Attempt = Callable[[str, str, Callable[[], Any]], None]
@@ -36,10 +36,12 @@ def reconcile_running_trials(
     live: MutableMapping[str, dict[str, Any]],
     known: MutableMapping[str, JobState],
     attempt: Attempt,
+    starting: list[Reconciled] | None = None,
 ) -> list[dict[str, Any]]:
     """Reconcile every running job's trials whose rules or reservation read them; ``known`` is updated
     with the job as reconciled (the ledger's re-count reads it next). Returns one entry per job asked
-    about: what was recorded and cleared, the rules that needed it and the SageMaker calls made."""
+    about: what was recorded and cleared, the rules that needed it and the SageMaker calls made. Jobs with
+    trials listed Starting (no TrainingStartTime yet) are appended to ``starting`` (``app.starting_checks``)."""
     out: list[dict[str, Any]] = []
     for key, job in sorted(known.items()):
         if key not in live or job.ended:
@@ -55,6 +57,8 @@ def reconcile_running_trials(
                 if fresh is not None:
                     known[job.key] = fresh
             out.append(done.as_report() | {"rules": rules or ["capacity"]})
+            if done.starting and starting is not None:
+                starting.append(done)
 
         attempt(key, "reconcile-trials", reconcile)
     return out

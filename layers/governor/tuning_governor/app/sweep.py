@@ -24,6 +24,9 @@ Each run (rate set in template.yaml, default 5 minutes):
    shows running since its TrainingStartTime with no running entry (its progress events late) is
    tracked from the listing and its definition (one DescribeTrainingJob only where the definition offers
    several instance shapes); before the ledger's re-count and the rules, so both read SageMaker's truth;
+3b'. after step 4, a job with trials listed Starting (no TrainingStartTime: not billed, not tracked)
+   whose job budget or team month could cross before the next sweep were they billing now gets a
+   one-time check then (no SageMaker call: ``app.starting_checks``; the check re-reads its trials);
 3c. re-reads the tags of running jobs under a grace notice or with a one-time check pending (one
    ListTags each; app.tag_events: a tag event may be lost), so an exemption or raised budget counts;
 4. evaluates the sweep rules (runtime, stagnation, the job and team budgets on finished + accrued
@@ -68,6 +71,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
 from tuning_governor.app.running_trials import reconcile_running_trials
+from tuning_governor.app.starting_checks import schedule_starting_checks
 from tuning_governor.app.sweep_places import sweep_members
 from tuning_governor.app.tag_rereads import reread_tags
 from tuning_governor.app.warm_pools import refresh_warm_pools
@@ -80,6 +84,7 @@ from tuning_governor.governance.admission import reconcile_ledger
 from tuning_governor.governance.admission_order import kept_over_limit, unjudged
 from tuning_governor.governance.engine import govern
 from tuning_governor.governance.team_months import resume_team_decisions
+from tuning_governor.governance.trial_truth import Reconciled
 from tuning_governor.models.place import Place, job_key, place_in_key
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
@@ -277,10 +282,14 @@ def sweep_place(services: Services, now: datetime, policy: Policy, place: Place 
         sweep.requeue_stopped()
         sweep.fill_gaps()
     sweep.discover()
-    sweep.report["trials"] = reconcile_running_trials(services, policy, live, known, sweep.attempt)
+    starting: list[Reconciled] = []
+    sweep.report["trials"] = reconcile_running_trials(services, policy, live, known, sweep.attempt, starting)
     sweep.attempt("capacity-ledger", "reconcile", sweep.reconcile)
     sweep.report["tags_reread"] = reread_tags(services, now, sweep.running_known(), sweep.attempt)
     sweep.judge_running()
+    if place is None:  # one-time budget checks are scheduled for home jobs only (decision 0002)
+        # Trials listed Starting: a one-time check at the earliest their billing could cross a budget.
+        sweep.attempt("starting-trials", "check", lambda: schedule_starting_checks(services, now, starting))
     return sweep
 
 

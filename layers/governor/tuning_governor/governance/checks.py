@@ -40,7 +40,7 @@ def schedule_check(facts: JobFacts, job: JobState, at: datetime | None, services
         # A job outside the home place is judged on its events only (a check names a home job).
         return
     at = _second_ceiling(max(at, facts.now + timedelta(seconds=1)))
-    if _close(job.budget_check_at, at):
+    if _close(job.budget_check_at, at, facts.now):
         return
     try:
         services.checks.schedule(facts.job_key, facts.job_name, at)
@@ -61,11 +61,13 @@ def _second_ceiling(at: datetime) -> datetime:
     return floor if floor == at else floor + timedelta(seconds=1)
 
 
-def _close(asked: str | None, at: datetime) -> bool:
+def _close(asked: str | None, at: datetime, now: datetime) -> bool:
+    """Whether the check already asked for is still to come and within the tolerance of ``at`` (one at
+    or before ``now`` has fired, or is firing: the check that asks again, so it is never kept)."""
     if not asked:
         return False
     try:
         previous = datetime.fromisoformat(asked)
     except ValueError:
         return False
-    return abs(previous - at) <= CHECK_TOLERANCE
+    return previous > now and abs(previous - at) <= CHECK_TOLERANCE

@@ -67,6 +67,10 @@ class Reconciled:
     tracked: list[str] = field(default_factory=list)
     """Trials SageMaker runs that had no running entry (their progress events late), tracked now."""
     calls: int = 0
+    starting: list[TrialSummary] = field(default_factory=list)
+    """Trials SageMaker lists running without a TrainingStartTime (Starting: not billed yet, so not
+    tracked), with ``described``, the job as that reconciliation described it."""
+    described: TuningJob | None = None
 
     @property
     def changed(self) -> bool:
@@ -99,12 +103,15 @@ def counts_differ(job: JobState, described: TuningJob) -> bool:
     return finished != job.trials_recorded or len(job.running) != int(counters.get("InProgress", 0))
 
 
-def reconcile_trials(job: JobState, services: EngineServices, *, source: str) -> Reconciled:
-    """Make the job item agree with SageMaker on its trials (see the module docstring): 1 Describe, and
-    where the counts differ ceil(trials / 100) List calls and one DescribeTrainingJob per lost trial."""
-    done = Reconciled(job.key, calls=1)
+def reconcile_trials(
+    job: JobState, services: EngineServices, *, source: str, described: TuningJob | None = None
+) -> Reconciled:
+    """Make the job item agree with SageMaker on its trials (see the module docstring): 1 Describe (none
+    when the caller passes the job as it just ``described`` it), and where the counts differ
+    ceil(trials / 100) List calls and one DescribeTrainingJob per lost trial."""
+    done = Reconciled(job.key, calls=0 if described is not None else 1)
     sagemaker = services.sagemaker_for(place_in_key(job.key))
-    described = sagemaker.describe_tuning_job(job.name)
+    described = described or sagemaker.describe_tuning_job(job.name)
     if not counts_differ(job, described):
         return done
     trials = sagemaker.list_trials(job.name)
@@ -133,6 +140,7 @@ def reconcile_trials(job: JobState, services: EngineServices, *, source: str) ->
         and t.training_job_name.lower() not in recorded
         and t.training_job_name.lower() not in (fresh.running_names if fresh is not None else ())
     ]
+    done.described, done.starting = described, starting(trials, recorded)
     team = job.team or services.policy().team_of(job.tags, job.roles)
     for summary in untracked:
         trial, asked = running_from_listing(described, summary, region, services)
@@ -140,6 +148,17 @@ def reconcile_trials(job: JobState, services: EngineServices, *, source: str) ->
         if trial is not None and services.store.track_running(trial, team=team):
             done.tracked.append(trial.trial)
     return done
+
+
+def starting(trials: list[TrialSummary], recorded: set[str]) -> list[TrialSummary]:
+    """Trials listed InProgress without a TrainingStartTime (Starting: not billed yet), not recorded."""
+    return [
+        t
+        for t in trials
+        if t.training_job_status == "InProgress"
+        and t.training_start_time is None
+        and t.training_job_name.lower() not in recorded
+    ]
 
 
 def running_from_listing(
