@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PrivateAttr
 from pydantic.alias_generators import to_pascal
 
 from tuning_governor.models.limits import (
@@ -27,6 +27,7 @@ from tuning_governor.models.limits import (
     Seconds,
     clean_tags,
 )
+from tuning_governor.models.place import Place
 
 TUNING_TERMINAL = frozenset({"Completed", "Stopped", "Failed"})
 TRAINING_TERMINAL = frozenset({"Completed", "Stopped", "Failed"})
@@ -98,6 +99,23 @@ class AwsShape(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_pascal, validate_by_name=True, validate_by_alias=True, extra="ignore", frozen=True
     )
+
+
+class PlacedShape(AwsShape):
+    """A job SageMaker runs somewhere: its place (None: the home place) is set by the governor
+    (``at``), never read from the input."""
+
+    _place: Place | None = PrivateAttr(default=None)
+
+    def at(self, place: Place | None) -> Self:
+        """This job, known to run in ``place`` (None: the home place)."""
+        placed = self.model_copy()
+        placed._place = place
+        return placed
+
+    @property
+    def place(self) -> Place | None:
+        return self._place
 
 
 class InstanceGroup(AwsShape):

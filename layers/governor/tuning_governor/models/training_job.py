@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, PrivateAttr
+from pydantic import BeforeValidator, Field
 
 from tuning_governor.models.limits import (
     Arn,
@@ -20,10 +20,11 @@ from tuning_governor.models.limits import (
     TrainingJobName,
     TuningJobArn,
 )
-from tuning_governor.models.place import Place, job_key
+from tuning_governor.models.place import job_key
 from tuning_governor.models.sagemaker import (
     AwsShape,
     AwsTime,
+    PlacedShape,
     ResourceConfig,
     StoppingCondition,
     StrMap,
@@ -48,7 +49,7 @@ class WarmPoolStatus(AwsShape):
     reused_by_job: Label | None = None
 
 
-class TrainingJob(AwsShape):
+class TrainingJob(PlacedShape):
     """A training job as described by SageMaker (event detail or DescribeTrainingJob)."""
 
     name: TrainingJobName = Field(alias="TrainingJobName")
@@ -73,18 +74,6 @@ class TrainingJob(AwsShape):
     failure_reason: FailureReason = None
     stopping_condition: Annotated[StoppingCondition | None, BeforeValidator(empty_to_none)] = None
     tags: Tags = {}
-    # Where it runs (None: the home place). Set by the governor (``at``), never read from the input.
-    _place: Place | None = PrivateAttr(default=None)
-
-    def at(self, place: Place | None) -> TrainingJob:
-        """This training job, known to run in ``place`` (None: the home place)."""
-        placed = self.model_copy()
-        placed._place = place
-        return placed
-
-    @property
-    def place(self) -> Place | None:
-        return self._place
 
     @property
     def roles(self) -> list[str]:

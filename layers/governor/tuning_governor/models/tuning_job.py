@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, PrivateAttr
+from pydantic import BeforeValidator, Field
 
 from tuning_governor.models.limits import (
     Arn,
@@ -24,10 +24,11 @@ from tuning_governor.models.limits import (
     TuningJobName,
 )
 from tuning_governor.models.objectives import DefinitionObjective
-from tuning_governor.models.place import Place, job_key
+from tuning_governor.models.place import job_key
 from tuning_governor.models.sagemaker import (
     AwsShape,
     AwsTime,
+    PlacedShape,
     ResourceConfig,
     StoppingCondition,
     StrMap,
@@ -156,7 +157,7 @@ class ConsumedResources(AwsShape):
     runtime_in_seconds: Seconds | None = None
 
 
-class TuningJob(AwsShape):
+class TuningJob(PlacedShape):
     """A tuning job as described by SageMaker (event detail or DescribeHyperParameterTuningJob)."""
 
     name: TuningJobName = Field(alias="HyperParameterTuningJobName")
@@ -176,18 +177,6 @@ class TuningJob(AwsShape):
     failure_reason: FailureReason = None
     consumed_resources: Annotated[ConsumedResources | None, BeforeValidator(empty_to_none)] = None
     tags: Tags = {}
-    # Where it runs (None: the home place). Set by the governor (``at``), never read from the input.
-    _place: Place | None = PrivateAttr(default=None)
-
-    def at(self, place: Place | None) -> TuningJob:
-        """This job, known to run in ``place`` (None: the home place); its key says so."""
-        placed = self.model_copy()
-        placed._place = place
-        return placed
-
-    @property
-    def place(self) -> Place | None:
-        return self._place
 
     @property
     def key(self) -> str:
