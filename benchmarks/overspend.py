@@ -8,9 +8,9 @@ run on the AMT stand-in's virtual clock (``governor_sim.amt``) with EventBridge'
 process on moto, once per governor and seed:
 
 * ``event+sweep``: the deployed governor. The budget rule is judged on every event of the job (the
-  handlers), on every sweep (``tuning_governor.app.sweep.run_sweep``), every 5 minutes: template.yaml's
+  handlers), on every sweep (``tuning_governor.app.sweep.run.run_sweep``), every 5 minutes: template.yaml's
   ``SweepSchedule`` default, and at the one-time check each judgement asks for at the projected
-  crossing (``tuning_governor.app.budget_check.run_budget_check``, run here when its time comes, as EventBridge
+  crossing (``tuning_governor.app.checks.budget.run_budget_check``, run here when its time comes, as EventBridge
   Scheduler would invoke BudgetCheckFunction);
 * ``poller``: the same rule (with the same stop lead), judged only every 15 minutes by the sweep; the
   handlers still record trials (so the poller sees the same billed + accrued spend in DynamoDB) but
@@ -183,7 +183,7 @@ class _Rig:
                 deliver_event(delivery.event, self.services)
 
     def sweep(self, now: dt.datetime) -> None:
-        from tuning_governor.app.sweep import run_sweep  # noqa: PLC0415
+        from tuning_governor.app.sweep.run import run_sweep  # noqa: PLC0415
 
         self.in_force[0] = self.policies[0]  # the poller judges the budget here, and only here
         try:
@@ -193,7 +193,7 @@ class _Rig:
         self.deliver_due(now)
 
     def run_checks(self, now: dt.datetime, jobs: tuple[str, ...]) -> None:
-        from tuning_governor.app.budget_check import run_budget_check  # noqa: PLC0415
+        from tuning_governor.app.checks.budget import run_budget_check  # noqa: PLC0415
         from tuning_governor.ports import CHECK_KEY  # noqa: PLC0415
 
         for job in jobs:

@@ -5,7 +5,7 @@
 Each cell runs ``jobs`` tuning jobs on the AMT stand-in's virtual clock (``governor_sim.amt``), each to
 ``trials`` trials launched (10 in parallel, Random search, trials of about 4 minutes), delivering every
 event to the real handlers in process (moto SageMaker, the in-memory table) except a seeded ``lost`` %
-of the trials' terminal events, which are lost for good. The sweep (``tuning_governor.app.sweep.run_sweep``)
+of the trials' terminal events, which are lost for good. The sweep (``tuning_governor.app.sweep.run.run_sweep``)
 runs every 5 virtual minutes, as template.yaml's ``SweepSchedule`` default; every SageMaker call the
 sweep makes is counted on the client (botocore's ``before-call`` hook: each API request, each page).
 The policy (monitor mode, a $100,000 job budget, a failed-trial cap of 1,000) makes every job's rules
@@ -15,7 +15,7 @@ Per cell, medians over the seeds of the median sweep (the sweeps while the jobs 
 sweep (at ``trials`` trials per job), split into the trial reconciliation's calls
 (DescribeHyperParameterTuningJob, ListTrainingJobsForHyperParameterTuningJob, DescribeTrainingJob) and
 the sweep's other calls (ListHyperParameterTuningJobs twice, ListTrainingJobs for warm pools, Describe
-and ListTags of discovered jobs). The bound stated in ``tuning_governor.app.running_trials``: per sweep
+and ListTags of discovered jobs). The bound stated in ``tuning_governor.app.sweep.running_trials``: per sweep
 the reconciliation makes at most J + sum over the jobs that disagree of (ceil(T_j / 100) + L_j) calls,
 J with no event lost; ``within bound`` checks it on every sweep of the cell.
 
@@ -157,7 +157,7 @@ def run_cell(cell: Cell, seed: int) -> list[Sweep]:
     from governor_sim.offline import build_environment  # noqa: PLC0415
     from governor_sim.runner import deliver_event  # noqa: PLC0415
     from governor_sim.simulation.quiet import DISCARD, quiet_handlers  # noqa: PLC0415
-    from tuning_governor.app.sweep import run_sweep  # noqa: PLC0415
+    from tuning_governor.app.sweep.run import run_sweep  # noqa: PLC0415
     from tuning_governor.policy import Defaults, Policy  # noqa: PLC0415
 
     rng = random.Random(seed)  # which events are lost

@@ -39,7 +39,7 @@ from botocore.exceptions import ClientError
 from governor_sim.offline import OfflineEnvironment
 from governor_sim.runner import Delivery, deliver_event
 from tuning_governor.adapters.channels.sns import SnsNotifier
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 
 Phase = Literal["before", "after"]
 

@@ -15,6 +15,9 @@ Act 2, the same budget guard in ``monitor`` mode: another nlp job goes over budg
 Act 3, hold, don't kill (docs/explanation/queue.md): Act 1's vision and speech jobs on the same quota of 8, but speech
 submits its job to the governor's queue (SubmitTuningJob) instead of creating it: it waits (reported
 with its position), is created when vision's job ends and frees the quota, and runs to completion.
+Act 4, an organisation (``demo_org``): the hub governs three member accounts in two regions on moto;
+team vision's month counts across its two accounts and stops the job that crosses it, in its own account
+and region; the third member's role refuses the hub: its events fail (retried), nothing is acted on.
 Every event SageMaker would emit goes through EventBridge's delivery to the real Lambda handlers,
 in-process, against the governor's table in memory (``--store moto``, or TUNING_GOVERNOR_STORE=moto:
 the DynamoDB adapter on moto's DynamoDB) and moto (SNS, Secrets Manager); Slack is a local webhook on
@@ -39,6 +42,7 @@ from typing import Any, TextIO
 from moto import mock_aws
 
 from governor_sim import demo_acts as acts_
+from governor_sim import demo_org
 from governor_sim.amt import DefaultTrialBehaviour
 from governor_sim.demo_acts import ACT_ONE, ENFORCE, MONITOR, P3_2X, P3_8X, START, ActResult
 from governor_sim.demo_cli import DESCRIPTION, add_arguments
@@ -166,6 +170,9 @@ def run(
         ]
         print_results(acts, slack, out)
         data = _data(acts, slack)
+        org_dir = report_dir / "act-4-organisation" if report_dir else None
+        data["organisation"] = demo_org.play(out, START, seed, org_dir)
+        data["errors"] += len(data["organisation"]["errors"])
         raw = raw_json or (report_dir / "demo-data.json" if report_dir is not None else None)
         _print_files(acts, write_raw(data, raw) if raw is not None else None, out)
         return data

@@ -27,7 +27,7 @@ from typing import Any
 from governor_sim.amt import AmtStandIn, TrialPlan
 from governor_sim.runner import FakeLambdaContext, deliver_event
 from governor_sim.scenarios import seed_tuning_request
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.models.events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE
 
 

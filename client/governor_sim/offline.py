@@ -25,7 +25,8 @@ from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.quotas import QuotaGateway
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.submissions import SageMakerLauncher
-from tuning_governor.app.wiring import Services, channel_grants
+from tuning_governor.app.services import Services
+from tuning_governor.app.wiring import channel_grants
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy
 from tuning_governor.ports import Notifier

@@ -15,8 +15,8 @@ from typing import Any
 
 import training_events
 import tuning_events
-from tuning_governor.app.tag_events import is_tag_event
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.events.tags import is_tag_event
+from tuning_governor.app.services import Services
 from tuning_governor.models.events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE
 
 ACCOUNT = "123456789012"  # moto's default account: an obvious fake

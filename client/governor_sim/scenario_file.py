@@ -70,6 +70,10 @@ class JobSpec(_Strict):
     max_jobs: int = Field(default=10, ge=1)
     spot: bool = False
     tags: dict[str, str] = Field(default_factory=dict)
+    account: str | None = Field(default=None, pattern=r"^[0-9]{12}$")
+    """The account it runs in (default: the simulation's own): its events carry it."""
+    region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]$")
+    """The region it runs in (default: the simulation's, us-east-1)."""
 
 
 class TrialSpec(_Strict):
@@ -115,9 +119,11 @@ def _problem(exc: ValidationError) -> str:
 
 
 def _build(spec: ScenarioFile) -> LoadedScenario:
-    names = [job.name for job in spec.jobs]
+    names = [(job.account, job.region, job.name) for job in spec.jobs]
     if len(set(names)) != len(names):
-        raise CommandError("jobs: two jobs have the same name; tuning job names are unique in an account")
+        raise CommandError(
+            "jobs: two jobs have the same name in one account and region; tuning job names are unique there"
+        )
     actions = [
         CreateTuningJob(
             job.at,
@@ -132,6 +138,8 @@ def _build(spec: ScenarioFile) -> LoadedScenario:
                 spot=job.spot,
                 extra_tags=job.tags,
             ),
+            account=job.account,
+            region=job.region,
         )
         for job in spec.jobs
     ]

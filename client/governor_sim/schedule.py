@@ -21,7 +21,7 @@ import sweep
 from governor_sim.cli_defaults import DEFAULT_SWEEP_EVERY, DEFAULT_SWEEP_SCHEDULE
 from governor_sim.runner import FakeLambdaContext
 from tuning_governor.adapters.checks import PendingChecks
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.ports import CHECK_KEY
 
 __all__ = [

@@ -65,7 +65,9 @@ class SlackWebhookServer:
                 return
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # stop() waits for the serving loop to look up: every 20 ms, not socketserver's 0.5 s (which every
+        # test with a Slack server paid at its teardown).
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     @property
     def url(self) -> str:

@@ -6,7 +6,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from tuning_governor.app.price_refresh import RefreshServices, default_refresh_services, refresh_prices
+from tuning_governor.app.prices import RefreshServices, refresh_prices
+from tuning_governor.app.wiring import default_refresh_services
 from tuning_governor.observability import logger, metrics, tracer
 
 

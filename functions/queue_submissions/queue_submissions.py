@@ -7,9 +7,10 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from tuning_governor.app.queue_admission import QueueServices
-from tuning_governor.app.queue_consumer import default_queue_services, process_queue_event
-from tuning_governor.app.wiring import Services, default_services
+from tuning_governor.app.queue.admission import QueueServices
+from tuning_governor.app.queue.consumer import process_queue_event
+from tuning_governor.app.services import Services
+from tuning_governor.app.wiring import default_queue_services, default_services
 from tuning_governor.observability import logger, metrics, tracer, within_lambda_time
 
 

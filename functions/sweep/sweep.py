@@ -6,8 +6,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from tuning_governor.app.sweep import run_sweep
-from tuning_governor.app.wiring import Services, default_services
+from tuning_governor.app.services import Services
+from tuning_governor.app.sweep.run import run_sweep
+from tuning_governor.app.wiring import default_services
 from tuning_governor.observability import logger, metrics, tracer, within_lambda_time
 
 
@@ -16,5 +17,5 @@ from tuning_governor.observability import logger, metrics, tracer, within_lambda
 @tracer.capture_lambda_handler
 @within_lambda_time
 def handler(event: dict[str, Any], context: LambdaContext, services: Services | None = None) -> dict[str, Any]:
-    # The member places are begun only while the invocation has time left (app.sweep_places).
+    # The member places are begun only while the invocation has time left (app.sweep.places).
     return run_sweep(services or default_services(), remaining=lambda: context.get_remaining_time_in_millis() / 1000)

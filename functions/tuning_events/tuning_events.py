@@ -7,8 +7,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from tuning_governor.app.tag_events import process_job_event
-from tuning_governor.app.wiring import Services, default_services
+from tuning_governor.app.events.tags import process_job_event
+from tuning_governor.app.services import Services
+from tuning_governor.app.wiring import default_services
 from tuning_governor.observability import logger, metrics, tracer, within_lambda_time
 
 

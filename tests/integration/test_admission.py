@@ -11,7 +11,7 @@ from governor_sim.runner import deliver_event
 from governor_sim.scenarios import seed_tuning_request
 from tests.conftest import load_event
 from tests.integration.conftest import World
-from tuning_governor.app.sweep import run_sweep
+from tuning_governor.app.sweep.run import run_sweep
 from tuning_governor.errors import TransientError
 from tuning_governor.policy import parse_policy
 

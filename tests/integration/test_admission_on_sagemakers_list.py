@@ -14,7 +14,7 @@ from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_admission import P3, enforce, stop_calls, team_a, team_b
 from tests.integration.test_admission_order import created, deliver, of
-from tuning_governor.app.sweep import run_sweep
+from tuning_governor.app.sweep.run import run_sweep
 from tuning_governor.policy import parse_policy
 
 

@@ -14,7 +14,7 @@ from governor_sim.runner import deliver_event
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_admission import P3, TUNING, calls, enforce, like_sample, stop_calls, team_a, team_b
-from tuning_governor.app.sweep import run_sweep
+from tuning_governor.app.sweep.run import run_sweep
 
 
 def created(world: World, *requests: dict[str, Any], gap: float = 30) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from governor_sim.memory import MemoryStore
 from governor_sim.runner import FakeLambdaContext
 from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.policy import parse_policy
 
 P3 = "ml.p3.2xlarge"

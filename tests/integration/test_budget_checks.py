@@ -18,7 +18,7 @@ from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import HOURLY, LongTrials, big_job, deliver, spent
 from tests.integration.test_governance import decisions, record_stop_calls, status, use_policy
 from tuning_governor.adapters.checks import PendingChecks, SchedulerChecks, schedule_name
-from tuning_governor.app.budget_check import run_budget_check
+from tuning_governor.app.checks.budget import run_budget_check
 from tuning_governor.ports import CHECK_KEY
 
 REGION = "us-east-1"

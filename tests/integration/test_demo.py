@@ -77,3 +77,11 @@ def test_reports_went_to_sns_and_slack_once_each(printed_and_data: tuple[str, di
     assert any("WOULD STOP nlp-bert-pilot" in s for s in subjects)
     assert data["errors"] == 0
     assert "Slack (local webhook on 127.0.0.1)" in text
+
+
+def test_the_organisation_act_follows_the_three_acts(printed_and_data: tuple[str, dict[str, Any]]) -> None:
+    text, data = printed_and_data
+    org = data["organisation"]
+    assert org["stops"] == ["424242424242/eu-west-1/vision-west-hpo"] and org["team_breached"]
+    assert org["statuses"]["434343434343/us-east-1/nlp-broken-hpo"] == "Completed" and org["errors"] == []
+    assert text.index("=== Act 3:") < text.index("=== The seed job") < text.index("=== Act 4: an organisation")

@@ -22,7 +22,7 @@ from governor_sim.runner import deliver_event
 from governor_sim.simulation import Progress, Simulation
 from governor_sim.slack_server import SlackWebhookServer
 from tuning_governor.adapters.sagemaker import SageMakerGateway
-from tuning_governor.app.sweep import run_sweep
+from tuning_governor.app.sweep.run import run_sweep
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.policy import Defaults, Policy
 

@@ -33,7 +33,7 @@ from governor_sim.simulation import CreateTuningJob, RetryPolicy, Scenario, Simu
 from governor_sim.slack_server import SlackWebhookServer
 from tests.faults import FaultInjector, Phase, deliver_until_done, environment_clients, failed_for_good
 from tests.integration.conftest import World
-from tuning_governor.app.sweep import run_sweep
+from tuning_governor.app.sweep.run import run_sweep
 from tuning_governor.policy import Policy
 
 # One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.

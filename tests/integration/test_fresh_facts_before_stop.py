@@ -16,7 +16,7 @@ from tests.integration.test_governance import decisions, use_policy
 from tests.integration.test_grace_period import budget_job, run_until
 from tests.integration.test_tags_as_they_are_now import noticed_job, tag
 from tuning_governor.adapters.checks import PendingChecks
-from tuning_governor.app.tag_events import is_tag_event
+from tuning_governor.app.events.tags import is_tag_event
 
 pytestmark = pytest.mark.usefixtures("roomy_quota")
 

@@ -19,7 +19,7 @@ from tests.integration.conftest import World
 from tuning_governor.adapters.assumed_roles import AssumedRoles
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.sessions import Clients
-from tuning_governor.app.sweep import run_sweep
+from tuning_governor.app.sweep.run import run_sweep
 from tuning_governor.models.place import Place
 from tuning_governor.policy import parse_policy
 

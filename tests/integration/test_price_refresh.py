@@ -24,9 +24,8 @@ from governor_sim.runner import deliver_all
 from governor_sim.scenarios import seed_tuning_request
 from tests.price_list import answer, product, row
 from tuning_governor.adapters.pricing import PriceListGateway
-from tuning_governor.app.price_refresh import RefreshServices
-from tuning_governor.app.stored_prices import StoredPrices
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.prices import RefreshServices
+from tuning_governor.app.services import Services, StoredPrices
 from tuning_governor.errors import TransientError
 from tuning_governor.policy import parse_policy
 

@@ -40,7 +40,7 @@ def offers_host() -> Iterator[str]:
     """AWS's pricing host, as a local server of the recorded files (what a request for a file not there gets: 404)."""
     handler = functools.partial(_Quiet, directory=str(OFFERS))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

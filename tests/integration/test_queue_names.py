@@ -15,8 +15,8 @@ from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_queue_requeue import _launch, _requeue_world, _run
 from tests.integration.test_queue_submission import P3, created_jobs, queue_world, record, request
-from tuning_governor.app.queue_admission import QueueServices, submit
-from tuning_governor.app.queue_requests import read_record
+from tuning_governor.app.queue.admission import QueueServices, submit
+from tuning_governor.app.queue.requests import read_record
 from tuning_governor.domain.resume import resume_name
 from tuning_governor.models.queue import QUEUE_TOKEN_TAG, job_name_for, token_tag
 

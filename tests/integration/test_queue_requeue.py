@@ -16,7 +16,7 @@ from tests.conftest import REGION
 from tests.integration.conftest import World
 from tests.integration.test_governance import P3_2X, record_stop_calls
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
-from tuning_governor.app.queue_admission import QueueServices
+from tuning_governor.app.queue.admission import QueueServices
 from tuning_governor.domain.resume import resume_name
 from tuning_governor.policy import parse_policy
 

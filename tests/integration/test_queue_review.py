@@ -15,8 +15,8 @@ from tests.conftest import REGION
 from tests.integration import test_queue_submission
 from tests.integration.test_queue_submission import created_jobs, record, request, slack_texts
 from tuning_governor.adapters.submissions import IamPrincipals
-from tuning_governor.app.queue_admission import submit
-from tuning_governor.app.queue_requests import build_entry, read_record
+from tuning_governor.app.queue.admission import submit
+from tuning_governor.app.queue.requests import build_entry, read_record
 from tuning_governor.models.queue import job_name_for
 
 #: The fixture of test_queue_submission, used here under its own name.

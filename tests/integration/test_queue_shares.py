@@ -22,8 +22,8 @@ from tests.integration.test_queue_submission import (
     submit_at_once,
 )
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
-from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
-from tuning_governor.app.queue_requests import read_record
+from tuning_governor.app.queue.admission import QueueServices, admit_waiting, submit
+from tuning_governor.app.queue.requests import read_record
 from tuning_governor.domain.resume import resume_name
 from tuning_governor.models.queue import job_name_for
 from tuning_governor.policy import parse_policy
@@ -233,7 +233,7 @@ def test_concurrent_submissions_never_take_a_reserved_share_whatever_the_passes_
 ) -> None:
     """Passes that ran on a stale view (every request proposed) must still leave nlp's RESERVE share to
     nlp: the ledger's serialized commit re-checks the shares, as it checks the quota."""
-    from tuning_governor.app import queue_admission
+    from tuning_governor.app.queue import admission as queue_admission
     from tuning_governor.domain.queue_schedule import QueueDecision
 
     world, queue, ids = shares_world

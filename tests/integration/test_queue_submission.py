@@ -26,8 +26,8 @@ from governor_sim.submissions import StaticPrincipals, lambda_event, send_submis
 from tests.conftest import REGION
 from tests.integration.conftest import World
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
-from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
-from tuning_governor.app.queue_requests import read_record
+from tuning_governor.app.queue.admission import QueueServices, admit_waiting, submit
+from tuning_governor.app.queue.requests import read_record
 from tuning_governor.domain.queue_schedule import QueueDecision
 from tuning_governor.errors import RejectedEvent, TransientError
 from tuning_governor.models.queue import QUEUE_TOKEN_TAG, job_name_for

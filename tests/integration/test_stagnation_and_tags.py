@@ -18,9 +18,9 @@ from governor_sim.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_governance import decisions, record_stop_calls, use_policy
 from tests.integration.test_sweep_and_stop import run_sweep
-from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.domain.job import job_state
 from tuning_governor.domain.stagnation import StagnationState
+from tuning_governor.domain.trial_record import build_trial_record
 from tuning_governor.governance.trials import record_trial
 
 RMSE = "validation:rmse"

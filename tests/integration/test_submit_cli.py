@@ -11,7 +11,7 @@ import pytest
 from governor_sim.cli import main
 from governor_sim.scenarios import seed_tuning_request
 from tests.conftest import REGION
-from tuning_governor.app.queue_requests import read_record
+from tuning_governor.app.queue.requests import read_record
 
 
 @pytest.mark.usefixtures("mocked_aws")

@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 import sweep
-import tuning_governor.app.warm_pools as warm_pools_module
+import tuning_governor.app.sweep.warm_pools as warm_pools_module
 from governor_sim.amt import DefaultTrialBehaviour
 from governor_sim.runner import FakeLambdaContext, deliver_all, deliver_event
 from governor_sim.scenarios import seed_tuning_request

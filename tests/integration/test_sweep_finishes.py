@@ -17,8 +17,8 @@ from governor_sim.requests import tuning_request
 from governor_sim.runner import FakeLambdaContext, deliver_event
 from tests.integration.conftest import World
 from tests.integration.test_queue_requeue import _launch, _requeue_world
-from tuning_governor.app.queue_admission import QueueServices
-from tuning_governor.app.sweep import run_sweep
+from tuning_governor.app.queue.admission import QueueServices
+from tuning_governor.app.sweep.run import run_sweep
 from tuning_governor.domain.resume import resume_name
 from tuning_governor.policy import parse_policy
 

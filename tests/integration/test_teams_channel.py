@@ -18,7 +18,9 @@ from governor_sim.memory import MemoryStore
 from governor_sim.slack_server import SlackWebhookServer
 from tuning_governor.adapters.channels import ChannelClients, ChannelNotifiers
 from tuning_governor.adapters.channels.msteams import CARD_CONTENT_TYPE, escape_markdown, render_card
-from tuning_governor.app.wiring import Services, _default_notifiers
+from tuning_governor.app.services import Services
+from tuning_governor.app.wiring import _default_notifiers
+from tuning_governor.domain.channels import CHANNEL_KINDS
 from tuning_governor.domain.reports import Report, decision_report
 from tuning_governor.governance.reporting import deliver
 from tuning_governor.policy import PolicyError, parse_policy
@@ -102,7 +104,8 @@ def test_a_team_channel_named_in_the_policy_is_routed_under_the_granted_prefix()
 @pytest.mark.parametrize(
     ("channels", "problem"),
     [
-        ("{pager: x}", "teams.vision.channels: unknown channel kind pager; the kinds are slack, sns, msteams"),
+        # Every registered kind, in registration order (another channel's registration lengthens the list).
+        ("{pager: x}", f"teams.vision.channels: unknown channel kind pager; the kinds are {', '.join(CHANNEL_KINDS)}"),
         (
             "{msteams: 'https://example.invalid/webhook'}",
             "teams.vision.channels: expected the name of a Secrets Manager secret",

@@ -19,8 +19,8 @@ from tests.integration.test_admission import P3, enforce, run_first, stop_calls,
 from tests.integration.test_queue_requeue import SPEECH_EXEC
 from tests.integration.test_sweep_finishes import SCHEDULE, _consume, _deliver, _run, _stopped_event_of
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
-from tuning_governor.app.queue_admission import QueueServices
-from tuning_governor.app.sweep import run_sweep
+from tuning_governor.app.queue.admission import QueueServices
+from tuning_governor.app.sweep.run import run_sweep
 from tuning_governor.domain.resume import resume_name
 
 RESUMED = resume_name("team-b-hpo", 1)

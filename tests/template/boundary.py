@@ -15,16 +15,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.template.cfn import load_template, ref_target, resources_of_type, role_statements
+from tests.template.cfn import channel_secret_parameters, load_template, ref_target, resources_of_type, role_statements
 from tests.template.deployer import ACCOUNT, REGION, SAMPLE_STACK, SHAPES
 
 ROOT = Path(__file__).resolve().parents[2]
 BOUNDARY_TEMPLATE = ROOT / "docs" / "iam" / "permissions-boundary.yaml"
 STACK_PREFIX = "tuning-governor"
 
+#: The stack's webhook channels besides Slack (kind -> its secret's parameter), read from the template.
+CHANNEL_SECRETS = channel_secret_parameters(load_template())
+#: One sample secret per such channel, for the stack's parameter; the boundary takes them as one list.
+CHANNEL_SAMPLES = {
+    parameter: f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:ml-platform/{kind}-GhIjKl"
+    for kind, parameter in CHANNEL_SECRETS.items()
+}
+BOUNDARY_CHANNEL_LIST = "ChannelWebhookSecretArns"
 SAMPLE_PARAMETERS: dict[str, str | list[str]] = {
     "SlackWebhookSecretArn": f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:ml-platform/slack-AbCdEf",
-    "TeamsWebhookSecretArn": f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:ml-platform/teams-GhIjKl",
+    **CHANNEL_SAMPLES,
+    BOUNDARY_CHANNEL_LIST: list(CHANNEL_SAMPLES.values()),
     "SlackSecretPrefix": "ml-platform/team-slack/",
     "TeamTopicPrefix": "ml-team-",
     "PolicyParameterName": "/ml-platform/governance-policy",

@@ -8,7 +8,9 @@ translator insists on S3, as cfn-lint's own SAM handling does).
 from __future__ import annotations
 
 import copy
+import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -217,3 +219,13 @@ def python313_dir() -> str | None:
             return str(here)
     found = shutil.which("python3.13")
     return str(Path(found).parent) if found else None
+
+
+def channel_secret_parameters(sam_template: dict[str, Any]) -> dict[str, str]:
+    """The stack's webhook channels besides Slack, kind -> the parameter holding its secret's ARN, as the
+    functions' ``CHANNEL_SECRETS`` reads them (``{"msteams": "${TeamsWebhookSecretArn}"}``)."""
+    variables = sam_template["Globals"]["Function"]["Environment"]["Variables"]
+    written = json.loads(variables["CHANNEL_SECRETS"]["Fn::Sub"])
+    parameters = {kind: re.fullmatch(r"\$\{(\w+)\}", value) for kind, value in written.items()}
+    assert all(parameters.values()), f"CHANNEL_SECRETS maps each kind to one parameter: {written}"
+    return {kind: match[1] for kind, match in parameters.items() if match}

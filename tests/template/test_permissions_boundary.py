@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 
 from tests.template.boundary import (
+    BOUNDARY_CHANNEL_LIST,
+    CHANNEL_SAMPLES,
+    CHANNEL_SECRETS,
     SAMPLE_PARAMETERS,
     STACK_PREFIX,
     Grant,
@@ -168,6 +171,7 @@ def test_the_boundary_refuses_what_a_deployer_could_use_outside_the_stack(
 
 CONFIGURED = [
     ("secretsmanager:GetSecretValue", str(SAMPLE_PARAMETERS["SlackWebhookSecretArn"]), None),
+    *[("secretsmanager:GetSecretValue", arn, None) for arn in CHANNEL_SAMPLES.values()],
     ("secretsmanager:GetSecretValue", _arn("secretsmanager", "secret:ml-platform/team-slack/nlp-AbCdEf"), None),
     ("ssm:GetParameter", _arn("ssm", "parameter/ml-platform/governance-policy"), None),
     ("sns:Publish", _arn("sns", "ml-team-nlp"), None),
@@ -183,13 +187,21 @@ def test_the_boundary_allows_the_configured_names(action: str, arn: str, passed_
 
 
 def test_the_boundary_takes_the_stacks_parameters_as_the_stack_spells_them(sam_template: dict[str, Any]) -> None:
-    parameters = boundary_template()["Parameters"]
-    assert set(parameters) == set(SAMPLE_PARAMETERS)
+    # The webhook channels' secrets besides Slack's come as one list, so a new channel leaves the boundary as it is.
+    parameters = dict(boundary_template()["Parameters"])
+    channels = parameters.pop(BOUNDARY_CHANNEL_LIST)
+    assert set(parameters) == set(SAMPLE_PARAMETERS) - {BOUNDARY_CHANNEL_LIST, *CHANNEL_SECRETS.values()}
     for name, spec in parameters.items():
         stack = sam_template["Parameters"][name]
         assert {k: stack.get(k) for k in ("Type", "Default", "AllowedPattern")} == {
             k: spec.get(k) for k in ("Type", "Default", "AllowedPattern")
         }, name
+    assert "msteams" in CHANNEL_SECRETS
+    for name in CHANNEL_SECRETS.values():
+        stack = sam_template["Parameters"][name]
+        assert (stack["Type"], stack["Default"]) == ("String", "") and channels["Type"] == "CommaDelimitedList"
+        # CloudFormation matches a list's AllowedPattern against each of its values.
+        assert stack["AllowedPattern"] == channels["AllowedPattern"], name
 
 
 # kms:ResourceAliases is a condition of every operation on a KMS key ("Conditions for KMS key operations",

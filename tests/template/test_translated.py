@@ -23,13 +23,15 @@ from tests.template.cfn import (
     ROOT,
     Statement,
     all_policy_statements,
+    channel_secret_parameters,
     getatt_target,
     granted_actions,
+    load_template,
     ref_target,
     resources_of_type,
     role_statements,
 )
-from tuning_governor.app.budget_check import MAX_WAIT
+from tuning_governor.app.checks.budget import MAX_WAIT
 from tuning_governor.app.permissions import FUNCTIONS as NEEDS
 from tuning_governor.app.permissions import required_actions
 from tuning_governor.governance.rules import registry
@@ -88,7 +90,31 @@ _TOPIC = {
 _TOPIC_KEYS = {"Fn::Sub": "arn:${AWS::Partition}:kms:${AWS::Region}:${AWS::AccountId}:key/*"}
 # AWSSecretsManagerGetSecretValuePolicy's expansion with SecretArn: !Ref SlackWebhookSecretArn.
 _SLACK_SECRET = {"Fn::Sub": ["${secretArn}", {"secretArn": {"Ref": "SlackWebhookSecretArn"}}]}
-_TEAMS_SECRET = {"Fn::Sub": ["${secretArn}", {"secretArn": {"Ref": "TeamsWebhookSecretArn"}}]}
+
+
+def _secret_of(parameter: str) -> dict[str, Any]:
+    return {"Fn::Sub": ["${secretArn}", {"secretArn": {"Ref": parameter}}]}
+
+
+def _channel_secret_guards() -> dict[str, str]:
+    """Each webhook channel's condition (``HasTeamsWebhook``) -> its secret's parameter, derived from the
+    template's ``CHANNEL_SECRETS`` and the condition that is true exactly when that parameter is set."""
+    template = load_template()
+    parameters = set(channel_secret_parameters(template).values())
+    guards = {
+        name: guard["Fn::Not"][0]["Fn::Equals"][0]["Ref"]
+        for name, guard in template["Conditions"].items()
+        if isinstance(guard, dict)
+        and guard.get("Fn::Not", [{}])[0].get("Fn::Equals", [None, None])[1] == ""
+        and guard["Fn::Not"][0]["Fn::Equals"][0] in [{"Ref": p} for p in parameters]
+    }
+    assert set(guards.values()) == parameters, "each channel's secret parameter has its condition"
+    return guards
+
+
+#: The stack's webhook channels besides Slack: each one's condition -> its secret's parameter.
+CHANNEL_GUARDS = _channel_secret_guards()
+_CHANNEL_SECRETS = [_secret_of(parameter) for parameter in CHANNEL_GUARDS.values()]
 # The same expansion for the queue's name key, the stack's own secret.
 _NAME_KEY_SECRET = {"Fn::Sub": ["${secretArn}", {"secretArn": {"Ref": "QueueNameKeySecret"}}]}
 # Teams' own channels: the secrets named under SlackSecretPrefix, the topics named under TeamTopicPrefix.
@@ -130,7 +156,7 @@ SCOPES: dict[str, list[Any]] = {
     "sns:Publish": [_TOPIC, _TEAM_TOPICS],
     "kms:GenerateDataKey*": [_TOPIC_KEYS],
     "kms:Decrypt": [_TOPIC_KEYS],
-    "secretsmanager:GetSecretValue": [_SLACK_SECRET, _TEAMS_SECRET, _TEAM_SLACK_SECRETS, _NAME_KEY_SECRET],
+    "secretsmanager:GetSecretValue": [_SLACK_SECRET, *_CHANNEL_SECRETS, _TEAM_SLACK_SECRETS, _NAME_KEY_SECRET],
     "ssm:GetParameter": [_POLICY_PARAMETER],
     "sqs:SendMessage": [{"Fn::GetAtt": [DLQ, "Arn"]}],
     "scheduler:CreateSchedule": [_CHECK_SCHEDULES],
@@ -153,7 +179,7 @@ SCOPES: dict[str, list[Any]] = {
 # action and resource it then grants. sns:Publish is also granted without a condition, on the stack's topic.
 CONDITIONAL_GRANTS: dict[str, tuple[str, Any]] = {
     "HasSlack": ("secretsmanager:GetSecretValue", _SLACK_SECRET),
-    "HasTeamsWebhook": ("secretsmanager:GetSecretValue", _TEAMS_SECRET),
+    **{guard: ("secretsmanager:GetSecretValue", _secret_of(parameter)) for guard, parameter in CHANNEL_GUARDS.items()},
     "HasTeamSlackSecrets": ("secretsmanager:GetSecretValue", _TEAM_SLACK_SECRETS),
     "HasTeamTopics": ("sns:Publish", _TEAM_TOPICS),
     "HasPolicyParameter": ("ssm:GetParameter", _POLICY_PARAMETER),
@@ -183,7 +209,7 @@ def _role_of(cfn: dict[str, Any], function_id: str) -> str:
     return role_id
 
 
-#: The tag-change rules (app/tag_events.py) target the tuning-events function beside its state-change rule.
+#: The tag-change rules (app/events/tags.py) target the tuning-events function beside its state-change rule.
 TAG_RULES = {"TuningEventsFunctionTuningJobTagCall", "TuningEventsFunctionTuningJobTagChange"}
 #: The queue consumer's job-end rules (docs/explanation/queue.md): a tuning or training job's end frees capacity; its
 #: schedule is its one function rule.

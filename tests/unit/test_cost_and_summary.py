@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tuning_governor.adapters.channels.slack import render_blocks
-from tuning_governor.app.trial_records import build_trial_record
 from tuning_governor.domain.cost import trial_cost
 from tuning_governor.domain.pricing import PriceCatalog, PriceEntry
 from tuning_governor.domain.reports import summary_report
 from tuning_governor.domain.summary import summarise
+from tuning_governor.domain.trial_record import build_trial_record
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob

@@ -1,17 +1,22 @@
-"""The docs name only what exists: every file, module, function, command and policy key a user doc cites
-in backticks is looked up in the tree, so a rename that leaves a doc behind fails here."""
+"""The docs name only what exists: every file, module, function, command (and its options) and policy key
+(at every level: ``teams.<team>.share.priority``) a user doc cites in backticks is looked up in the tree,
+so a rename that leaves a doc behind fails here."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
+import types
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import pytest
+from pydantic import BaseModel
 
-from tuning_governor.policy.accounts import AccountPolicy
-from tuning_governor.policy.model import Defaults, TeamPolicy
+from tuning_governor.policy.model import Policy
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = sorted([ROOT / "README.md", *ROOT.glob("docs/**/*.md")])
@@ -26,7 +31,9 @@ _PATH = re.compile(
 )
 _DOTTED = re.compile(r"^(tuning_governor|governor_sim)(\.\w+)+$")
 _COMMAND = re.compile(r"^tuning-governor ([a-z][a-z-]*)")
-_POLICY_KEY = re.compile(r"^(defaults|teams\.<\w+>|accounts\.<\w+>)\.(\w+)")
+#: A policy key: a section of the policy, then the keys (or a mapping's ``<placeholder>``) below it.
+_POLICY_KEY = re.compile(rf"^({'|'.join(Policy.model_fields)})\.([\w<>.-]+)(:|$| )")
+_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 #: A module defines ``name``: a function, a class, an assignment, or an import (a package's re-export).
 _DEFINES = r"^\s*(def|class|async def) {name}\b|^{name}\b\s*[:=]|^\s+{name}\s*[:=]|^\s*(from \S+ )?import .*\b{name}\b"
 
@@ -50,7 +57,7 @@ def _path_exists(cited: str) -> bool:
     if "/" in path and not test and any((root / path).exists() for root in PATH_ROOTS):
         return True  # a folder, or a file without a suffix (a Makefile)
     if "/" in path and not _SUFFIX.search(path):
-        # ``app/queue_plan.plan_decisions`` or ``domain/queue_reports``: a module's path, then names in it.
+        # ``app/queue/plan.plan_decisions`` or ``domain/queue_reports``: a module's path, then names in it.
         head, _, names = path.partition(".")
         return any(_names_exist(root / head, [n for n in names.split(".") if n]) for root in PATH_ROOTS)
     candidates = [root / path for root in PATH_ROOTS]
@@ -90,9 +97,52 @@ def _commands() -> set[str]:
     return set(re.findall(r"^ {4}([a-z][a-z-]*) {2,}\S", listing, re.MULTILINE))
 
 
-def _policy_keys(model: type) -> set[str]:
-    fields = model.model_fields  # type: ignore[attr-defined]
-    return set(fields) | {field.alias for field in fields.values() if field.alias}
+def _options(parser: argparse.ArgumentParser) -> Iterator[tuple[str, set[str]]]:
+    """(subcommand, every option string of it and of its own subcommands) for each subcommand of the CLI."""
+
+    def flags(sub: argparse.ArgumentParser) -> set[str]:
+        found = {flag for action in sub._actions for flag in action.option_strings}
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                found |= {flag for child in action.choices.values() for flag in flags(child)}
+        return found
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            yield from ((name, flags(sub)) for name, sub in action.choices.items())
+
+
+def _below(annotation: Any) -> tuple[str, Any]:
+    """What a key of this type holds below it: ``("model", M)``, ``("mapping", value type)`` or ``("leaf", None)``."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) in (Union, types.UnionType):
+        shapes = [_below(arg) for arg in get_args(annotation) if arg is not type(None)]
+        return next((shape for shape in shapes if shape[0] != "leaf"), ("leaf", None))
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "model", annotation
+    if get_origin(annotation) is dict:
+        return "mapping", get_args(annotation)[1]
+    return "leaf", None
+
+
+def _policy_key_exists(cited: str) -> bool:
+    """``teams.<team>.share.priority``: each name a field (or its alias) of the model it is read in; a
+    mapping's key may be any name or placeholder; a plain value has no keys below it."""
+    shape: tuple[str, Any] = ("model", Policy)
+    for part in re.split(r"[: ]", cited, maxsplit=1)[0].split("."):
+        kind, below = shape
+        if kind == "model":
+            fields = below.model_fields
+            by_name = {field.alias or name: field for name, field in fields.items()} | fields
+            if part not in by_name:
+                return False
+            shape = _below(by_name[part].annotation)
+        elif kind == "mapping":
+            shape = _below(below)
+        else:
+            return False
+    return True
 
 
 #: A layout the governor writes (``events/YYYY/MM/DD/HH/``), not a path of the tree.
@@ -118,17 +168,23 @@ def test_every_cited_command_is_a_command_of_the_cli() -> None:
     assert not unknown, f"docs cite commands the CLI does not have: {sorted(unknown)}"
 
 
-def test_every_cited_policy_key_is_a_key_of_the_policy() -> None:
-    keys = {
-        "defaults": _policy_keys(Defaults),
-        "teams": _policy_keys(TeamPolicy),
-        "accounts": _policy_keys(AccountPolicy),
-    }
+def test_every_cited_option_is_an_option_of_its_command() -> None:
+    from governor_sim.cli import build_parser
+
+    options = dict(_options(build_parser()))
     unknown = {
         (doc, cited)
         for doc, cited in CITATIONS
-        if (m := _POLICY_KEY.match(cited)) and m[2] not in keys[m[1].split(".")[0]]
+        # An invocation, not an error message the command prints (``tuning-governor check: ...``).
+        if (m := _COMMAND.match(cited))
+        and not cited[m.end() :].startswith(":")
+        and set(_OPTION.findall(cited)) - options.get(m[1], set())
     }
+    assert not unknown, f"docs cite options their command does not have: {sorted(unknown)}"
+
+
+def test_every_cited_policy_key_is_a_key_of_the_policy() -> None:
+    unknown = {(doc, cited) for doc, cited in CITATIONS if _POLICY_KEY.match(cited) and not _policy_key_exists(cited)}
     assert not unknown, f"docs cite policy keys the policy does not have: {sorted(unknown)}"
 
 
@@ -137,4 +193,10 @@ def test_the_lookups_find_what_the_docs_cite() -> None:
     kinds = [_PATH, _DOTTED, _COMMAND, _POLICY_KEY]
     assert all(sum(1 for _, cited in CITATIONS if kind.match(cited)) >= 5 for kind in kinds)
     assert not _path_exists("app/no_such_module.py")
-    assert not _dotted_exists("tuning_governor.app.sweep.no_such_function")
+    assert not _dotted_exists("tuning_governor.app.sweep.run.no_such_function")
+    assert sum(1 for _, cited in CITATIONS if _COMMAND.match(cited) and _OPTION.search(cited)) >= 5
+    # A key is looked up at every level, through mappings (``<team>``) and nested models (``share``).
+    assert _policy_key_exists("teams.<team>.share.priority") and _policy_key_exists("defaults.grace_minutes.<rule>")
+    assert _policy_key_exists("large_batch.names.<hyperparameter>") and _policy_key_exists("accounts.<id>.mode")
+    for wrong in ("teams.<team>.share.priorty", "large_batch.no_such", "defaults.max_widgets", "mode.enforce"):
+        assert not _policy_key_exists(wrong), wrong

@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import load_event
 from tuning_governor.app.envelope import placed
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.place import Place, name_in_key, place_in_key
@@ -81,7 +81,7 @@ class _NoJobs:
 
 @pytest.mark.parametrize(("place", "key"), [(HOME, "j-1"), (MEMBER, "111111111111/eu-west-1/j-1")])
 def test_a_tag_change_is_looked_up_under_the_key_of_the_place_its_arn_names(place: Place, key: str) -> None:
-    from tuning_governor.app.tag_events import process_tag_event
+    from tuning_governor.app.events.tags import process_tag_event
 
     arn = f"arn:aws:sagemaker:{place.region}:{place.account}:hyper-parameter-tuning-job/J-1"
     event = load_event("tags/tag-change-on-resource") | {"resources": [arn]}
@@ -99,8 +99,8 @@ def test_a_tag_change_is_looked_up_under_the_key_of_the_place_its_arn_names(plac
 def test_the_queue_consumer_releases_a_member_jobs_reservation_in_its_own_ledger() -> None:
     from governor_sim.memory import MemoryStore
     from tests.contract.conftest import reservation
-    from tuning_governor.app.queue_admission import QueueServices
-    from tuning_governor.app.queue_consumer import process_queue_event
+    from tuning_governor.app.queue.admission import QueueServices
+    from tuning_governor.app.queue.consumer import process_queue_event
 
     settings = Settings.model_validate(
         {"TABLE_NAME": "governor", "AWS_REGION": HOME.region, "TOPIC_ARN": f"arn:aws:sns:us-east-1:{HOME.account}:t"}

@@ -8,8 +8,8 @@ from typing import Any, ClassVar, get_args
 
 import pytest
 
-from tuning_governor.app.queue_requeue import HOW
-from tuning_governor.app.queue_shares import PREEMPT_RULE
+from tuning_governor.app.queue.requeue import HOW
+from tuning_governor.app.queue.shares import PREEMPT_RULE
 from tuning_governor.governance import grace
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
 from tuning_governor.governance.rules import Rule, RuleRegistry, registry

@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import load_event
 from tuning_governor.app.envelope import parse_event
-from tuning_governor.app.tag_events import is_tag_event
+from tuning_governor.app.events.tags import is_tag_event
 from tuning_governor.models.tag_changes import TagApiCall, TagChangeEvent, TagChangeOnResource, tagged_resource
 
 

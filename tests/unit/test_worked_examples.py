@@ -1,8 +1,13 @@
-"""The worked example of docs/explanation/architecture.md ("Where a change goes"), applied and run: a new rule that
-reads trials and has a grace period is its declaration, its judgement and its test, and nothing else.
+"""The worked examples of docs/explanation/architecture.md ("Where a change goes"), applied and run: a new rule that
+reads trials and has a grace period is one module (its settings, its judgement, its declaration), its test
+and the policy reference page regenerated, and nothing else.
 
-The patch is applied to a copy of the layer package, and the copy's registry meta-test and the patch's
-own test run there, so the example cannot rot while the tree moves on."""
+A new report channel (Google Chat incoming webhooks) is its module, its registration line, its template
+parameter and its test: the tests that used to be edited by hand for each channel (the template's grants,
+the permissions boundary, the deploy guide's parameters) derive what they expect from the template.
+
+Each patch is applied to a copy of the tree, and its own tests and the checks it must pass run there, so
+the examples cannot rot while the tree moves on."""
 
 from __future__ import annotations
 
@@ -16,11 +21,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PATCH = ROOT / "docs" / "examples" / "new-rule-trial-cap.patch"
-TOUCHED = [
-    "layers/governor/tuning_governor/governance/rules/trial_cap.py",
-    "layers/governor/tuning_governor/policy/rules/trial_cap.py",
-    "tests/unit/test_rule_trial_cap.py",
-]
+CREATED = ["layers/governor/tuning_governor/policy/rules/trial_cap.py", "tests/unit/test_rule_trial_cap.py"]
+#: The one existing file it changes: the generated page, as ``python scripts/policy_docs.py --write`` left it.
+REGENERATED = "docs/reference/policy.md"
+TOUCHED = sorted([*CREATED, REGENERATED])
 #: The example's own test, and the checks every registered rule must pass.
 RUN_THERE = ["tests/unit/test_rule_trial_cap.py", "tests/unit/test_rules.py", "tests/unit/test_rule_specs.py"]
 
@@ -37,21 +41,39 @@ def patched(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "layers" / "governor", copy / "layers" / "governor", ignore=ignore)
     (copy / "tests" / "unit").mkdir(parents=True)
-    for name in ("tests/__init__.py", "tests/builders.py", "tests/unit/__init__.py", *RUN_THERE[1:], "pyproject.toml"):
+    (copy / "docs" / "reference").mkdir(parents=True)
+    (copy / "scripts").mkdir()
+    copied = ("tests/__init__.py", "tests/builders.py", "tests/unit/__init__.py", *RUN_THERE[1:], "pyproject.toml")
+    for name in (*copied, REGENERATED, "scripts/docblocks.py", "scripts/policy_docs.py"):
         shutil.copyfile(ROOT / name, copy / name)
     applied = _git("apply", "--whitespace=error", str(PATCH), cwd=copy)
     assert applied.returncode == 0, applied.stderr
     return copy
 
 
-def test_the_example_touches_three_files_each_new_and_within_the_size_limits() -> None:
+def test_the_example_touches_three_files_two_new_and_the_generated_page() -> None:
     listed = _git("apply", "--numstat", "--summary", str(PATCH), cwd=ROOT)
     assert listed.returncode == 0, listed.stderr
     rows = [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
     assert sorted(path for _, _, path in rows) == TOUCHED
-    # Only new modules: no list of rules, no shared policy model, no client check is edited.
-    assert all(f"create mode 100644 {path}" in listed.stdout for path in TOUCHED)
-    assert all(int(added) <= 400 and removed == "0" for added, removed, _ in rows)
+    # New modules, and the page: no list of rules, no shared policy model, no governance module, no client check.
+    assert all(f"create mode 100644 {path}" in listed.stdout for path in CREATED)
+    assert all(int(added) <= 400 for added, _, _ in rows)
+    assert all(removed == "0" for _, removed, path in rows if path != REGENERATED)
+
+
+def test_the_regenerated_page_is_what_its_generator_renders_for_the_patched_tree(patched: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "scripts/policy_docs.py", "--check"],
+        cwd=patched,
+        env=os.environ | {"PYTHONPATH": str(patched / "layers" / "governor")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "| `defaults.max_trials_per_job` |" in (patched / REGENERATED).read_text(encoding="utf-8")
 
 
 def test_the_example_applies_and_its_tests_and_the_registry_checks_pass(patched: Path) -> None:
@@ -80,7 +102,7 @@ def test_the_example_applies_and_its_tests_and_the_registry_checks_pass(patched:
 def test_the_example_is_lint_clean(patched: Path) -> None:
     for command in (["check"], ["format", "--check"]):
         run = subprocess.run(  # noqa: S603 - this interpreter's ruff, on the example's files
-            [sys.executable, "-m", "ruff", *command, *TOUCHED],
+            [sys.executable, "-m", "ruff", *command, *CREATED],
             cwd=patched,
             capture_output=True,
             text=True,
@@ -88,3 +110,70 @@ def test_the_example_is_lint_clean(patched: Path) -> None:
             check=False,
         )
         assert run.returncode == 0, run.stdout + run.stderr
+
+
+# -- a new report channel -------------------------------------------------------------------------------
+CHANNEL_PATCH = ROOT / "docs" / "examples" / "new-channel-googlechat.patch"
+CHANNEL_CREATED = [
+    "layers/governor/tuning_governor/adapters/channels/googlechat.py",
+    "tests/integration/test_googlechat_channel.py",
+]
+#: Its registration and its template parameter: the only existing files a channel edits.
+CHANNEL_EDITED = ["layers/governor/tuning_governor/domain/channels.py", "template.yaml"]
+#: The patch's own test, and the tests whose expectations a channel used to edit by hand (the template's
+#: grants, the permissions boundary, the deploy guide's parameters, the Teams test's list of kinds).
+CHANNEL_RUN_THERE = [
+    "tests/integration/test_googlechat_channel.py",
+    "tests/integration/test_teams_channel.py",
+    "tests/template/test_translated.py",
+    "tests/template/test_permissions_boundary.py",
+    "tests/template/test_deployer_docs.py",
+]
+
+
+def test_the_channel_example_touches_four_files_its_module_registration_parameter_and_test() -> None:
+    listed = _git("apply", "--check", "--numstat", "--summary", str(CHANNEL_PATCH), cwd=ROOT)
+    assert listed.returncode == 0, listed.stderr  # it applies to the tree as it is
+    rows = [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
+    assert sorted(path for _, _, path in rows) == sorted([*CHANNEL_CREATED, *CHANNEL_EDITED])
+    assert all(f"create mode 100644 {path}" in listed.stdout for path in CHANNEL_CREATED)
+    registration = next(row for row in rows if row[2] == CHANNEL_EDITED[0])
+    assert registration[:2] == ["1", "0"], "the registration is one added line"
+
+
+@pytest.fixture(scope="module")
+def channel_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the tree with the channel example applied."""
+    copy = tmp_path_factory.mktemp("channel")
+    # The tree's own files (tracked, or new and not ignored): no caches, builds or virtualenvs.
+    listed = _git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=ROOT)
+    assert listed.returncode == 0, listed.stderr
+    for name in filter(None, listed.stdout.split("\0")):
+        if (ROOT / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ROOT / name, copy / name)
+    applied = _git("apply", "--whitespace=error", str(CHANNEL_PATCH), cwd=copy)
+    assert applied.returncode == 0, applied.stderr
+    return copy
+
+
+def test_the_channel_example_applies_and_its_test_and_the_derived_template_checks_pass(channel_tree: Path) -> None:
+    paths = [str(channel_tree / p) for p in ("layers/governor", "client", ".")]
+    run = subprocess.run(  # noqa: S603 - this interpreter, the copy's own tests
+        [sys.executable, "-m", "pytest", *CHANNEL_RUN_THERE, "-q", "-rA", "-p", "no:cacheprovider", "-p", "no:xdist"],
+        cwd=channel_tree,
+        env=os.environ | {"PYTHONPATH": os.pathsep.join(paths)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    passed = {line.split("::")[-1] for line in run.stdout.splitlines() if line.startswith("PASSED ")}
+    assert {
+        "test_a_team_report_reaches_its_chat_space_once_however_often_it_is_delivered",
+        "test_the_boundary_takes_the_stacks_parameters_as_the_stack_spells_them",
+        "test_the_readme_parameter_table_lists_every_parameter_of_the_template",
+    } <= passed
+    # The copy's template really has the channel's grant (the derived checks saw a third webhook channel).
+    assert '"googlechat": "${GoogleChatWebhookSecretArn}"' in (channel_tree / "template.yaml").read_text()

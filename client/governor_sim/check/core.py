@@ -121,7 +121,7 @@ def _judged(  # noqa: PLR0913 - check_request's sources, passed on
     from governor_sim.check.cost import estimate  # noqa: PLC0415
     from governor_sim.check.lint import cost_findings, request_findings  # noqa: PLC0415
     from governor_sim.check.verdict import decision_findings, queue_verdict, verdict  # noqa: PLC0415
-    from tuning_governor.app.preflight import preflight  # noqa: PLC0415
+    from tuning_governor.app.checks.preflight import preflight  # noqa: PLC0415
     from tuning_governor.domain.pricing import bundled_catalog  # noqa: PLC0415
     from tuning_governor.policy import Policy  # noqa: PLC0415
 

@@ -1,5 +1,5 @@
 """``check --submit``: the verdict of the governor's submission queue on the request, by the same
-scheduling step the admission loop runs (``tuning_governor.app.queue_plan``): created now, queued (its
+scheduling step the admission loop runs (``tuning_governor.app.queue.plan``): created now, queued (its
 position and what it waits behind), or refused because it can never fit (with the reason).
 
 The request joins the waiting requests (offline: none; with ``--table``: the deployed queue's) as the
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from tuning_governor.app.queue_plan import account_limits, plan_decisions, queue_types
-from tuning_governor.app.queue_requests import demand_of, queue_terms
+from tuning_governor.app.queue.plan import account_limits, plan_decisions, queue_types
+from tuning_governor.app.queue.requests import demand_of, queue_terms
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.queue_schedule import QueueDecision
 from tuning_governor.models.queue import QueuedRequest

@@ -1,4 +1,4 @@
-"""The governor's verdict on the request now, from its arrival rules (``tuning_governor.app.preflight``).
+"""The governor's verdict on the request now, from its arrival rules (``tuning_governor.app.checks.preflight``).
 
 Two paths: a request created directly (CreateHyperParameterTuningJob) is admitted or stopped on
 arrival by the first breach; a request submitted to the governor's queue (``check --submit``: a
@@ -15,7 +15,7 @@ from typing import Any
 from governor_sim.check.queue_view import QueuePlacement, SubmissionQueue
 from governor_sim.check.result import Admission
 from governor_sim.validate.findings import Finding
-from tuning_governor.app.preflight import Preflight
+from tuning_governor.app.checks.preflight import Preflight
 from tuning_governor.models.decisions import Decision
 
 

@@ -25,9 +25,17 @@ def copied(value: Any) -> Any:
     """A copy of a stored value the caller may change (containers are exactly dict, list and set)."""
     kind = type(value)
     if kind is dict:
-        return {k: copied(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
+        out = value.copy()  # a shallow copy in C, then only the nested containers are copied again
+        for k, v in out.items():
+            if type(v) in _CONTAINERS:
+                out[k] = copied(v)
+        return out
     if kind is list:
-        return [copied(v) if type(v) in _CONTAINERS else v for v in value]
+        items = value.copy()
+        for i, v in enumerate(items):
+            if type(v) in _CONTAINERS:
+                items[i] = copied(v)
+        return items
     if kind is set:
         return set(value)
     return value

@@ -18,7 +18,7 @@ handlers in-process: the service functions the Lambda handlers call (``process_t
   are unknown in a replay, the policy's ``quotas`` are the limits;
 * notifiers that record reports on channels ``sns`` and ``slack`` and send nothing.
 
-Between the events, the scheduled sweep (:func:`tuning_governor.app.sweep.run_sweep`) runs with the same
+Between the events, the scheduled sweep (:func:`tuning_governor.app.sweep.run.run_sweep`) runs with the same
 services every ``--sweep-every`` of the events' time (default: template.yaml's ``SweepSchedule``,
 5 minutes), its clock at its own time, as the deployed governor would run it.
 

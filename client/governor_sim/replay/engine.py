@@ -26,11 +26,11 @@ from governor_sim.replay.results import JobOutcome, Recorded, RecordingNotifier,
 from governor_sim.replay.sagemaker import EventSourcedSageMaker
 from governor_sim.replay.schedule import utc_text
 from governor_sim.schedule import Schedule
-from tuning_governor.app.budget_check import run_budget_check
-from tuning_governor.app.sweep import run_sweep
-from tuning_governor.app.training_events import process_training_event
-from tuning_governor.app.tuning_events import process_tuning_event
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.checks.budget import run_budget_check
+from tuning_governor.app.events.training import process_training_event
+from tuning_governor.app.events.tuning import process_tuning_event
+from tuning_governor.app.services import Services
+from tuning_governor.app.sweep.run import run_sweep
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.models.events import TuningJobStateChange
 from tuning_governor.observability import logger, metrics

@@ -2,7 +2,7 @@
 
 AWS's documented tuning-job event carries no ``HyperParameterTuningJobConfig`` (MaxParallel, the objective)
 and may carry no ``Tags``; the deployed governor completes it with DescribeHyperParameterTuningJob and
-ListTags (``tuning_governor.app.tuning_events.complete_arrival_facts``). A replay answers those calls
+ListTags (``tuning_governor.app.events.tuning.complete_arrival_facts``). A replay answers those calls
 from, in order:
 
 1. the job's latest event, when it carries the fact;

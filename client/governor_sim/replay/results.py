@@ -28,7 +28,7 @@ from governor_sim.replay.model import (
     stopped_job_savings,
 )
 from governor_sim.replay.sagemaker import EventSourcedSageMaker
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.domain.cost import MICRO
 from tuning_governor.domain.reports import Report
 from tuning_governor.domain.summary import summarise

@@ -24,7 +24,7 @@ from governor_sim.replay.sagemaker import EventSourcedSageMaker
 from governor_sim.replay.schedule import DEFAULT_SWEEP_EVERY
 from governor_sim.replay.sources import open_events, open_file
 from tuning_governor.adapters.dynamodb import GovernorStore
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 from tuning_governor.policy import Policy
 from tuning_governor.ports import Store
@@ -91,7 +91,7 @@ def replay_lines(  # noqa: PLR0913 - keyword-only options of the library call, o
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
     Lines are numbered from 1; blank lines are skipped (not counted). A line that is not a valid event
-    is reported in ``rejected_events`` and the run goes on. The sweep (``tuning_governor.app.sweep.run_sweep``)
+    is reported in ``rejected_events`` and the run goes on. The sweep (``tuning_governor.app.sweep.run.run_sweep``)
     runs every ``sweep_every`` of the events' time, with the clock at its own time, interleaved with the
     events (see ``governor_sim.replay.engine.Replay``); None runs none. Runs inside its own ``moto.mock_aws()``
     (nesting inside another is fine: its table has a unique name and is deleted afterwards); ``region``

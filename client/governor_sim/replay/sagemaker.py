@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from governor_sim.replay.facts import FactGaps, KnownFacts, Missing, has_configuration, has_instances
-from tuning_governor.app.trial_records import OBJECTIVE_HYPERPARAMETER
+from tuning_governor.domain.trial_record import OBJECTIVE_HYPERPARAMETER
 from tuning_governor.errors import JobNotFound
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL

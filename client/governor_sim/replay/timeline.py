@@ -25,7 +25,7 @@ from governor_sim.replay.model import ReplayResult, stopped_job_savings
 from governor_sim.replay.sagemaker import EventSourcedSageMaker
 from governor_sim.report import JobView, applied_limits, collect
 from tuning_governor.app.queries import team_month
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.domain.pricing import PriceCatalog
 
 STOP_ACTIONS = frozenset({"stopped", "would-stop"})

@@ -34,6 +34,7 @@ from governor_sim.runner import deliver_event
 from governor_sim.schedule import DEFAULT_SWEEP_EVERY, Schedule, invoke_budget_check, invoke_sweep
 
 from .logs import open_log, write_delivery_line, write_event_line
+from .places import sagemaker_of
 from .queue import SimulatedQueue
 from .quiet import DISCARD, quiet_handlers
 from .results import DeliveryOutcome, Progress, ScheduledRun, SimulationResult
@@ -315,7 +316,7 @@ class Simulation:
     @staticmethod
     def _perform(action: ScenarioAction, env: OfflineEnvironment) -> None:
         if isinstance(action, CreateTuningJob):
-            env.sagemaker.create_hyper_parameter_tuning_job(**action.request)
+            sagemaker_of(env, action.account, action.region).create_hyper_parameter_tuning_job(**action.request)
         elif isinstance(action, TagTuningJob):
             arn = env.sagemaker.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=action.job)[
                 "HyperParameterTuningJobArn"

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from governor_sim.submissions import StaticPrincipals
 from tuning_governor.adapters.submissions import SageMakerLauncher
-from tuning_governor.app.queue_admission import QueueServices, submit
-from tuning_governor.app.queue_consumer import admit_after_release, process_queue_event
-from tuning_governor.app.queue_requests import Submission
+from tuning_governor.app.queue.admission import QueueServices, submit
+from tuning_governor.app.queue.consumer import admit_after_release, process_queue_event
+from tuning_governor.app.queue.requests import Submission
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.observability import logger
 

@@ -15,6 +15,10 @@ class CreateTuningJob:
 
     at_s: float
     request: Mapping[str, Any]
+    account: str | None = None
+    """The account it is created in (None: the simulation's own); its events carry it (``simulation.places``)."""
+    region: str | None = None
+    """The region it is created in (None: the simulation's own)."""
 
     @property
     def name(self) -> str:

@@ -3,6 +3,8 @@
     tuning-governor validate policy.yaml                     # offline: schema + semantic checks
     tuning-governor validate policy.yaml --format json       # for CI pipelines (docs/validate-result.schema.json)
     tuning-governor validate policy.yaml --account --region eu-west-1   # also compare quotas with Service Quotas
+    tuning-governor validate policy.yaml --members --hub-bus-arn ARN   # each accounts.<id>: role, calls, rules
+    tuning-governor validate policy.yaml --account 111111111111        # one member (validate.members)
     tuning-governor validate policy.yaml --slack-secret-prefix tuning-governor/teams/ --team-topic-prefix tg-team-
 
 Exit status: 0 the policy is good (notes only), 1 it is valid but has warnings, 2 it is broken (the

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from governor_sim.cli_defaults import DEFAULT_REGION
 from governor_sim.progress import progress_bar
+from governor_sim.validate.member_options import account_id as _account_id
+from governor_sim.validate.member_options import add_member_arguments, member_check
 
 if TYPE_CHECKING:
     from governor_sim.validate.findings import AccountQuota
@@ -27,9 +29,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--account",
-        action="store_true",
-        help="also compare quotas and team limits with the account's SageMaker Service Quotas (AWS credentials)",
+        nargs="?",
+        const=True,
+        default=None,
+        type=_account_id,
+        metavar="ID",
+        help=(
+            "also compare quotas and team limits with the account's SageMaker Service Quotas (AWS credentials);"
+            " with a member's ID: check that member's role and forwarding rule instead (see --members)"
+        ),
     )
+    add_member_arguments(parser)
     parser.add_argument(
         "--slack-secret-prefix",
         default=os.environ.get("SLACK_SECRET_PREFIX"),
@@ -62,14 +72,15 @@ def run_command(args: argparse.Namespace) -> int:
     from governor_sim.validate.findings import render_text  # noqa: PLC0415 - once it runs (a usage error is argparse's)
     from governor_sim.validate.validation import CheckOptions, validate_text  # noqa: PLC0415
 
-    account_quota = _live_account_quota(args.region) if args.account else None
+    account_quota = _live_account_quota(args.region) if args.account is True else None
     options = CheckOptions(
         region=args.region,
         account_quota=account_quota,
         slack_secret_prefix=args.slack_secret_prefix,
         team_topic_prefix=args.team_topic_prefix,
+        members=member_check(args),
     )
-    with progress_bar(f"reading Service Quotas in {args.region}") if args.account else contextlib.nullcontext():
+    with progress_bar(f"reading Service Quotas in {args.region}") if args.account is True else contextlib.nullcontext():
         result = validate_text(text, source, options)
     if args.format == "json":
         print(result.model_dump_json(indent=2))

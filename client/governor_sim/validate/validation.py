@@ -3,6 +3,7 @@ the policy and, when asked, on what it is compared with (the account's quotas, t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,8 @@ class CheckOptions:
     catalog: PriceCatalog | None = None
     slack_secret_prefix: str | None = None
     team_topic_prefix: str | None = None
+    members: Callable[[Policy], list[Finding]] | None = None
+    """``validate --account ID`` / ``--members``: the member checks (``validate.members``), or None."""
 
 
 def check_policy(policy: Policy, options: CheckOptions | None = None) -> list[Finding]:
@@ -47,6 +50,7 @@ def check_policy(policy: Policy, options: CheckOptions | None = None) -> list[Fi
         *policy_findings(policy, prices, options.region),
         *account_quota_findings(policy, options.account_quota),
         *team_channel_findings(policy, options.region, options.slack_secret_prefix, options.team_topic_prefix),
+        *(options.members(policy) if options.members is not None else []),
     ]
 
 

@@ -67,7 +67,7 @@ class Settings(BaseModel):
     member_role_name: str = Field(default="", validation_alias="GOVERNOR_MEMBER_ROLE")
     """The member stacks' role name prefix (``<name>-<region>``, ``adapters.assumed_roles``; empty: none)."""
     sweep_parallel_places: int = Field(default=4, ge=1, le=32, validation_alias="SWEEP_PARALLEL_PLACES")
-    """How many member places (account x region) one sweep walks at once (``app.sweep_places``)."""
+    """How many member places (account x region) one sweep walks at once (``app.sweep.places``)."""
     sweep_reserve_seconds: int = Field(default=60, ge=0, validation_alias="SWEEP_RESERVE_SECONDS")
     """A member place is begun only while more than this much of the sweep's Lambda time is left; the
     rest are carried to the next sweep (stalest first) and counted as ``SweepPlacesDeferred``."""

@@ -38,7 +38,7 @@ from governor_sim.amt.tuning_job import SimTuningJob
 from governor_sim.delivery import DeliveryFaults
 from governor_sim.schedule import DEFAULT_SWEEP_EVERY
 from governor_sim.simulation import Simulation
-from tuning_governor.app.tag_events import is_tag_event
+from tuning_governor.app.events.tags import is_tag_event
 from tuning_governor.domain.resume import resume_name
 from tuning_governor.policy import parse_policy
 

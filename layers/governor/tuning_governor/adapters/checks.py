@@ -6,7 +6,7 @@ the job spends per hour and how much budget is left, so it asks for one more jud
 crossing: a one-time EventBridge Scheduler schedule (``at(...)``, deleted after it fires) that invokes
 the budget-check function with ``{"budget_check": {"job": name, "at": <the second>}}``. Scheduler's
 precision is the minute (it runs a schedule at any second of the minute given), so the schedule names
-the minute before and the check waits for its second (``app.budget_check``). One schedule per job (its name is
+the minute before and the check waits for its second (``app.checks.budget``). One schedule per job (its name is
 derived from the job's), so a later estimate replaces the earlier one.
 
 ``CheckScheduler`` (``tuning_governor.ports.checks``) is the port; ``SchedulerChecks`` the EventBridge Scheduler adapter; ``PendingChecks``

@@ -11,8 +11,8 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.adapters.store.keys import job_partition
+from tuning_governor.app.services import Services
 from tuning_governor.app.stop_latencies import learn_stop_latency
-from tuning_governor.app.wiring import Services
 from tuning_governor.breakdowns import team_spent
 from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.domain.reports import corrected_report, summary_report

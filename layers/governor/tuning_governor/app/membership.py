@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.breakdowns import event_not_governed
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.policy import Policy

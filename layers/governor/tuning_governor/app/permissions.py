@@ -92,7 +92,7 @@ _ALL_STORE = ("read", "query", "put", "update", "delete", "check")
 FUNCTIONS: dict[str, FunctionNeeds] = {
     "TuningEventsFunction": FunctionNeeds(
         # list_tags: an arrival whose event carries no Tags is judged on ListTags; a tag change on a job
-        # (app.tag_events, routed here) re-reads its tags. describe_training_job:
+        # (app.events.tags, routed here) re-reads its tags. describe_training_job:
         # the finaliser records trials listed as finished whose own event has not come (or was lost).
         # list_tuning_jobs: an admission about to stop a job first releases jobs SageMaker no longer runs.
         sagemaker=(

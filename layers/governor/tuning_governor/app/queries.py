@@ -13,7 +13,7 @@ from tuning_governor.governance.team_months import team_month_spend
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from tuning_governor.app.wiring import Services
+    from tuning_governor.app.services import Services
     from tuning_governor.domain.pricing import PriceCatalog
     from tuning_governor.governance.facts import TeamMonthFacts
 

@@ -7,7 +7,7 @@ before the next sweep. So, for each job whose trial step found such trials, the 
 budget rules that schedule checks (the job budget, the team month) would say if those trials started
 billing now: the earliest their crossing could come. Where that is within the check horizon (the team
 month: before the next sweep), one one-time check is asked for then (``governance.checks``), unless the
-job already has an earlier one pending. The check (``app.budget_check``) re-reads the job's trials from
+job already has an earlier one pending. The check (``app.checks.budget``) re-reads the job's trials from
 SageMaker before it judges, so it judges on their real TrainingStartTimes, and asks for the next check at
 the crossing they really give; one that finds trials still Starting asks again the same way, no sooner than
 ``RECHECK_GAP`` (at most one check per 10 s while a trial starts: one Describe, one listing page each).
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.domain import spend
 from tuning_governor.domain.job import job_state
 from tuning_governor.domain.pricing import PriceCatalog

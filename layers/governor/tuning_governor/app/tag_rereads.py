@@ -1,4 +1,4 @@
-"""The tuning jobs' tags as they are now, re-read with one ListTags: for a tag event (``app.tag_events``)
+"""The tuning jobs' tags as they are now, re-read with one ListTags: for a tag event (``app.events.tags``)
 and by the sweep's step for the jobs a lost tag event would matter to (docs/reference/policy.md, "Tags as they
 are now"). Apart from the tag event's use case so the sweep loads neither the tag models nor the
 tuning-events use case."""
@@ -11,7 +11,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.domain.job import JobState, time_of
 from tuning_governor.models.place import place_in_key
 from tuning_governor.observability import logger, metrics

@@ -1,148 +1,65 @@
-"""The composition root: the adapters a handler runs with (``default_services`` in Lambda; tests
-and the simulator build ``Services`` with fakes or moto-backed adapters)."""
+"""The composition root: the only module that wires adapters to ports. One builder per handler's
+services, each made on first use and reused while the execution environment lives:
+
+- ``default_services``: the tuning-events and training-events handlers, the sweep, the budget check,
+  and the governance half of the queue consumer (``app.services.Services``);
+- ``default_queue_services``: the queue consumer's submission path (``app.queue.admission.QueueServices``);
+- ``default_refresh_services``: the daily price refresh (``app.prices.RefreshServices``).
+
+Each builder imports the adapters it wires and its use case's bundle where it builds them, so a
+handler loads only its own (the price refresh none of the event path's channels, policy or SageMaker)
+and importing this root loads no use case. Tests and the simulator build the bundles with fakes or
+moto-backed adapters instead."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parameters import SSMProvider
 from botocore.config import Config
 
-from tuning_governor.adapters.channels import ChannelClients, ChannelNotifiers, default_notifiers
-from tuning_governor.adapters.checks import SchedulerChecks
 from tuning_governor.adapters.clients import deferred
 from tuning_governor.adapters.dynamodb import GovernorStore
-from tuning_governor.adapters.quotas import QuotaGateway
-from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.adapters.sessions import default_clients, home_clients
-from tuning_governor.adapters.submissions import SageMakerLauncher, SecretNameKey
-from tuning_governor.app.stored_prices import StoredPrices
-from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
-from tuning_governor.domain.reports import Report
-from tuning_governor.models.place import Place, ledger_pk
 from tuning_governor.observability import logger, metrics
-from tuning_governor.policy import Policy, PolicySource, policy_source
-from tuning_governor.policy.routing import ChannelGrants, routing_warnings, team_channels
-from tuning_governor.ports import CheckScheduler, Notifier, SageMaker, Store
-from tuning_governor.ports.sessions import CannotAssume
-from tuning_governor.ports.submissions import StoppedJobs
 from tuning_governor.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from tuning_governor.adapters.channels import ChannelClients, ChannelNotifiers
+    from tuning_governor.adapters.checks import SchedulerChecks
+    from tuning_governor.adapters.quotas import QuotaGateway
+    from tuning_governor.app.prices import RefreshServices
+    from tuning_governor.app.queue.admission import QueueServices
+    from tuning_governor.app.services import Services
+    from tuning_governor.models.place import Place
+    from tuning_governor.policy import Policy, PolicySource
+    from tuning_governor.policy.routing import ChannelGrants
+    from tuning_governor.ports import Notifier, SageMaker
+
+#: Standard retry mode backs off on throttling before an error reaches the governor.
+RETRYING = Config(retries={"mode": "standard", "max_attempts": 5})
 
 
 def _utcnow() -> datetime:
     return datetime.now(tz=UTC)
 
 
-def _default_policy() -> Policy:
-    return Policy()
-
-
-@dataclass
-class Services:
-    """Everything a handler needs, injected: tests pass moto-backed or fake adapters."""
-
-    settings: Settings
-    sagemaker: SageMaker
-    store: Store
-    """The governor's table (the port; DynamoDB in Lambda, in memory offline)."""
-    notifiers: list[Notifier] = field(default_factory=list)
-    catalog: PriceCatalog = field(default_factory=bundled_catalog)
-    clock: Callable[[], datetime] = _utcnow
-    policy: Callable[[], Policy] = _default_policy
-    """The governance policy in force (cached by its loader; called once per event)."""
-    quotas: QuotaGateway | None = None
-    stored_prices: StoredPrices | None = None
-    """The refreshed catalogs in DynamoDB (None: trials are priced from ``catalog`` and the policy only)."""
-    checks: CheckScheduler | None = None
-    """Where one-time budget checks are scheduled (None: budgets are judged on events and sweeps only)."""
-    team_notifiers: ChannelNotifiers | None = None
-    """The teams' own channels (None: every report goes to ``notifiers`` only)."""
-    grants: ChannelGrants = field(default_factory=ChannelGrants)
-    """Which team secrets and topics the stack may use (see ``tuning_governor.policy.routing``)."""
-    stopped_jobs: StoppedJobs | None = None
-    queue_name_key: Callable[[], str] = str
-    """The stack's secret name key for the jobs it queues again (read on first use; "" offline)."""
-    """Reads a job the governor stopped to make room, to queue it again when its Stopped event reached
-    no queue consumer (``app.queue_requeue``; None: only the consumer requeues)."""
-    sagemaker_at: Callable[[Place], SageMaker] | None = None
-    """SageMaker in another account or region (None: only the home place's jobs can be acted on)."""
-    quotas_at: Callable[[Place], QuotaGateway] | None = None
-    """Service Quotas in another account or region (None: only the policy's quotas apply there)."""
-    place: Place | None = None
-    """Where ``sagemaker``, ``quotas`` and the store's capacity ledger act (None: the home place)."""
-
-    @property
-    def home(self) -> Place | None:
-        """The stack's own account and region (None while its account is not known)."""
-        return home_place(self.settings)
-
-    def sagemaker_for(self, place: Place | None) -> SageMaker:
-        """SageMaker where a job runs: ``sagemaker`` for the home place (None), else the place's own;
-        a place the stack has no way into is refused (``CannotAssume``), never acted on at home."""
-        wanted = None if place == self.home else place
-        if wanted == self.place:
-            return self.sagemaker
-        if wanted is None:
-            raise ValueError("a place's services do not act in the home place")
-        if self.sagemaker_at is None:
-            raise CannotAssume(wanted, "this deployment acts in its own account and region only")
-        return self.sagemaker_at(wanted)
-
-    def at(self, place: Place | None) -> Services:
-        """These services for a job in ``place``: its SageMaker, its Service Quotas and its capacity
-        ledger (``models.place.ledger_pk``); the same table, channels and policy. Home: these."""
-        wanted = None if place == self.home else place
-        if wanted == self.place:
-            return self
-        if self.place is not None:
-            raise ValueError("a place's services are made from the home place's")
-        assert wanted is not None
-        return replace(
-            self,
-            place=wanted,
-            sagemaker=self.sagemaker_for(wanted),
-            quotas=self.quotas_at(wanted) if self.quotas_at is not None else None,
-            store=self.store.ledger_at(ledger_pk(wanted, None)),
-        )
-
-    def notifiers_for(self, report: Report, policy: Policy) -> list[Notifier]:
-        """Every channel ``report`` goes to: the default ones (always), then its team's own, if the
-        policy names them and the stack grants them (``routing.team_channels``)."""
-        if self.team_notifiers is None:
-            return list(self.notifiers)
-        channels = team_channels(report, policy, self.grants)
-        team = [self.team_notifiers.notifier(c.kind, c.target, c.channel) for c in channels]
-        return [*self.notifiers, *team]
-
-    def price_catalog(self, policy: Policy) -> PriceCatalog:
-        """The prices in force, first found wins: the refreshed catalog in DynamoDB, then ``catalog`` (the
-        bundled one), then the policy's per-region and all-region ``prices``; see domain.pricing."""
-        catalog = self.catalog
-        stored = self.stored_prices.catalog() if self.stored_prices is not None else None
-        if stored is not None:
-            catalog = stored.over(catalog)
-        return catalog.with_policy_prices(policy.price_overrides(), policy.regional_prices())
-
-
-def home_place(settings: Settings) -> Place | None:
-    """The stack's own place: its account (from the reports topic's ARN) and its region."""
-    return Place(settings.account_id, settings.region) if settings.account_id else None
-
-
 @cache
 def place_sagemaker(place: Place) -> SageMaker:
     """SageMaker in ``place``, on the client factory's credentials for it (made once per place)."""
+    from tuning_governor.adapters.sagemaker import SageMakerGateway  # noqa: PLC0415 - the event path's
+
     return SageMakerGateway(default_clients().for_place(place).sagemaker, place=place)
 
 
 @cache
 def place_quotas(place: Place) -> QuotaGateway:
     """Service Quotas in ``place`` (made once per place; read on first use, cached as at home)."""
+    from tuning_governor.adapters.quotas import QuotaGateway  # noqa: PLC0415 - the event path's
+
     ttl = timedelta(seconds=get_settings().quota_cache_seconds)
     return QuotaGateway(deferred(lambda: default_clients().for_place(place).service_quotas), clock=_utcnow, ttl=ttl)
 
@@ -153,6 +70,8 @@ def policy_loader(source: PolicySource, grants: ChannelGrants | None = None) -> 
     With ``grants``, each new policy text's team channels the stack does not grant are logged once as a
     warning (``routing_warnings``): those channels are not used, the team's reports go to the default ones.
     """
+    from tuning_governor.policy.routing import routing_warnings  # noqa: PLC0415 - the event path's
+
     warned: set[str] = set()
 
     def current() -> Policy:
@@ -178,6 +97,8 @@ def policy_loader(source: PolicySource, grants: ChannelGrants | None = None) -> 
 
 def channel_grants(settings: Settings) -> ChannelGrants:
     """The team channels the deployment grants (its prefixes), in its own account and region."""
+    from tuning_governor.policy.routing import ChannelGrants  # noqa: PLC0415 - the event path's
+
     return ChannelGrants(
         slack_secret_prefix=settings.slack_secret_prefix,
         topic_prefix=settings.team_topic_prefix,
@@ -189,6 +110,8 @@ def channel_grants(settings: Settings) -> ChannelGrants:
 def channel_clients(settings: Settings, sns: Any, retrying: Config) -> ChannelClients:
     """The clients every channel is built with, each made on first use (the SNS client shared with the
     default topic)."""
+    from tuning_governor.adapters.channels import ChannelClients  # noqa: PLC0415 - the event path's
+
     return ChannelClients(
         sns_client=lambda: sns if sns is not None else home_clients().client("sns", config=retrying),
         # Made when a webhook is first posted to: a cold start does not pay for it.
@@ -200,6 +123,8 @@ def channel_clients(settings: Settings, sns: Any, retrying: Config) -> ChannelCl
 def _default_notifiers(settings: Settings, clients: ChannelClients) -> list[Notifier]:
     """The default channels: the SNS topic, the Slack webhook and any other webhook channel the stack
     configures (``CHANNEL_SECRETS``)."""
+    from tuning_governor.adapters.channels import default_notifiers  # noqa: PLC0415 - the event path's
+
     targets = {**settings.channel_secrets, "sns": settings.topic_arn, "slack": settings.slack_secret_arn}
     return default_notifiers(targets, clients)
 
@@ -208,6 +133,8 @@ def _team_notifiers(grants: ChannelGrants, clients: ChannelClients) -> ChannelNo
     """The teams' own channels, when the stack grants any."""
     if not (grants.slack_secret_prefix or grants.topic_prefix):
         return None
+    from tuning_governor.adapters.channels import ChannelNotifiers  # noqa: PLC0415 - the event path's
+
     return ChannelNotifiers(clients)
 
 
@@ -216,6 +143,8 @@ def _name_key(settings: Settings, retrying: Config) -> Callable[[], str]:
     secret = settings.queue_name_key_secret_arn
     if not secret:
         return str
+    from tuning_governor.adapters.submissions import SecretNameKey  # noqa: PLC0415 - the event path's
+
     return cache(lambda: SecretNameKey(home_clients().client("secretsmanager", config=retrying), secret).read())
 
 
@@ -223,6 +152,8 @@ def _checks(settings: Settings, retrying: Config) -> SchedulerChecks | None:
     """One-time budget checks through EventBridge Scheduler, when the stack wires a target for them."""
     if not (settings.budget_check_target_arn and settings.budget_check_role_arn):
         return None
+    from tuning_governor.adapters.checks import SchedulerChecks  # noqa: PLC0415 - the event path's
+
     return SchedulerChecks(
         lambda: home_clients().client("scheduler", config=retrying),
         group=settings.budget_check_group,
@@ -231,15 +162,12 @@ def _checks(settings: Settings, retrying: Config) -> SchedulerChecks | None:
     )
 
 
-@cache
-def default_services() -> Services:
-    """Adapters for Lambda, built on first use and reused while the execution environment lives."""
-    settings = get_settings()
-    # Standard retry mode backs off on throttling before an error reaches the governor.
-    retrying = Config(retries={"mode": "standard", "max_attempts": 5})
-    sns = deferred(lambda: home_clients().client("sns", config=retrying)) if settings.topic_arn else None
-    clients = channel_clients(settings, sns, retrying)
-    notifiers = _default_notifiers(settings, clients)
+def _policy(settings: Settings, retrying: Config, grants: ChannelGrants) -> Callable[[], Policy]:
+    """The policy in force: the stack's SSM parameter (or file), read through its loader."""
+    from aws_lambda_powertools.utilities.parameters import SSMProvider  # noqa: PLC0415 - the event path's
+
+    from tuning_governor.policy import policy_source  # noqa: PLC0415 - the event path's
+
     ssm = SSMProvider(boto3_client=home_clients().client("ssm", config=retrying)) if settings.policy_parameter else None
     source = policy_source(
         parameter=settings.policy_parameter,
@@ -247,6 +175,22 @@ def default_services() -> Services:
         ssm=ssm,
         max_age_seconds=settings.policy_max_age_seconds,
     )
+    return policy_loader(source, grants)
+
+
+@cache
+def default_services() -> Services:
+    """The event path's adapters for Lambda: the tuning-events, training-events, sweep and budget-check
+    handlers, and the queue consumer's governance half."""
+    from tuning_governor.adapters.quotas import QuotaGateway  # noqa: PLC0415 - the event path's
+    from tuning_governor.adapters.sagemaker import SageMakerGateway  # noqa: PLC0415 - the event path's
+    from tuning_governor.adapters.submissions import SageMakerLauncher  # noqa: PLC0415 - the event path's
+    from tuning_governor.app.services import Services, StoredPrices  # noqa: PLC0415 - the event path's
+
+    settings = get_settings()
+    retrying = RETRYING
+    sns = deferred(lambda: home_clients().client("sns", config=retrying)) if settings.topic_arn else None
+    clients = channel_clients(settings, sns, retrying)
     grants = channel_grants(settings)
     store = GovernorStore(
         home_clients().client("dynamodb", config=retrying),
@@ -261,10 +205,10 @@ def default_services() -> Services:
         queue_name_key=_name_key(settings, retrying),
         store=store,
         stored_prices=StoredPrices(store, clock=_utcnow, ttl=timedelta(seconds=settings.price_cache_seconds)),
-        notifiers=notifiers,
+        notifiers=_default_notifiers(settings, clients),
         team_notifiers=_team_notifiers(grants, clients),
         grants=grants,
-        policy=policy_loader(source, grants),
+        policy=_policy(settings, retrying, grants),
         quotas=QuotaGateway(
             deferred(lambda: home_clients().client("service-quotas", config=retrying)),
             clock=_utcnow,
@@ -273,4 +217,42 @@ def default_services() -> Services:
         checks=_checks(settings, retrying),
         sagemaker_at=place_sagemaker,
         quotas_at=place_quotas,
+    )
+
+
+@cache
+def default_queue_services() -> QueueServices:
+    """The submission path's adapters for Lambda, made on first use (IAM only when a sender is resolved),
+    with the stack's name key (its secret read once; the template always sets it)."""
+    from tuning_governor.adapters.submissions import (  # noqa: PLC0415 - the queue's
+        IamPrincipals,
+        SageMakerLauncher,
+        SecretNameKey,
+    )
+    from tuning_governor.app.queue.admission import QueueServices  # noqa: PLC0415 - the queue's
+
+    sagemaker = SageMakerLauncher(home_clients().client("sagemaker", config=RETRYING))
+    secret = get_settings().queue_name_key_secret_arn
+    key = SecretNameKey(home_clients().client("secretsmanager", config=RETRYING), secret).read() if secret else ""
+    return QueueServices(
+        launcher=sagemaker,
+        principals=IamPrincipals(deferred(lambda: home_clients().client("iam", config=RETRYING))),
+        stopped_jobs=sagemaker,
+        name_key=key,
+    )
+
+
+@cache
+def default_refresh_services() -> RefreshServices:
+    """The price refresh's adapters for Lambda: the Price List Query API and the table."""
+    from tuning_governor.adapters.pricing import PRICING_REGION, PriceListGateway  # noqa: PLC0415 - the refresh's
+    from tuning_governor.app.prices import RefreshServices  # noqa: PLC0415 - the refresh's
+
+    settings = get_settings()
+    # A read that hangs costs its region at most 3 x 15 s, not the function's 300 s for every region.
+    bounded = Config(connect_timeout=5, read_timeout=15, retries={"mode": "standard", "max_attempts": 3})
+    return RefreshServices(
+        # The Query API has no endpoint in most regions: always ask us-east-1.
+        pricing=PriceListGateway(home_clients().client("pricing", config=bounded, region=PRICING_REGION)),
+        store=GovernorStore(home_clients().client("dynamodb", config=RETRYING), settings.table_name),
     )

@@ -1,6 +1,6 @@
 """Which waiting requests to admit now: the scheduling core's interface, and a FIFO stand-in.
 
-The interface (``Scheduler``) is what the queue's admission loop (``app.queue_admission``) calls:
+The interface (``Scheduler``) is what the queue's admission loop (``app.queue.admission``) calls:
 the waiting requests in the queue's order, what holds instances now, each team's share and the
 account's capacity, in; one decision per request, out. It only proposes: every admission is then
 committed through the capacity ledger (``governance.admission.reserve``), serialized with every

@@ -31,7 +31,7 @@ def schedule_check(facts: JobFacts, job: JobState, at: datetime | None, services
     breach's grace period (one schedule per job: the earliest wins; that judgement asks for the next).
 
     To the second, rounded up (a check never comes before the moment it is for; the adapter has it
-    invoked in the minute before and the check waits for its second, ``app.budget_check``), and only
+    invoked in the minute before and the check waits for its second, ``app.checks.budget``), and only
     when that time moves by more than ``CHECK_TOLERANCE`` from the one already asked for, so an
     unchanged estimate (its accrual re-estimated to the millisecond) costs no call. A failure is logged
     and counted: the sweep still judges the job.

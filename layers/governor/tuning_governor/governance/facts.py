@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -12,8 +12,9 @@ from tuning_governor.domain.capacity import AdmissionPlan, LimitSource
 from tuning_governor.domain.stagnation import StagnationState
 from tuning_governor.models.objectives import DefinitionObjective
 from tuning_governor.policy import Budget, Policy
+from tuning_governor.policy.rules.base import JudgedOn
 
-Trigger = Literal["arrival", "trial", "trial-progress", "sweep"]
+Trigger = JudgedOn
 """When rules run: a job arriving; a trial finishing; an event of a trial still running (spend accrues,
 nothing finished, so only the rules that read time or spend run); the scheduled sweep."""
 

@@ -1,5 +1,5 @@
 """What the engine needs from the application's services, named here so governance never imports the
-application layer: ``app.wiring.Services`` satisfies it structurally (as does any test double)."""
+application layer: ``app.services.Services`` satisfies it structurally (as does any test double)."""
 
 from __future__ import annotations
 

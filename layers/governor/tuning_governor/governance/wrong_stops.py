@@ -15,7 +15,7 @@ counts). A listed InProgress job the ledger does not hold makes the check inconc
 stands (the check only ever resumes a job, so it errs on the side of a right stop).
 
 A wrong stop is marked on its decision record (its ``action_detail`` carries ``WRONG_STOP``); the
-queue's hold-don't-kill path (``app.queue_requeue``) resumes its remaining trials by warm start once it
+queue's hold-don't-kill path (``app.queue.requeue``) resumes its remaining trials by warm start once it
 is Stopped, whichever of its Stopped event or the sweep's finaliser comes first, whatever the policy's
 ``on_over_capacity``.
 """

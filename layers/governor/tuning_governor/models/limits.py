@@ -46,6 +46,7 @@ Free text (FailureReason) is cut at AWS's 1024 characters.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -186,6 +187,7 @@ FailureReason = Annotated[str | None, BeforeValidator(_truncate(FAILURE_REASON_M
 
 
 # -- tags ------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=8192)  # the same few tag keys and values come with every event of a job
 def _tag_text_ok(text: str) -> bool:
     return all(c in TAG_EXTRA_CHARACTERS or unicodedata.category(c)[0] in "LNZ" for c in text)
 

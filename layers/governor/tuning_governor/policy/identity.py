@@ -57,7 +57,7 @@ def resolve_team(tag_value: str | None, roles: Iterable[str], team_roles: Mappin
     """
     tagged = canonical_team(tag_value, team_roles)
     by_role = {role_key(r): team for team, rs in team_roles.items() for r in rs}
-    mapped = sorted({by_role[role_key(r)] for r in roles if role_key(r) in by_role})
+    mapped = sorted({by_role[key] for key in map(role_key, roles) if key in by_role}) if by_role else []
     if mapped:
         team = tagged if tagged in mapped else mapped[0]
         if tagged is None or tagged == team:

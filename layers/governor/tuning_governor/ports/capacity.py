@@ -71,7 +71,7 @@ class CapacityStore(Protocol):
 
 
 class SweepStore(Protocol):
-    """The sweep's walk of the member places: when each was last swept (``app.sweep_places``)."""
+    """The sweep's walk of the member places: when each was last swept (``app.sweep.places``)."""
 
     def mark_place_swept(self, place: str, at: datetime) -> None:
         """The sweep finished ``place`` (``<account>/<region>``) at ``at`` (one ``SWEPT`` item per place)."""

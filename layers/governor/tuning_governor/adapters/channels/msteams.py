@@ -10,25 +10,18 @@ Card text is Markdown: free text (tag values, messages quoting them) has Markdow
 escaped, so a value can neither format nor link. Teams mentions need an explicit entity the card never
 carries, so nobody is ever pinged.
 
-A post is never retried here: one that may have landed is reported ``unconfirmed`` (never posted
-again), one that could not be sent or was refused (429 and 5xx included) ``failed``, so the delivery
-row gives the claim back and the sweep's delivery step sends it once more.
+Posting, and what a failed post is reported as, is every webhook channel's (``adapters.channels.webhook``).
 """
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 from collections.abc import Callable
-from http.client import HTTPException
-from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.error import HTTPError, URLError
+from typing import TYPE_CHECKING, Any
 
-from tuning_governor.adapters.channels.secrets import guard_secret_logging, webhook_from_secret
+from tuning_governor.adapters.channels.secrets import webhook_from_secret
+from tuning_governor.adapters.channels.webhook import WebhookNotifier
 from tuning_governor.domain.reports import Report
-from tuning_governor.errors import DeliveryFailed, DeliveryUnconfirmed
-from tuning_governor.observability import seconds_left
 
 if TYPE_CHECKING:
     from tuning_governor.adapters.channels import ChannelClients
@@ -82,55 +75,14 @@ def message(report: Report) -> dict[str, Any]:
     return {"type": "message", "summary": report.subject, "attachments": [attachment]}
 
 
-class TeamsNotifier:
-    # The webhook URL lives in Secrets Manager.
-    permissions: ClassVar[frozenset[str]] = frozenset({"secretsmanager:GetSecretValue"})
+class TeamsNotifier(WebhookNotifier):
+    label = "teams"
 
-    def __init__(
-        self, webhook_url: Callable[[], str], *, channel: str = "msteams", timeout: int = 10, reserve_s: float = 10.0
-    ) -> None:
-        self.channel = channel
-        self._webhook_url = webhook_url
-        self._timeout = timeout
-        self._reserve = reserve_s
-        guard_secret_logging()
+    def __init__(self, webhook_url: Callable[[], str], *, channel: str = "msteams", **options: Any) -> None:
+        super().__init__(webhook_url, channel=channel, **options)
 
-    def _timeout_s(self) -> float:
-        """The post's timeout: its own, or what the invocation leaves less the reserve."""
-        left = seconds_left()
-        if left is None:
-            return float(self._timeout)
-        if left - self._reserve < 1:
-            raise DeliveryFailed(f"{self.channel}: no time left in this invocation for a teams post ({left:.1f} s)")
-        return min(float(self._timeout), left - self._reserve)
-
-    def send(self, report: Report) -> None:
-        timeout = self._timeout_s()
-        try:
-            url = self._webhook_url()
-        except DeliveryFailed as exc:
-            raise DeliveryFailed(f"{self.channel}: {exc}") from None
-        except Exception as exc:  # a reader of our own making (tests): its text may hold the URL
-            raise DeliveryFailed(f"{self.channel}: teams webhook URL unavailable: {type(exc).__name__}") from None
-        if not url.startswith(("https://", "http://")):  # urllib would also open file: and ftp: URLs
-            raise DeliveryFailed(f"{self.channel}: the teams webhook URL is not an http(s) URL")
-        body = json.dumps(message(report)).encode()
-        request = urllib.request.Request(  # noqa: S310 - http(s) only, checked above
-            url, data=body, method="POST", headers={"Content-Type": "application/json"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
-                status = response.status
-        except HTTPError as exc:  # answered, refused: not posted (429 and 5xx included: the sweep resends)
-            raise DeliveryFailed(f"{self.channel}: teams webhook answered HTTP {exc.code}") from None
-        except URLError as exc:  # urllib wraps what fails while connecting and sending: not posted
-            raise DeliveryFailed(f"{self.channel}: teams webhook failed: {type(exc.reason).__name__}") from None
-        except (OSError, HTTPException) as exc:  # sent, no (readable) answer: may have landed
-            raise DeliveryUnconfirmed(
-                f"{self.channel}: teams webhook sent, answer lost: {type(exc).__name__}; not posted again"
-            ) from None
-        if not 200 <= status < 300:
-            raise DeliveryFailed(f"{self.channel}: teams webhook answered HTTP {status}")
+    def body(self, report: Report) -> dict[str, Any]:
+        return message(report)
 
 
 PERMISSIONS = TeamsNotifier.permissions

@@ -38,7 +38,7 @@ MIN_TRIAL_RETENTION_DAYS = 200
 # The capacity ledger: one item holding every admitted tuning job's reservation and a version.
 LEDGER_KEY = {"pk": "CAPACITY", "sk": "LEDGER"}
 SWEPT_PK = "SWEPT"
-"""The partition of the sweep's last-swept time per place (sk ``<account>/<region>``: ``app.sweep_places``)."""
+"""The partition of the sweep's last-swept time per place (sk ``<account>/<region>``: ``app.sweep.places``)."""
 
 
 def expires_at(start: datetime, retention: timedelta) -> int:

@@ -16,7 +16,7 @@ the engine runs a rule (scope, admission, late judgement, grace, checks) is decl
 import importlib
 import pkgutil
 
-from tuning_governor.governance.rules.base import STOP_PERMISSION, Rule, RuleRegistry, registry
+from tuning_governor.governance.rules.base import STOP_PERMISSION, DeclaredRule, Rule, RuleRegistry, declared, registry
 from tuning_governor.governance.rules.budgets import BudgetRule, TeamBudgetRule
 from tuning_governor.governance.rules.concurrency import ConcurrencyRule
 from tuning_governor.governance.rules.failures import FailedTrialsRule
@@ -24,15 +24,21 @@ from tuning_governor.governance.rules.pricing import PricingRule
 from tuning_governor.governance.rules.progress import RuntimeRule, StagnationRule
 from tuning_governor.governance.rules.tags import TagsRule
 from tuning_governor.models.decisions import Decision, Verdict
+from tuning_governor.policy.rules import specs
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
+# A rule whose declaration judges (``RuleSpec.judge``) has no module here: its rule is made from the spec.
+for _spec in specs:
+    if _spec.judge is not None and _spec.name not in registry:
+        registry.register(declared(_spec))
 
 __all__ = [
     "STOP_PERMISSION",
     "BudgetRule",
     "ConcurrencyRule",
     "Decision",
+    "DeclaredRule",
     "FailedTrialsRule",
     "PricingRule",
     "Rule",

@@ -122,9 +122,29 @@ class RuleRegistry:
     def get(self, name: str) -> Rule:
         return self._rules[name]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._rules
+
     def permissions(self, trigger: Trigger | None = None) -> frozenset[str]:
         rules = self._ordered() if trigger is None else self.for_trigger(trigger)
         return frozenset(p for rule in rules for p in rule.permissions)
+
+
+class DeclaredRule(Rule):
+    """The rule of a spec that judges in its declaration (``RuleSpec.judge``): a breach it finds may stop
+    the job (the stop permission), on the triggers the spec names."""
+
+    def evaluate(self, policy: Policy, job: JobFacts, capacity: CapacityFacts | None = None) -> Decision | None:
+        judge = self.spec.judge
+        finding = judge(policy.defaults, job) if judge is not None else None
+        return None if finding is None else self._decision("breach", job, finding.message, **finding.numbers)
+
+
+def declared(spec: RuleSpec) -> type[Rule]:
+    """The rule class judging ``spec`` by its own ``judge``."""
+    name = "".join(part.title() for part in spec.name.split("-")) + "Rule"
+    traits = {"spec": spec, "triggers": spec.judged_on, "permissions": frozenset({STOP_PERMISSION})}
+    return type(name, (DeclaredRule,), {**traits, "late_ok": spec.late_ok, "__module__": __name__})
 
 
 registry = RuleRegistry()

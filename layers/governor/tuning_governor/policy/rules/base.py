@@ -10,13 +10,44 @@ Pure: pydantic models and frozen records, no AWS, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Literal, Self
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict
 
 Scope = Literal["job", "team"]
+#: When the engine judges a rule (``governance.facts.Trigger``).
+JudgedOn = Literal["arrival", "trial", "trial-progress", "sweep"]
+
+
+class JobView(Protocol):
+    """What a rule judged in its declaration (``RuleSpec.judge``) reads of a job: the counts of
+    ``governance.facts.JobFacts`` that need nothing but the job itself."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def max_parallel(self) -> int: ...
+    @property
+    def max_trials(self) -> int | None: ...
+    @property
+    def trials_finished(self) -> int: ...
+    @property
+    def trials_failed(self) -> int: ...
+    @property
+    def running_trials(self) -> int: ...
+
+
+class Finding(NamedTuple):
+    """A breach a declared judgement found: what the notice says, and its numbers."""
+
+    message: str
+    numbers: Mapping[str, Any]
+
+
+#: ``judge(defaults, job)``: a breach, or None when the job is within the rule.
+Judge = Callable[[Any, JobView], Finding | None]
 
 
 class RuleSettings(BaseModel):
@@ -48,7 +79,10 @@ class RuleSpec:
       the notice says it will unless this happens (``{budget_tag}`` is the policy's budget tag);
     - ``no_grace``: why a grace period is refused for it (a grace key for any other rule is a typo);
     - ``requeued_as``: set, its stop means "no room" and ``defaults.on_over_capacity: requeue`` queues
-      the job again, its owner told "<requeued_as> and queued as <name>".
+      the job again, its owner told "<requeued_as> and queued as <name>";
+    - ``judge``: set, the rule is its declaration alone: a breach on the job's own counts (``JobView``),
+      judged ``judged_on`` these triggers (``late_ok``: on a job already ended too), its stop needing
+      only the stop permission; ``governance.rules`` makes its rule, no module there names it.
     """
 
     name: str
@@ -63,8 +97,13 @@ class RuleSpec:
     grace_unless: str | None = None
     no_grace: str | None = None
     requeued_as: str | None = None
+    judge: Judge | None = field(default=None, compare=False)
+    judged_on: frozenset[JudgedOn] = frozenset()
+    late_ok: bool = False
 
     def __post_init__(self) -> None:
+        if (self.judge is None) != (not self.judged_on) or (self.late_ok and "trial" not in self.judged_on):
+            raise ValueError(f"rule {self.name!r}: a judge is judged on some triggers (on trials, to judge late)")
         if self.grace_unless is not None and (self.no_grace is not None or self.scope != "job"):
             raise ValueError(f"rule {self.name!r}: a grace period is for a job-scoped rule that does not refuse one")
         unknown = set(self.switches or ()) - set(self.own_keys)

@@ -4,7 +4,7 @@ when the policy gives any team a ``share``, waiting requests are decided by the 
 (only ever of a team whose share says ``preemption: allowed``) is a decision of rule ``queue-preempt``
 claimed once and carried out through the governor's stop path (``governance.actions``: monitor mode
 and the exemption tag apply; the stop is recorded, so the job's end is known as ours and the queue
-consumer re-queues it as a warm start, ``app.queue_requeue``), reported to the stopped job's owner
+consumer re-queues it as a warm start, ``app.queue.requeue``), reported to the stopped job's owner
 when it came from the queue."""
 
 from __future__ import annotations

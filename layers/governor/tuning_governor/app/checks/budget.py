@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError
 
 from tuning_governor.app.envelope import handle_errors
+from tuning_governor.app.services import Services
 from tuning_governor.app.starting_checks import RECHECK_GAP, schedule_starting_checks
-from tuning_governor.app.wiring import Services
 from tuning_governor.domain.job import job_state
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.governance.engine import govern

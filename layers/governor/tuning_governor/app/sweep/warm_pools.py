@@ -18,7 +18,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.domain.job import job_state, trial_objective
 from tuning_governor.domain.trial_record import build_trial_record
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL

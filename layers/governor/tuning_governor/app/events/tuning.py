@@ -8,7 +8,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event, placed
 from tuning_governor.app.membership import admit
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.domain.job import iso_time
 from tuning_governor.governance.engine import govern
 from tuning_governor.models.events import TuningJobStateChange
@@ -51,7 +51,7 @@ def _ended(job: TuningJob, parsed: Any, services: Services) -> Outcome:
     """A job's end: its summary and reports, its reservation released, a stopped job queued again."""
     # Loaded for a job's end only: an arrival's cold start does not pay for the summary or the queue.
     from tuning_governor.app.finalise import finalise_and_report  # noqa: PLC0415
-    from tuning_governor.app.queue_requeue import requeue_stopped  # noqa: PLC0415
+    from tuning_governor.app.queue.requeue import requeue_stopped  # noqa: PLC0415
 
     summary, channels = finalise_and_report(
         job.name, region=parsed.region, tags=job.tags, services=services, place=job.place

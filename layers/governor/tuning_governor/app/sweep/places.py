@@ -2,7 +2,7 @@
 
 A member account listing no ``regions`` is swept in the home region only (its other regions are
 governed on their events; listing them makes the sweep walk them too). The home place is swept first,
-in full, by ``app.sweep.run_sweep``; then the member places, stalest first (the last time each was
+in full, by ``app.sweep.run.run_sweep``; then the member places, stalest first (the last time each was
 swept is one ``SWEPT`` item per place in the table; a place never swept first of all), at most
 ``settings.sweep_parallel_places`` at once (threads: each place's calls wait on AWS). A place is
 begun only while more than ``settings.sweep_reserve_seconds`` of the invocation is left: the places
@@ -35,7 +35,7 @@ from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
 if TYPE_CHECKING:
-    from tuning_governor.app.wiring import Services
+    from tuning_governor.app.services import Services
 
 SweepOne = Callable[["Services", Place], dict[str, Any]]
 _NEVER = datetime.min.replace(tzinfo=UTC)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.governance.trial_truth import Reconciled, reconcile_trials, trial_rules
 from tuning_governor.policy import Policy

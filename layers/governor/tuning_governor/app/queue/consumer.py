@@ -11,42 +11,19 @@ moves it to the dead-letter queue.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-from botocore.config import Config
 
-from tuning_governor.adapters.clients import deferred
-from tuning_governor.adapters.sessions import home_clients
-from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher, SecretNameKey
 from tuning_governor.app.envelope import parse_event, placed
-from tuning_governor.app.queue_admission import QueueServices, admit_waiting, submit
-from tuning_governor.app.queue_requests import read_record
-from tuning_governor.app.queue_requeue import requeue_stopped
+from tuning_governor.app.queue.admission import QueueServices, admit_waiting, submit
+from tuning_governor.app.queue.requests import read_record
 from tuning_governor.domain.job import iso_time
 from tuning_governor.errors import Disposition, disposition
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.models.events import TuningJobStateChange
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.observability import logger, metrics
-from tuning_governor.settings import get_settings
-
-
-@cache
-def default_queue_services() -> QueueServices:
-    """The submission path's adapters for Lambda, made on first use (IAM only when a sender is resolved),
-    with the stack's name key (its secret read once; the template always sets it)."""
-    retrying = Config(retries={"mode": "standard", "max_attempts": 5})
-    sagemaker = SageMakerLauncher(home_clients().client("sagemaker", config=retrying))
-    secret = get_settings().queue_name_key_secret_arn
-    key = SecretNameKey(home_clients().client("secretsmanager", config=retrying), secret).read() if secret else ""
-    return QueueServices(
-        launcher=sagemaker,
-        principals=IamPrincipals(deferred(lambda: home_clients().client("iam", config=retrying))),
-        stopped_jobs=sagemaker,
-        name_key=key,
-    )
 
 
 def process_submissions(event: dict[str, Any], services: EngineServices, queue: QueueServices) -> dict[str, Any]:
@@ -87,6 +64,8 @@ def process_queue_event(event: dict[str, Any], services: EngineServices, queue: 
         # The queue launches in the home place: only a home job's stop is queued again.
         if detail.get("HyperParameterTuningJobStatus") == "Stopped" and job.place is None:
             # A preemption, or on_over_capacity: requeue.
+            from tuning_governor.app.queue.requeue import requeue_stopped  # noqa: PLC0415 - a Stopped job only
+
             requeue_stopped(str(name), services, queue.stopped_jobs, lambda: queue.name_key)
     return {"admitted": admit_waiting(services, queue)}
 

@@ -26,9 +26,9 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.app.queue_admission import report_event
-from tuning_governor.app.queue_requests import demand_of, queue_terms, with_token
-from tuning_governor.app.queue_shares import PREEMPT_RULE
+from tuning_governor.app.queue.admission import report_event
+from tuning_governor.app.queue.requests import demand_of, queue_terms, with_token
+from tuning_governor.app.queue.shares import PREEMPT_RULE
 from tuning_governor.domain.resume import ResumeRefused, StoppedJob, plan_resume
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision

@@ -6,7 +6,7 @@ Each run (rate set in template.yaml, default 5 minutes):
    event was lost): one Describe + ceil(trials / 100) List calls per such job, plus one
    DescribeTrainingJob per trial listed as finished that has no record (its own event was lost);
    a job so finalised that ended Stopped, stopped by the governor to make room, is queued again
-   (``app.queue_requeue``: one GetItem, plus one Describe + ListTags the first time);
+   (``app.queue.requeue``: one GetItem, plus one Describe + ListTags the first time);
    then does the same for finalised jobs whose summary still misses trials (``GAPS`` items, one
    Query), reporting them when complete or 30 minutes after the job ended, or correcting the report;
 3. records jobs SageMaker lists that the table does not know (their InProgress event was lost or is
@@ -17,7 +17,7 @@ Each run (rate set in template.yaml, default 5 minutes):
    the limit (admitted so in monitor mode) are judged again the same way, and stopped once if still
    in breach;
 3b. reconciles the trials of running jobs whose rules read them (job budget, team month, stagnation,
-   failed trials) or whose running entries the ledger re-counts (``app.running_trials``): one
+   failed trials) or whose running entries the ledger re-counts (``app.sweep.running_trials``): one
    DescribeHyperParameterTuningJob each; only where its TrainingJobStatusCounters disagree with the job
    item, ceil(trials / 100) ListTrainingJobsForHyperParameterTuningJob calls and one DescribeTrainingJob
    per trial whose terminal event was lost (recorded, its running entry cleared); a trial the listing
@@ -28,7 +28,7 @@ Each run (rate set in template.yaml, default 5 minutes):
    whose job budget or team month could cross before the next sweep were they billing now gets a
    one-time check then (no SageMaker call: ``app.starting_checks``; the check re-reads its trials);
 3c. re-reads the tags of running jobs under a grace notice or with a one-time check pending (one
-   ListTags each; app.tag_events: a tag event may be lost), so an exemption or raised budget counts;
+   ListTags each; app.events.tags: a tag event may be lost), so an exemption or raised budget counts;
 4. evaluates the sweep rules (runtime, stagnation, the job and team budgets on finished + accrued
    spend) on every running job, from the table as step 3b left it: a running trial's accrued cost comes
    from its entry on the job item (TrainingStartTime, instances, spot), never from a SageMaker call; a job about to
@@ -42,7 +42,7 @@ Each run (rate set in template.yaml, default 5 minutes):
 5. refreshes warm pools (ceil(training jobs modified in the last 7 hours / 100) list calls: a pool is
    Available for at most the longest keep-alive after its job last changed; plus one Describe per new
    pool; a known pool no longer Available is described once, and a trial's retention its lost end event
-   carried is billed to the trial, its job and its team's month: ``app.warm_pools``) and writes the
+   carried is billed to the trial, its job and its team's month: ``app.sweep.warm_pools``) and writes the
    capacity snapshot (usage per instance type, and the limits that apply).
 SageMaker calls grow with ceil(jobs / 100) plus the jobs that changed, plus the trial step (3b), bounded
 per sweep by J + sum over the jobs that disagree of (ceil(T_j / 100) + L_j + S_j) for J running jobs, T_j
@@ -52,11 +52,11 @@ training jobs (trials included) modified in the last 7 hours, never with the acc
 10 running jobs x 200 trials, 26 trial-step calls per sweep (median) with no event lost and 29 with 5 %
 lost: a job is also listed while one of its trials is Starting, InProgress with no TrainingStartTime).
 
-Steps 1-4 run in the home place, then in every governed member place (``app.sweep_places``: each
+Steps 1-4 run in the home place, then in every governed member place (``app.sweep.places``: each
 ``accounts.<id>`` times its regions, stalest first, a few at once, within the invocation's time), with
 that place's services (``Services.at``); the other steps are the table's and run once, at home.
 
-Between sweeps, ``app.budget_check.run_budget_check`` judges one job at the moment its running trials were projected
+Between sweeps, ``app.checks.budget.run_budget_check`` judges one job at the moment its running trials were projected
 to bring it to its budget (a one-time schedule asked for by an earlier judgement; adapters.checks).
 """
 
@@ -70,12 +70,11 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
-from tuning_governor.app.running_trials import reconcile_running_trials
+from tuning_governor.app.services import Services
 from tuning_governor.app.starting_checks import schedule_starting_checks
-from tuning_governor.app.sweep_places import sweep_members
+from tuning_governor.app.sweep.running_trials import reconcile_running_trials
+from tuning_governor.app.sweep.warm_pools import refresh_warm_pools
 from tuning_governor.app.tag_rereads import reread_tags
-from tuning_governor.app.warm_pools import refresh_warm_pools
-from tuning_governor.app.wiring import Services
 from tuning_governor.domain.capacity import total
 from tuning_governor.domain.job import JobState
 from tuning_governor.errors import Disposition, GovernorError
@@ -109,7 +108,7 @@ class Sweep:
     stopped: list[str] = field(default_factory=list)
     """The jobs finalised by this sweep that ended Stopped (their Stopped event was lost)."""
     place: Place | None = None
-    """The account and region swept (None: the home place; ``app.sweep_places`` walks the others)."""
+    """The account and region swept (None: the home place; ``app.sweep.places`` walks the others)."""
 
     @property
     def region(self) -> str:
@@ -157,12 +156,12 @@ class Sweep:
 
     def requeue_stopped(self) -> None:
         """Jobs finalised here that ended Stopped: one the governor stopped to make room is queued
-        again, as its Stopped event would have had it (``app.queue_requeue``: once, whatever comes later)."""
+        again, as its Stopped event would have had it (``app.queue.requeue``: once, whatever comes later)."""
         self.report["requeued"] = []
         for name in self.stopped:
 
             def requeue(name: str = name) -> None:
-                from tuning_governor.app.queue_requeue import requeue_stopped  # noqa: PLC0415 - a lost Stopped only
+                from tuning_governor.app.queue.requeue import requeue_stopped  # noqa: PLC0415 - a lost Stopped only
 
                 outcome = requeue_stopped(name, self.services, self.services.stopped_jobs, self.services.queue_name_key)
                 if outcome is not None:
@@ -295,7 +294,7 @@ def sweep_place(services: Services, now: datetime, policy: Policy, place: Place 
 
 def run_sweep(services: Services, remaining: Callable[[], float] | None = None) -> dict[str, Any]:
     """One sweep: the home place, its table-wide steps, then every governed member place
-    (``app.sweep_places``; ``remaining``: the seconds the invocation has left, None: unbounded).
+    (``app.sweep.places``; ``remaining``: the seconds the invocation has left, None: unbounded).
     A failure on one job, or one place, is logged and counted; the others are still swept."""
     now = services.clock()
     policy = services.policy()
@@ -313,8 +312,11 @@ def run_sweep(services: Services, remaining: Callable[[], float] | None = None) 
     )
     sweep.attempt("capacity-snapshot", "write", sweep.snapshot)
     metrics.add_metric(name="SweepJobsSeen", unit=MetricUnit.Count, value=len(sweep.live))
-    members = sweep_members(
-        services, now, policy, remaining, lambda at, place: sweep_place(at, now, policy, place).report
-    )
-    sweep.report.update(members)
+    if policy.accounts:  # member places: a stack that governs no member account never loads their walk
+        from tuning_governor.app.sweep.places import sweep_members  # noqa: PLC0415 - member accounts only
+
+        members = sweep_members(
+            services, now, policy, remaining, lambda at, place: sweep_place(at, now, policy, place).report
+        )
+        sweep.report.update(members)
     return sweep.report

@@ -20,8 +20,8 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.app.queue_plan import account_limits, plan_decisions, queue_types
-from tuning_governor.app.queue_requests import (
+from tuning_governor.app.queue.plan import account_limits, plan_decisions, queue_types
+from tuning_governor.app.queue.requests import (
     Submission,
     build_entry,
     governed_tags_of,
@@ -29,7 +29,7 @@ from tuning_governor.app.queue_requests import (
     shape_problem,
     warm_start_refusal,
 )
-from tuning_governor.app.queue_shares import borrower_progress, preempt, recorded_borrowing, with_parallel
+from tuning_governor.app.queue.shares import borrower_progress, preempt, recorded_borrowing, with_parallel
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.job import iso_time
 from tuning_governor.domain.queue_on_shares import shares_refusal

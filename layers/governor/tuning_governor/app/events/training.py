@@ -9,11 +9,11 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event, placed
 from tuning_governor.app.membership import admit
-from tuning_governor.app.trial_records import build_trial_record
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.domain.job import JobState, job_state, trial_objective
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.spend import RunningTrial
+from tuning_governor.domain.trial_record import build_trial_record
 from tuning_governor.errors import TransientError
 from tuning_governor.governance.actions import resume_job
 from tuning_governor.governance.engine import govern

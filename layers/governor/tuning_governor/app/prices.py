@@ -5,51 +5,41 @@ price outside its family's plausible band (``domain.price_updates``) is left out
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit
-from botocore.config import Config
 
-from tuning_governor.adapters.dynamodb import GovernorStore
-from tuning_governor.adapters.pricing import PRICING_REGION, PriceListGateway
-from tuning_governor.adapters.sessions import home_clients
 from tuning_governor.domain.price_updates import Implausible, merged
 from tuning_governor.domain.pricing import BILLING_CODES, region_catalog
 from tuning_governor.errors import TransientError
 from tuning_governor.observability import logger, metrics
 from tuning_governor.ports import Store
-from tuning_governor.settings import get_settings
 
 
 def _utcnow() -> datetime:
     return datetime.now(tz=UTC)
 
 
+class PriceList(Protocol):
+    """Where the refresh reads a region's prices (``adapters.pricing.PriceListGateway`` in Lambda)."""
+
+    def training_rows(self, region: str) -> Iterable[str]:
+        """The region's on-demand training price rows, as the Price List Query API returns them."""
+        ...
+
+
 @dataclass
 class RefreshServices:
-    """What the refresh needs, injected (tests pass a stubbed ``pricing`` client and a moto table)."""
+    """What the refresh needs, injected (the composition root, ``app.wiring``, builds them for Lambda;
+    tests pass a stubbed ``pricing`` client and a moto table)."""
 
-    pricing: PriceListGateway
+    pricing: PriceList
     store: Store
     clock: Callable[[], datetime] = _utcnow
     regions: tuple[str, ...] = tuple(BILLING_CODES)
-
-
-@cache
-def default_refresh_services() -> RefreshServices:
-    settings = get_settings()
-    retrying = Config(retries={"mode": "standard", "max_attempts": 5})
-    # A read that hangs costs its region at most 3 x 15 s, not the function's 300 s for every region.
-    bounded = Config(connect_timeout=5, read_timeout=15, retries={"mode": "standard", "max_attempts": 3})
-    return RefreshServices(
-        # The Query API has no endpoint in most regions: always ask us-east-1.
-        pricing=PriceListGateway(home_clients().client("pricing", config=bounded, region=PRICING_REGION)),
-        store=GovernorStore(home_clients().client("dynamodb", config=retrying), settings.table_name),
-    )
 
 
 # A region's worst case: 3 reads of 15 s with back-off, and its write; the function's timeout is 300 s.

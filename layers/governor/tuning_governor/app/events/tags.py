@@ -20,10 +20,9 @@ from datetime import datetime
 from typing import Any
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
+from tuning_governor.app.events.tuning import process_tuning_event
 from tuning_governor.app.membership import admit
-from tuning_governor.app.tag_rereads import reread_job_tags
-from tuning_governor.app.tuning_events import process_tuning_event
-from tuning_governor.app.wiring import Services
+from tuning_governor.app.services import Services
 from tuning_governor.domain.job import job_state
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.governance.engine import govern
@@ -84,6 +83,8 @@ def retag(job_key: str, arn: str, at: datetime, services: Services) -> Outcome:
     if job is None or job.ended:
         # An unknown job is recorded (with its tags) by its arrival or by the sweep's discovery.
         return {"outcome": "ignored", "job": job_key, "reason": "unknown job" if job is None else "job has ended"}
+    from tuning_governor.app.tag_rereads import reread_job_tags  # noqa: PLC0415 - a tag change only
+
     tags = reread_job_tags(job, services, arn)
     if tags is None:
         return {"outcome": "stale", "job": job_key}

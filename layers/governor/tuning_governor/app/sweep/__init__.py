@@ -1,0 +1,1 @@
+"""The scheduled sweep (``run``) and its steps: member places, running trials, warm pools."""
