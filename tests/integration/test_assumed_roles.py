@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -44,6 +47,36 @@ def test_credentials_are_fetched_again_shortly_before_they_expire() -> None:
     roles.credentials(MEMBER, "us-east-1")
 
     assert roles.fetched == 2
+
+
+class _SlowSts:
+    """An STS whose AssumeRole takes a while to answer."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def assume_role(self, **_: Any) -> Any:
+        self.calls += 1
+        time.sleep(0.05)  # the first caller holds the place's lock while the others reach it
+        expiry = datetime.now(UTC) + timedelta(hours=1)
+        return {"Credentials": {"AccessKeyId": "A", "SecretAccessKey": "S", "SessionToken": "T", "Expiration": expiry}}
+
+
+def test_threads_asking_for_one_place_at_once_share_one_assume_role() -> None:
+    sts = _SlowSts()
+    roles = AssumedRoles(sts, "tg-member")
+    start = threading.Barrier(8)
+
+    def ask(region: str) -> str:
+        start.wait()  # all eight ask at the same moment
+        return roles.credentials(MEMBER, region).session_token
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        tokens = list(pool.map(ask, ["us-east-1"] * 6 + ["eu-west-1"] * 2))
+
+    # One AssumeRole per place, not one per thread; every thread got the place's credentials
+    assert (sts.calls, roles.fetched) == (2, 2)
+    assert tokens == ["T"] * 8
 
 
 class _DenyingSts:

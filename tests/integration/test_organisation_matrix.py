@@ -233,6 +233,10 @@ def test_an_account_added_to_accounts_is_governed_within_one_sweep(world: World)
     # Then the next sweep walks B first (never swept: the stalest) and finds its job
     assert list(report["places"])[:2] == [f"{B}/eu-west-1", str(new)]
     assert report["places"][str(new)]["discovered"] == [NAME]
+    # And governed from that sweep on: stopped on its budget in its own account and region
+    org.run(none, minutes=6 * 60)
+    assert f"{new}/{NAME}" in org.stops
+    assert org.status(new) == "Stopped"
 
 
 def test_places_not_begun_within_the_time_budget_are_carried_to_the_next_sweep_stalest_first(world: World) -> None:
@@ -277,3 +281,26 @@ def test_a_team_budget_spanning_two_accounts_stops_the_job_that_crosses_it(world
     assert float(breach["numbers"]["spent_usd"]) >= 60
     spent_in_b = float(store.team_month("vision", month)["finished_usd"]) - spent_in_a
     assert 0 < spent_in_b < 60  # B alone never crossed it
+
+
+@pytest.mark.parametrize("lost", [False, True], ids=["events", "events-lost"])
+def test_a_member_in_monitor_mode_is_never_stopped_by_an_event_or_the_sweep(world: World, lost: bool) -> None:
+    monitored = f'  "{A}": {{mode: monitor, regions: [us-east-1, eu-west-1]}}\n'
+    enforced = "".join(f'  "{a}": {{mode: enforce, regions: [us-east-1, eu-west-1]}}\n' for a in (HUB, B))
+    org = organisation(
+        world, f"mode: enforce\ndefaults: {{budget_stop_lead_seconds: 0}}\naccounts:\n{monitored}{enforced}"
+    )
+    # Given a job over its $50 budget in every place; the policy enforces, member A's terms monitor
+    for place in PLACES:
+        org.create(place, budget_job())
+
+    # When they run with sweeps every 5 minutes (their events delivered, or all lost)
+    org.run(lambda _e: not lost, minutes=6 * 60)
+
+    # Then every job but A's was stopped in its own place; A's ran to its end, its breach reported only
+    assert sorted(org.stops) == sorted(f"{p}/{NAME}" for p in PLACES if p.account != A)
+    assert {org.status(p) for p in PLACES if p.account == A} == {"Completed"}
+    store = world.env.services.store
+    for region in REGIONS:
+        decisions = store.decisions(f"{A}/{region}/{NAME}")
+        assert {d["action"] for d in decisions if d["verdict"] in ("breach", "enforced")} == {"would-stop"}

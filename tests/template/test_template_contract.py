@@ -302,3 +302,25 @@ def test_the_codes_prefix_checks_are_the_templates_patterns(sam_template: dict[s
 
     assert sam_template["Parameters"]["SlackSecretPrefix"]["AllowedPattern"] == f"^$|{SECRET_PREFIX.pattern}"
     assert sam_template["Parameters"]["TeamTopicPrefix"]["AllowedPattern"] == f"^$|{TOPIC_PREFIX.pattern}"
+
+
+def test_the_sweeps_walk_of_member_places_is_set_from_parameters_within_the_settings_bounds(
+    sam_template: dict[str, Any],
+) -> None:
+    from tuning_governor.settings import Settings
+
+    parameters = sam_template["Parameters"]
+    sweep = sam_template["Resources"]["SweepFunction"]["Properties"]
+    variables = sweep["Environment"]["Variables"]
+    assert variables["SWEEP_PARALLEL_PLACES"] == {"Ref": "SweepParallelPlaces"}
+    assert variables["SWEEP_RESERVE_SECONDS"] == {"Ref": "SweepReserveSeconds"}
+    fields = Settings.model_fields
+    parallel = {type(m).__name__: m for m in fields["sweep_parallel_places"].metadata}
+    assert parameters["SweepParallelPlaces"]["MinValue"] == parallel["Ge"].ge
+    assert parameters["SweepParallelPlaces"]["MaxValue"] == parallel["Le"].le
+    assert parameters["SweepParallelPlaces"]["Default"] == fields["sweep_parallel_places"].default
+    reserve = {type(m).__name__: m for m in fields["sweep_reserve_seconds"].metadata}
+    assert parameters["SweepReserveSeconds"]["MinValue"] == reserve["Ge"].ge
+    assert parameters["SweepReserveSeconds"]["Default"] == fields["sweep_reserve_seconds"].default
+    # The reserve leaves some of the sweep's time to walk places in.
+    assert parameters["SweepReserveSeconds"]["MaxValue"] < sweep["Timeout"]

@@ -5,6 +5,7 @@ replay; the command table runs ``governor_sim.replay.cli.run_command``, imported
 from __future__ import annotations
 
 import argparse
+import re
 from datetime import timedelta
 
 from governor_sim.cli_defaults import (
@@ -58,8 +59,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             f" {DEFAULT_MAX_REJECTED_PERCENT:g}%%); a replay whose every line is rejected always exits 4"
         ),
     )
+    _add_place_arguments(parser)
     _add_output_arguments(parser)
     _add_prices_arguments(parser)
+
+
+def _add_place_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--home-account``: where the replayed governor runs, for a replay of several accounts."""
+    parser.add_argument(
+        "--home-account",
+        type=_account_id,
+        metavar="ID",
+        help=(
+            "the governor's own account (12 digits) in a replay of several accounts: each job is then its own"
+            " account's and region's, keyed <account>/<region>/<name> away from home (default, when the policy"
+            " lists accounts: an offline account, 123456789012)"
+        ),
+    )
 
 
 def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
@@ -151,3 +167,9 @@ def max_rejected(text: str) -> float:
     if not 0 <= value <= 100:
         raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 100")
     return value
+
+
+def _account_id(text: str) -> str:
+    if not re.fullmatch(r"[0-9]{12}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an AWS account id (12 digits)")
+    return text

@@ -89,6 +89,7 @@ def _replay(args: argparse.Namespace) -> tuple[ReplayResult, str, Path | None, P
                 ),
                 catalog=catalog,
                 on_line=lambda number: bar.update(completed=number),
+                home_account=getattr(args, "home_account", None),
             )
         except ReplayInputError as exc:
             raise ReplayInputError(f"{exc}; {EVENTS_FIX}") from exc

@@ -248,8 +248,7 @@ class Replay:
     def _nothing_running(self) -> bool:
         sagemaker, store = self.sagemaker, self.services.store
         return (
-            not any(sagemaker.list_tuning_jobs(status) for status in ("InProgress", "Stopping"))
-            and not sagemaker.list_warm_pools(modified_after=datetime.min.replace(tzinfo=UTC))
+            not sagemaker.any_running()
             and not any(store.jobs_with_status(status) for status in ("InProgress", "Stopping"))
             and not store.warm_pool_names()
         )

@@ -179,7 +179,7 @@ def _summary(
     policy: Policy = services.policy()
     provisional = summarise(
         job,
-        sagemaker.list_trials(job.name),
+        sagemaker.trial_summaries(key),
         records,
         region=str(region),
         team=meta.get("team") or policy.team_of(job.tags, job.role_arns()),

@@ -26,11 +26,23 @@ from governor_sim.replay.sources import open_events, open_file
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.app.services import Services
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
+from tuning_governor.models.place import Place
 from tuning_governor.policy import Policy
 from tuning_governor.ports import Store
 from tuning_governor.settings import Settings
 
 DEFAULT_REGION = "us-east-1"
+OFFLINE_ACCOUNT = "123456789012"
+"""The governor's own account in a replay of an organisation when none is given (moto's default: a fake)."""
+
+
+def replay_home(policy: Policy, region: str, home_account: str | None) -> Place | None:
+    """The place the replayed governor runs in: with ``accounts`` in the policy (an organisation) or a
+    ``home_account`` given, ``home_account`` (default ``OFFLINE_ACCOUNT``) in ``region``; every job away
+    from it is keyed by its own account and region. Otherwise None: every event is the home place's."""
+    if home_account is None and not policy.accounts:
+        return None
+    return Place(home_account or OFFLINE_ACCOUNT, region)
 
 
 @contextmanager
@@ -49,18 +61,25 @@ def _governor_store(kind: str, region: str, table: str) -> Iterator[Store]:
 
 @contextmanager
 def _replay_services(
-    policy: Policy, kind: str, region: str, facts: TableFacts | None = None, catalog: PriceCatalog | None = None
+    policy: Policy,
+    kind: str,
+    region: str,
+    facts: TableFacts | None = None,
+    catalog: PriceCatalog | None = None,
+    home: Place | None = None,
 ) -> Iterator[tuple[Services, EventSourcedSageMaker, Clock]]:
     """The governor's services as a replay runs them (inside ``mock_aws``): the event-sourced SageMaker
-    (completing thin events with ``facts``), the table (``kind``), the replay's clock, ``policy``, no
-    Service Quotas, ``catalog`` (default: the bundled one); and the SageMaker and clock."""
+    (completing thin events with ``facts``; each place's own, from ``home``), the table (``kind``), the
+    replay's clock, ``policy``, no Service Quotas, ``catalog`` (default: the bundled one); and the
+    SageMaker and clock."""
     clock = Clock()
-    sagemaker = EventSourcedSageMaker(clock, facts.jobs if facts is not None else None)
+    sagemaker = EventSourcedSageMaker(clock, facts.jobs if facts is not None else None, home=home)
     table = f"tuning-governor-replay-{uuid.uuid4().hex[:12]}"
     with _governor_store(kind, region, table) as governor_store:
-        settings = Settings.model_validate(
-            {"TABLE_NAME": table, "AWS_REGION": region, "POLICY_PARAMETER": "", "POLICY_FILE": ""}
-        )
+        values = {"TABLE_NAME": table, "AWS_REGION": region, "POLICY_PARAMETER": "", "POLICY_FILE": ""}
+        if home is not None:  # the stack's account is read from its reports topic's ARN
+            values["TOPIC_ARN"] = f"arn:aws:sns:{region}:{home.account}:tuning-governor-replay"
+        settings = Settings.model_validate(values)
         services = Services(
             settings=settings,
             sagemaker=sagemaker,
@@ -69,6 +88,7 @@ def _replay_services(
             policy=lambda: policy,
             quotas=None,
             catalog=catalog or bundled_catalog(),
+            sagemaker_at=sagemaker.at if home is not None else None,
         )
         yield services, sagemaker, clock
 
@@ -87,6 +107,7 @@ def replay_lines(  # noqa: PLR0913 - keyword-only options of the library call, o
     facts: TableFacts | None = None,
     catalog: PriceCatalog | None = None,
     on_line: Callable[[int], None] | None = None,
+    home_account: str | None = None,
 ) -> ReplayResult:
     """Replay events (one EventBridge event per item, e.g. the lines of a JSONL file) under ``policy``.
 
@@ -109,9 +130,12 @@ def replay_lines(  # noqa: PLR0913 - keyword-only options of the library call, o
     answering Describe and ListTags where the events lack a job's configuration, instances or tags.
     Jobs answered without one are listed in the result's ``facts.incomplete``.
     ``catalog``: the prices (default: the bundled catalogue; see ``governor_sim.prices_export``).
+    ``home_account``: the governor's own account (``replay_home``): given, or when the policy lists
+    ``accounts``, each job is the job of its event's account and region, so two accounts' jobs of one
+    name are two jobs, each judged and stopped in its own place.
     """
     kind = store_kind(store)
-    replayed = _replay_services(policy, kind, region, facts, catalog)
+    replayed = _replay_services(policy, kind, region, facts, catalog, replay_home(policy, region, home_account))
     with quiet_handlers(), mock_aws(), replayed as (services, sagemaker, clock):
         if probe is not None:
             probe.attach(services, sagemaker)
@@ -170,6 +194,7 @@ def replay_events(  # noqa: PLR0913 - keyword-only options of the library call, 
     dynamodb: Any = None,
     catalog: PriceCatalog | None = None,
     on_line: Callable[[int], None] | None = None,
+    home_account: str | None = None,
 ) -> ReplayResult:
     """``replay_lines`` over a JSONL file (``-`` = stdin), a capture folder or an ``s3://bucket/prefix``
     (read as :func:`governor_sim.replay.sources.open_events` says). ``ReplayInputError`` with one line
@@ -195,4 +220,5 @@ def replay_events(  # noqa: PLR0913 - keyword-only options of the library call, 
             facts=facts,
             catalog=catalog,
             on_line=on_line,
+            home_account=home_account,
         )

@@ -6,6 +6,7 @@ structurally by mypy below); it makes no AWS call.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +16,7 @@ from governor_sim.replay.facts import FactGaps, KnownFacts, Missing, has_configu
 from tuning_governor.domain.trial_record import OBJECTIVE_HYPERPARAMETER
 from tuning_governor.errors import JobNotFound
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
+from tuning_governor.models.place import Place, job_key, place_in_key
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.models.tuning_job import ObjectiveMetric, TrialSummary, TuningJob
@@ -101,11 +103,20 @@ class EventSourcedSageMaker:
     * unknown names raise ``JobNotFound``, as the real gateway does;
     * facts a job's latest event lacks (its configuration, its instances, its tags) are answered from an
       earlier event of the job that carried them, else from ``facts`` (the deployed governor's table,
-      ``governor_sim.replay.facts``); an answer still without them is noted in :attr:`gaps`.
+      ``governor_sim.replay.facts``); an answer still without them is noted in :attr:`gaps`;
+    * with a ``home`` place (a replay of several accounts or regions), a job is known by its key
+      (``models.place.job_key``: ``<account>/<region>/<name>`` away from home, from its event's envelope),
+      so two accounts' jobs of one name stay two jobs; this object answers for the home place and
+      :meth:`at` for another (the same state, seen from there: its names, its running jobs, its stops).
+      Without one, every event is the home place's, as in a single-account deploy.
     """
 
-    def __init__(self, clock: Callable[[], datetime], facts: Mapping[str, KnownFacts] | None = None) -> None:
+    def __init__(
+        self, clock: Callable[[], datetime], facts: Mapping[str, KnownFacts] | None = None, home: Place | None = None
+    ) -> None:
         # No SageMaker client on purpose: every call below is answered from the events observed.
+        self._home = home
+        self._place: Place | None = None  # where this view answers (None: the home place)
         self._clock = clock
         self._table: Mapping[str, KnownFacts] = facts or {}
         self._config: dict[str, TuningJob] = {}  # the last event of each job that carried its configuration
@@ -121,22 +132,41 @@ class EventSourcedSageMaker:
         self.stops: list[StopCall] = []
         self.trial_types: dict[str, set[str]] = {}  # region -> the instance types its trials ran on (kept)
 
+    def at(self, place: Place) -> EventSourcedSageMaker:
+        """The SageMaker of ``place`` (``Services.sagemaker_at``): this state, its names read there."""
+        view = copy.copy(self)  # shares every table: one history, seen from another place
+        view._place = None if place == self._home else place
+        return view
+
+    def _key(self, name: str) -> str:
+        return job_key(name, self._place, None)
+
+    def _here(self, key: str) -> bool:
+        return place_in_key(key) == self._place
+
+    def _where(self, event: StateChange) -> Place | None:
+        try:
+            return event.place(self._home)
+        except ValueError:  # a malformed envelope: the handler rejects the event with the reason
+            return None
+
     def observe(self, event: StateChange, detail: Mapping[str, Any]) -> None:
         """Take one event into the state (``detail`` is the event's raw ``detail`` object)."""
+        place = self._where(event)
         if isinstance(event, TuningJobStateChange):
-            job = event.detail
+            job = event.detail.at(place)
             self._jobs_seen.setdefault(job.key)
             self._ranges.setdefault(job.key, set()).update(_range_names(detail))
             _remember(self._tuning, job.key, job, job.status, job.last_modified_time or event.time)
             self._keep_facts(job, job.last_modified_time or event.time)
             self.gaps.known(job.key, self._known(job.key), event.time)
             return
-        trial = event.detail
-        key = trial.name.lower()
+        trial = event.detail.at(place)
+        key = job_key(trial.name, place, None)
         _remember(self._training, key, trial, trial.status, trial.last_modified_time or event.time)
         self.trial_types.setdefault(event.region, set()).update(trial.instances())
         if trial.tuning_job_arn:
-            tuning_key = trial.tuning_job_arn.rsplit("/", 1)[-1].lower()
+            tuning_key = job_key(trial.tuning_job_arn.rsplit("/", 1)[-1], place, None)
             self._jobs_seen.setdefault(tuning_key)
             self._trials.setdefault(tuning_key, {})[key] = None
 
@@ -151,9 +181,13 @@ class EventSourcedSageMaker:
         return known.job if known else None
 
     def job_name(self, key: str) -> str:
-        """The tuning job's name as SageMaker spells it (the lower-case key if only its trials were seen)."""
+        """The tuning job's name as SageMaker spells it (the lower-case key if only its trials were seen),
+        ``<account>/<region>/<name>`` away from the home place (so two accounts' jobs are two names)."""
         known = self._tuning.get(key)
-        return known.job.name if known else key
+        if known is None:
+            return key
+        place = place_in_key(key)
+        return known.job.name if place is None else f"{place.account}/{place.region}/{known.job.name}"
 
     def trials_of(self, key: str) -> list[TrainingJob]:
         """The latest known state of each trial of tuning job ``key``, first seen first."""
@@ -171,14 +205,21 @@ class EventSourcedSageMaker:
         self._stopped.discard(key)
 
     # -- the SageMaker port ----------------------------------------------------------------------------------
+    def any_running(self) -> bool:
+        """Whether a tuning job of any place is running or stopping, or a warm pool is available."""
+        return any(known.job.status in ("InProgress", "Stopping") for known in self._tuning.values()) or any(
+            (pool := known.job.warm_pool_status) is not None and pool.status == "Available"
+            for known in self._training.values()
+        )
+
     def describe_training_job(self, name: str) -> TrainingJob:
-        known = self._training.get(name.lower())
+        known = self._training.get(self._key(name))
         if known is None:
             raise JobNotFound(f"{name}: no event of this training job in the replayed history")
         return known.job.model_copy(update={"tags": {}})
 
     def describe_tuning_job(self, name: str) -> TuningJob:
-        key = name.lower()
+        key = self._key(name)
         known = self._tuning.get(key)
         if known is None:
             raise JobNotFound(f"{name}: no event of this tuning job in the replayed history")
@@ -206,7 +247,10 @@ class EventSourcedSageMaker:
         return job
 
     def list_trials(self, tuning_job_name: str) -> list[TrialSummary]:
-        key = tuning_job_name.lower()
+        return self.trial_summaries(self._key(tuning_job_name))
+
+    def trial_summaries(self, key: str) -> list[TrialSummary]:
+        """ListTrainingJobsForHyperParameterTuningJob of tuning job ``key`` (its key, in any place)."""
         tuning = self.tuning_job(key)
         trials = sorted(self.trials_of(key), key=lambda t: t.name)
         return [self._summary(trial, tuning, key) for trial in trials]
@@ -255,13 +299,15 @@ class EventSourcedSageMaker:
                 "CreationTime": known.job.creation_time,
                 "LastModifiedTime": known.job.last_modified_time,
             }
-            for known in self._tuning.values()
-            if known.job.status == status
+            for key, known in self._tuning.items()
+            if known.job.status == status and self._here(key)
         ]
 
     def list_warm_pools(self, modified_after: datetime) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        for known in self._training.values():
+        for key, known in self._training.items():
+            if not self._here(key):
+                continue
             pool = known.job.warm_pool_status
             modified = known.job.last_modified_time
             if modified is not None and modified <= modified_after:
@@ -279,7 +325,7 @@ class EventSourcedSageMaker:
         return out
 
     def stop_tuning_job(self, name: str) -> StopResult:
-        key = name.lower()
+        key = self._key(name)
         known = self._tuning.get(key)
         if known is None:
             return "not-found"

@@ -2,12 +2,14 @@
 
 The member stack names its role ``<name>-<region>`` (IAM roles are global; one stack per region), so
 each (account, region) has a role of its own. Credentials are kept until ``refresh_before`` ahead of
-their expiry. A denied or failed AssumeRole raises ``MemberUnreachable`` (retried, then dead-lettered
+their expiry. The sweep walks places in threads: one lock per (account, region) makes the threads that
+ask for the same place at once share one AssumeRole. A denied or failed AssumeRole raises ``MemberUnreachable`` (retried, then dead-lettered
 by the caller's event path), never another account's credentials.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -57,6 +59,8 @@ class AssumedRoles:
         self._refresh_before = refresh_before
         self._session_name = session_name
         self._cache: dict[tuple[str, str], Credentials] = {}
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+        self._locks_lock = threading.Lock()
         self.fetched = 0
         """AssumeRole calls made (the benchmark's credentials fetched)."""
 
@@ -64,9 +68,23 @@ class AssumedRoles:
         return ROLE_ARN.format(partition=self._partition, account=account, name=self._role_name, region=region)
 
     def credentials(self, account: str, region: str) -> Credentials:
-        cached = self._cache.get((account, region))
+        key = (account, region)
+        cached = self._fresh(key)
+        if cached is not None:
+            return cached
+        with self._locks_lock:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:  # another thread may have fetched them while this one waited
+            cached = self._fresh(key)
+            return cached if cached is not None else self._assume(account, region)
+
+    def _fresh(self, key: tuple[str, str]) -> Credentials | None:
+        cached = self._cache.get(key)
         if cached is not None and cached.expiration - self._refresh_before > self._clock():
             return cached
+        return None
+
+    def _assume(self, account: str, region: str) -> Credentials:
         try:
             answer = self._sts.assume_role(
                 RoleArn=self.role_arn(account, region), RoleSessionName=self._session_name, DurationSeconds=3600

@@ -15,6 +15,7 @@ from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog, stored
 from tuning_governor.domain.reports import Report
 from tuning_governor.models.place import Place, ledger_pk
 from tuning_governor.policy import Policy
+from tuning_governor.policy.accounts import under_account_terms
 from tuning_governor.policy.routing import ChannelGrants, team_channels
 from tuning_governor.ports import CheckScheduler, Notifier, PriceStore, SageMaker, Store
 from tuning_governor.ports.sessions import CannotAssume
@@ -87,16 +88,19 @@ class Services:
 
     def at(self, place: Place | None) -> Services:
         """These services for a job in ``place``: its SageMaker, its Service Quotas and its capacity
-        ledger (``models.place.ledger_pk``); the same table, channels and policy. Home: these."""
+        ledger (``models.place.ledger_pk``), the policy under its account's terms (a member in monitor
+        mode is judged under the monitoring copy); the same table and channels. Home: these."""
         wanted = None if place == self.home else place
         if wanted == self.place:
             return self
         if self.place is not None:
             raise ValueError("a place's services are made from the home place's")
         assert wanted is not None
+        hub_policy, account = self.policy, wanted.account
         return replace(
             self,
             place=wanted,
+            policy=lambda: under_account_terms(hub_policy(), account),
             sagemaker=self.sagemaker_for(wanted),
             quotas=self.quotas_at(wanted) if self.quotas_at is not None else None,
             store=self.store.ledger_at(ledger_pk(wanted, None)),

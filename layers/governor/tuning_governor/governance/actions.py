@@ -25,6 +25,7 @@ from tuning_governor.models.keys import job_key_of
 from tuning_governor.models.place import place_in_key
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
+from tuning_governor.policy.accounts import under_job_terms
 from tuning_governor.policy.routing import owner_handles
 
 
@@ -36,7 +37,10 @@ def enforce(
     Before a stop call, SageMaker's status and tags of the job (``fresh``: as the caller read them just
     before its claim, else read now): an exemption tagged since wins, and a job SageMaker no longer runs
     (its owner stopped it first) is recorded as such, never as stopped by the governor. Makes the stop
-    call only; the caller records the step (``record_stop``)."""
+    call only; the caller records the step (``record_stop``). Under the terms of the job's account: a
+    member in monitor mode (``accounts.<id>.mode``) is never stopped, whichever path decided."""
+    home = services.home
+    policy = under_job_terms(policy, decision.job_key, home.account if home is not None else None)
     if decision.verdict == grace.GRACE:
         stop_at = decision.numbers.get("stop_at")
         when = "will stop" if policy.mode == "enforce" else "monitor mode: would stop"

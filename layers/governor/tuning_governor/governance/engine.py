@@ -39,6 +39,7 @@ from tuning_governor.models.place import place_in_key
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
+from tuning_governor.policy.accounts import under_job_terms
 from tuning_governor.policy.routing import owner_handles
 
 Outcomes = list[dict[str, Any]]
@@ -189,8 +190,9 @@ def govern(
 
     Judged at ``now`` or at the latest moment the job's state reflects, whichever is later: an event
     handled after later ones of the same job (EventBridge does not keep order) is judged on the state
-    as it is, at the time that state is true, never on later trials at an earlier time."""
-    policy = services.policy()
+    as it is, at the time that state is true, never on later trials at an earlier time. Under the terms
+    of the job's account (``policy.accounts.under_job_terms``), whoever calls."""
+    policy = _terms(services, job_key)
     if job is None:
         job = job_state(services.store.get_job(job_key))
     if job is None or job.ended:
@@ -223,7 +225,13 @@ def judge_ended(job_key: str, at: datetime, services: EngineServices) -> Outcome
     job = job_state(services.store.get_job(job_key))
     if job is None:
         return []
-    policy = services.policy()
+    policy = _terms(services, job_key)
     facts = load_facts(job, at, policy, services, team_month=False)
     owner = job.owner or job.tags.get(services.settings.owner_tag)
     return judge(Late(services, job_key, owner), facts, policy)
+
+
+def _terms(services: EngineServices, job_key: str) -> Policy:
+    """The policy as it applies to job ``job_key``: its account's mode (a member in monitor never stops)."""
+    home = services.home
+    return under_job_terms(services.policy(), job_key, home.account if home is not None else None)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol, Self
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
@@ -84,6 +84,37 @@ class Place:
 
     account: str
     region: str
+
+
+class _ModedPolicy(Protocol):
+    @property
+    def accounts(self) -> Mapping[str, AccountPolicy]: ...
+    @property
+    def enforcing(self) -> bool: ...
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self: ...
+
+
+def under_account_terms[P: _ModedPolicy](policy: P, account: str) -> P:
+    """``policy`` as it applies to a job of ``account``: the monitoring copy when the account's terms do
+    not enforce (``accounts.<id>.mode``, monitor by default), else ``policy`` itself. Every path that acts
+    in a place reads this (the events through ``app.membership.admit``, the sweep's walk of the places,
+    the one-time checks, through ``Services.at``), so a member in monitor mode is never stopped."""
+    terms = policy.accounts.get(account)
+    if terms is None or terms.mode == "enforce" or not policy.enforcing:
+        return policy
+    return policy.model_copy(update={"mode": "monitor"})
+
+
+def job_account(job_key: str, home_account: str | None) -> str | None:
+    """The account a job key names: ``<account>/<region>/<name>``'s, else (a plain key) the home one."""
+    parts = job_key.split("/")
+    return parts[0] if len(parts) == 3 else home_account
+
+
+def under_job_terms[P: _ModedPolicy](policy: P, job_key: str, home_account: str | None) -> P:
+    """``under_account_terms`` for the account job ``job_key`` runs in (unknown: ``policy`` itself)."""
+    account = job_account(job_key, home_account)
+    return policy if account is None else under_account_terms(policy, account)
 
 
 @dataclass(frozen=True)

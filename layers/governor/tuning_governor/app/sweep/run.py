@@ -87,6 +87,7 @@ from tuning_governor.governance.trial_truth import Reconciled
 from tuning_governor.models.place import Place, job_key, place_in_key
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
+from tuning_governor.policy.accounts import under_account_terms
 
 RUNNING = ("InProgress", "Stopping")
 
@@ -298,7 +299,9 @@ def run_sweep(services: Services, remaining: Callable[[], float] | None = None) 
     A failure on one job, or one place, is logged and counted; the others are still swept."""
     now = services.clock()
     policy = services.policy()
-    sweep = sweep_place(services, now, policy)
+    home = services.home
+    # The home place's jobs under the home account's own terms (a listed home in monitor never stops).
+    sweep = sweep_place(services, now, under_account_terms(policy, home.account) if home is not None else policy)
     # Decisions whose steps (stop, a report on some channel) a failed, never-retried attempt left
     # pending for longer than a sweep interval: finished from their stored rows (one gsi1 Query).
     sweep.report["resumed"] = []
@@ -316,7 +319,7 @@ def run_sweep(services: Services, remaining: Callable[[], float] | None = None) 
         from tuning_governor.app.sweep.places import sweep_members  # noqa: PLC0415 - member accounts only
 
         members = sweep_members(
-            services, now, policy, remaining, lambda at, place: sweep_place(at, now, policy, place).report
+            services, now, policy, remaining, lambda at, place: sweep_place(at, now, at.policy(), place).report
         )
         sweep.report.update(members)
     return sweep.report
