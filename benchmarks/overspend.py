@@ -192,12 +192,11 @@ class _Rig:
             self.in_force[0] = self.policies[1]
         self.deliver_due(now)
 
-    def run_checks(self, now: dt.datetime, jobs: tuple[str, ...]) -> None:
+    def run_checks(self, now: dt.datetime, inputs: tuple[dict[str, Any], ...]) -> None:
         from tuning_governor.app.checks.budget import run_budget_check  # noqa: PLC0415
-        from tuning_governor.ports import CHECK_KEY  # noqa: PLC0415
 
-        for job in jobs:
-            run_budget_check({CHECK_KEY: {"job": job}}, self.services)
+        for check in inputs:
+            run_budget_check(check, self.services)
         self.deliver_due(now)
 
     def drive(self, created: dt.datetime, governor: Governor, name: str) -> int:
@@ -223,7 +222,7 @@ class _Rig:
             self.deliver_due(now)
             while (firing := schedule.pop_due(now)) is not None:
                 if firing.kind == "checks":
-                    self.run_checks(now, firing.jobs)
+                    self.run_checks(now, firing.inputs)
                 else:
                     self.sweep(now)
                     sweeps += 1

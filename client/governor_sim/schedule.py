@@ -22,7 +22,6 @@ from governor_sim.cli_defaults import DEFAULT_SWEEP_EVERY, DEFAULT_SWEEP_SCHEDUL
 from governor_sim.runner import FakeLambdaContext
 from tuning_governor.adapters.checks import PendingChecks
 from tuning_governor.app.services import Services
-from tuning_governor.ports import CHECK_KEY
 
 __all__ = [
     "DEFAULT_SWEEP_EVERY",
@@ -45,11 +44,13 @@ def first_tick(at: datetime, every: timedelta) -> datetime:
 
 @dataclass(frozen=True)
 class Firing:
-    """One scheduled invocation due: a sweep, or the budget checks of ``jobs`` (job names) at ``at``."""
+    """One scheduled invocation due: a sweep, or the budget checks of ``jobs`` (job names) at ``at``,
+    each invoked with its input in ``inputs`` (as the one-time schedule carries it)."""
 
     kind: Literal["sweep", "checks"]
     at: datetime
     jobs: tuple[str, ...] = ()
+    inputs: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -87,7 +88,9 @@ class Schedule:
             self.next_sweep = swept + self.every
             return Firing("sweep", at)
         names = {key: name for key, (_, name) in self.checks.pending.items()}
-        return Firing("checks", at, tuple(names[key] for _, key in self.checks.due(at)))
+        inputs = {key: self.checks.input_for(key) for key in self.checks.pending}
+        keys = [key for _, key in self.checks.due(at)]
+        return Firing("checks", at, tuple(names[key] for key in keys), tuple(inputs[key] for key in keys))
 
 
 def invoke_sweep(services: Services) -> dict[str, Any]:
@@ -96,8 +99,7 @@ def invoke_sweep(services: Services) -> dict[str, Any]:
     return result
 
 
-def invoke_budget_check(job: str, services: Services) -> dict[str, Any]:
+def invoke_budget_check(event: dict[str, Any], services: Services) -> dict[str, Any]:
     """The budget-check function's handler with the input Scheduler's one-time schedule carries."""
-    event = {CHECK_KEY: {"job": job}}
     result: dict[str, Any] = budget_check.handler(event, FakeLambdaContext("budget-check"), services=services)
     return result

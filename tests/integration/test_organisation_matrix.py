@@ -304,3 +304,53 @@ def test_a_member_in_monitor_mode_is_never_stopped_by_an_event_or_the_sweep(worl
     for region in REGIONS:
         decisions = store.decisions(f"{A}/{region}/{NAME}")
         assert {d["action"] for d in decisions if d["verdict"] in ("breach", "enforced")} == {"would-stop"}
+
+
+def test_a_member_jobs_one_time_check_judges_it_in_its_own_place_at_the_crossing(world: World) -> None:
+    from tests.integration.test_accrued_budgets import LongTrials, big_job
+    from tuning_governor.adapters.checks import PendingChecks, schedule_name
+    from tuning_governor.app.checks.budget import run_budget_check
+    from tuning_governor.ports import CHECK_KEY
+
+    world.amt.engine.behaviour = LongTrials()
+    org = organisation(world)
+    checks = PendingChecks()
+    world.env.services.checks = checks
+    member = Place(A, "eu-west-1")
+    key = f"{member}/big-job"
+    # Given a $50 job in member A's eu-west-1 (4 trials of 8 x ml.p3.8xlarge, 3 h), its events delivered
+    org.create(member, big_job("big-job", tags={"governance:budget-usd": "50"}))
+    store = world.env.services.store
+    while len((store.get_job(key) or {}).get("running") or {}) < 4:
+        world.amt.advance(5)
+        for event in world.amt.drain_events():
+            deliver_event(event, world.env.services)
+    # Then its one check is asked for in its place: the input names its account and region
+    due = checks.next_due()
+    assert due is not None
+    assert checks.input_for(key) == {CHECK_KEY: {"job": "big-job", "account": A, "region": "eu-west-1"}}
+    assert len(schedule_name(key)) <= 64 and "/" not in schedule_name(key)
+    # When the clock reaches it (no sweep runs) and it fires
+    while world.amt.clock.now() < due:
+        world.amt.advance(min(5.0, (due - world.amt.clock.now()).total_seconds()))
+        for event in world.amt.drain_events():
+            deliver_event(event, world.env.services)
+    assert org.stops == []
+    result = run_budget_check(checks.input_for(key), world.env.services)
+    # Then the member's job is stopped there, and nowhere else
+    assert [d["action"] for d in result["decisions"] if d["rule"] == "budget"] == ["stopped"]
+    assert org.stops == [key]
+
+
+def test_a_check_naming_an_account_the_policy_does_not_list_acts_on_nobody(world: World) -> None:
+    from tuning_governor.app.checks.budget import run_budget_check
+    from tuning_governor.ports import CHECK_KEY
+
+    org = organisation(world, policy_text([HUB, A]))
+    org.create(Place(B, "us-east-1"), budget_job())
+
+    result = run_budget_check({CHECK_KEY: {"job": NAME, "account": B, "region": "us-east-1"}}, world.env.services)
+
+    assert result["outcome"] == "rejected"
+    assert "not governed" in result["reason"]
+    assert org.stops == []

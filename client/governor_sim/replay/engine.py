@@ -34,7 +34,6 @@ from tuning_governor.app.sweep.run import run_sweep
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.models.events import TuningJobStateChange
 from tuning_governor.observability import logger, metrics
-from tuning_governor.ports import CHECK_KEY
 
 
 class ReplayProbe(Protocol):
@@ -194,19 +193,19 @@ class Replay:
         self.schedule.start(at)
         while (firing := self.schedule.pop_due(at, inclusive=False)) is not None:
             if firing.kind == "checks":
-                self._budget_checks(firing.at, firing.jobs, number)
+                self._budget_checks(firing.at, firing.inputs, number)
             else:
                 self._sweep(firing.at, number)
 
-    def _budget_checks(self, when: datetime, jobs: tuple[str, ...], number: int) -> None:
+    def _budget_checks(self, when: datetime, inputs: tuple[dict[str, Any], ...], number: int) -> None:
         """The one-time checks due at ``when`` (EventBridge Scheduler invoking BudgetCheckFunction)."""
-        for job in jobs:
+        for check in inputs:
             self.tally.budget_checks += 1
             self.clock.at = when
             reports = len(self.outbox)
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
-                    run_budget_check({CHECK_KEY: {"job": job}}, self.services)
+                    run_budget_check(check, self.services)
             except Exception as exc:  # as a failed invocation: the next sweep judges the job anyway
                 self.tally.failed.append(
                     LineProblem(

@@ -272,9 +272,10 @@ class Simulation:
                 self._last_sweep = now
                 self._scheduled(result, "sweep", None, now, functools.partial(invoke_sweep, services))
                 self.queue.after(None, self.env)
-            for job in firing.jobs:
+            for job, check in zip(firing.jobs, firing.inputs, strict=True):
                 result.budget_checks += 1
-                self._scheduled(result, "budget-check", job, now, functools.partial(invoke_budget_check, job, services))
+                invoke = functools.partial(invoke_budget_check, check, services)
+                self._scheduled(result, "budget-check", job, now, invoke)
             self._deliver_due(now, result)
 
     def _scheduled(

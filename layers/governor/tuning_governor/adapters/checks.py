@@ -4,7 +4,8 @@ Between a job's events (hours apart while its trials train) only the sweep judge
 crossed up to one sweep interval before anyone looks. The governor knows, at each judgement, what
 the job spends per hour and how much budget is left, so it asks for one more judgement at the
 crossing: a one-time EventBridge Scheduler schedule (``at(...)``, deleted after it fires) that invokes
-the budget-check function with ``{"budget_check": {"job": name, "at": <the second>}}``. Scheduler's
+the budget-check function with ``{"budget_check": {"job": name, "at": <the second>}}`` (and the job's
+``account`` and ``region`` outside the home place: ``ports.checks.check_input``). Scheduler's
 precision is the minute (it runs a schedule at any second of the minute given), so the schedule names
 the minute before and the check waits for its second (``app.checks.budget``). One schedule per job (its name is
 derived from the job's), so a later estimate replaces the earlier one.
@@ -16,6 +17,7 @@ their own clock.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -24,13 +26,19 @@ from typing import Any, ClassVar
 from botocore.exceptions import BotoCoreError, ClientError
 
 from tuning_governor.errors import TransientError
-from tuning_governor.ports.checks import CHECK_KEY
+from tuning_governor.models.place import place_in_key
+from tuning_governor.ports.checks import check_input
 
 
 def schedule_name(job_key: str) -> str:
     """The job's one check schedule. Tuning job names are <= 32 of [a-zA-Z0-9-]; schedule names allow
-    64 of [0-9a-zA-Z-_.], so the name is the key itself behind a fixed prefix."""
-    return f"budget-{job_key}"
+    64 of [0-9a-zA-Z-_.], so a home job's is its key behind a fixed prefix. A member place's key
+    (``<account>/<region>/<name>``, up to 61 characters, with "/") is too long and not allowed: its
+    schedule is named by 16 hex digits of the key's SHA-256 and the job's name (at most 56 characters)."""
+    if place_in_key(job_key) is None:
+        return f"budget-{job_key}"
+    digest = hashlib.sha256(job_key.encode()).hexdigest()[:16]
+    return f"budget-{digest}-{job_key.rsplit('/', 1)[-1]}"
 
 
 SCHEDULER_PRECISION = timedelta(seconds=60)
@@ -48,10 +56,6 @@ def invocation_minute(at: datetime) -> datetime:
 def _second_ceiling(at: datetime) -> datetime:
     floor = at.replace(microsecond=0)
     return floor if floor == at else floor + timedelta(seconds=1)
-
-
-def check_input(job_name: str, at: datetime) -> dict[str, Any]:
-    return {CHECK_KEY: {"job": job_name, "at": at.astimezone(UTC).isoformat()}}
 
 
 class SchedulerChecks:
@@ -86,7 +90,7 @@ class SchedulerChecks:
             "ActionAfterCompletion": "DELETE",
             "Target": {
                 **self._target,
-                "Input": json.dumps(check_input(job_name, at)),
+                "Input": json.dumps(check_input(job_key, job_name, at)),
                 # A missed check costs at most one sweep interval: do not let retries pile up behind it.
                 "RetryPolicy": {"MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 300},
             },
@@ -131,3 +135,7 @@ class PendingChecks:
         for _, key in ready:
             del self.pending[key]
         return ready
+
+    def input_for(self, job_key: str) -> dict[str, Any]:
+        """The input the check of ``job_key`` fires with (as the Scheduler adapter's schedule carries it)."""
+        return check_input(job_key, self.pending[job_key][1])

@@ -11,7 +11,6 @@ from tuning_governor.errors import GovernorError
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Rule
-from tuning_governor.models.place import place_in_key
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
@@ -29,6 +28,8 @@ def check_time(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServ
 def schedule_check(facts: JobFacts, job: JobState, at: datetime | None, services: EngineServices) -> None:
     """Ask for one more judgement of the job at ``at``: a projected budget crossing, or the end of a
     breach's grace period (one schedule per job: the earliest wins; that judgement asks for the next).
+    A job in a member place is checked in its place (the check's input names the key's account and
+    region, ``ports.checks.check_input``).
 
     To the second, rounded up (a check never comes before the moment it is for; the adapter has it
     invoked in the minute before and the check waits for its second, ``app.checks.budget``), and only
@@ -36,8 +37,7 @@ def schedule_check(facts: JobFacts, job: JobState, at: datetime | None, services
     unchanged estimate (its accrual re-estimated to the millisecond) costs no call. A failure is logged
     and counted: the sweep still judges the job.
     """
-    if services.checks is None or at is None or place_in_key(facts.job_key) is not None:
-        # A job outside the home place is judged on its events only (a check names a home job).
+    if services.checks is None or at is None:
         return
     at = _second_ceiling(max(at, facts.now + timedelta(seconds=1)))
     if _close(job.budget_check_at, at, facts.now):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tuning_governor.app.envelope import handle_errors
 from tuning_governor.app.services import Services
@@ -18,6 +18,7 @@ from tuning_governor.errors import RejectedEvent
 from tuning_governor.governance.engine import govern
 from tuning_governor.governance.trial_truth import reconcile_trials
 from tuning_governor.models.limits import TuningJobName
+from tuning_governor.models.place import Place, job_key
 from tuning_governor.ports import CHECK_KEY
 
 #: The longest a check waits for its second: Scheduler runs it in the minute holding ``at`` - 59 s.
@@ -30,6 +31,31 @@ class _BudgetCheck(BaseModel):
     job: TuningJobName
     at: AwareDatetime | None = None
     """The second the check is for (absent: now)."""
+    account: Annotated[str, Field(pattern=r"^[0-9]{12}$")] | None = None
+    region: Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$")] | None = None
+    """The member place of a job outside the home place (both or neither)."""
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> _BudgetCheck:
+        if (self.account is None) != (self.region is None):
+            raise ValueError("account and region come together")
+        return self
+
+    def place(self) -> Place | None:
+        return Place(self.account, self.region) if self.account and self.region else None
+
+
+def _where(check: _BudgetCheck, services: Services) -> tuple[Services, str]:
+    """The services of the check's place and the job's key there. A member place the policy does not
+    list is refused: a check acts only where the governor governs (no confused deputy)."""
+    place = check.place()
+    if place is None or place == services.home:
+        return services, check.job.lower()
+    if services.home is None or (
+        place.account not in services.policy().accounts and place.account != services.home.account
+    ):
+        raise RejectedEvent(f"not governed: account {place.account} is not listed under accounts")
+    return services.at(place), job_key(check.job, place, services.home)
 
 
 def _wait_for(at: datetime | None, now: datetime, sleep: Callable[[float], None]) -> None:
@@ -54,22 +80,23 @@ def run_budget_check(event: Any, services: Services, sleep: Callable[[float], No
             check = _BudgetCheck.model_validate(body)
         except ValidationError as exc:
             raise RejectedEvent(f"not a budget check: {exc.errors()[0]['msg']}") from None
+        here, key = _where(check, services)
         _wait_for(check.at, services.clock(), sleep)
         # Observe before acting: the table may still think the job runs (its end event, or its trials',
         # not handled yet), and its running trials go on accruing there. A judgement that may stop reads
         # SageMaker's status first; a job that has ended is left to its end event or the sweep, which
         # finalise it on SageMaker's figures (and judge late trials as already ended).
-        described = services.sagemaker.describe_tuning_job(check.job)
+        described = here.sagemaker.describe_tuning_job(check.job)
         if described.status != "InProgress":
             return {"outcome": "ended", "job": check.job, "status": described.status, "decisions": []}
         # Its trials as SageMaker runs them (their progress events may be hours late): the same
         # reconciliation as the sweep's, on this Describe (a listing only where the counters disagree).
-        job = job_state(services.store.get_job(check.job.lower()))
-        done = reconcile_trials(job, services, source="check", described=described) if job and not job.ended else None
-        decisions = govern("sweep", check.job.lower(), services.clock(), services)
+        job = job_state(here.store.get_job(key))
+        done = reconcile_trials(job, here, source="check", described=described) if job and not job.ended else None
+        decisions = govern("sweep", key, here.clock(), here)
         if done is not None and done.starting:
             # Trials still Starting: looked at again at the earliest they could cross, as the sweep does.
-            schedule_starting_checks(services, services.clock(), [done], gap=RECHECK_GAP)
+            schedule_starting_checks(here, here.clock(), [done], gap=RECHECK_GAP)
         return {"outcome": "checked", "job": check.job, "decisions": decisions}
 
     return handle_errors("budget check", event, run)

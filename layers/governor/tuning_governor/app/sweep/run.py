@@ -287,9 +287,9 @@ def sweep_place(services: Services, now: datetime, policy: Policy, place: Place 
     sweep.attempt("capacity-ledger", "reconcile", sweep.reconcile)
     sweep.report["tags_reread"] = reread_tags(services, now, sweep.running_known(), sweep.attempt)
     sweep.judge_running()
-    if place is None:  # one-time budget checks are scheduled for home jobs only (decision 0002)
-        # Trials listed Starting: a one-time check at the earliest their billing could cross a budget.
-        sweep.attempt("starting-trials", "check", lambda: schedule_starting_checks(services, now, starting))
+    # Trials listed Starting: a one-time check at the earliest their billing could cross a budget (in a
+    # member place too: the check's input names the job's account and region).
+    sweep.attempt("starting-trials", "check", lambda: schedule_starting_checks(services, now, starting))
     return sweep
 
 
