@@ -10,6 +10,7 @@ its own envelope.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import cache
@@ -155,7 +156,9 @@ def at(event: dict[str, Any]) -> Place:
     return Place(event["account"], event["region"])
 
 
-def test_with_every_event_lost_the_sweep_stops_each_places_job_in_its_own_account_and_region(world: World) -> None:
+def test_with_every_event_lost_the_sweep_stops_each_places_job_in_its_own_account_and_region(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
     org = organisation(world)
     # Given a job of the same name over a $50 budget in each of the 6 places, and every event lost
     for place in PLACES:
@@ -174,6 +177,11 @@ def test_with_every_event_lost_the_sweep_stops_each_places_job_in_its_own_accoun
     )
     assert all(report["errors"] == [] for report in reports)
     assert [r for report in reports for r in report["places"].values() if r["errors"]] == []
+    # And the dashboard's per-account figures: one stop in each place
+    captured = capsys.readouterr().out
+    blobs = [json.loads(line) for line in captured.splitlines() if line.startswith('{"_aws"')]
+    stops = sorted(f"{b['account']}/{b['region']}" for b in blobs if "StopsByAccount" in b)
+    assert stops == sorted(str(place) for place in PLACES)
 
 
 def test_the_sweep_finds_the_job_whose_events_were_all_lost_in_one_member_account_and_region(world: World) -> None:
@@ -284,7 +292,9 @@ def test_a_team_budget_spanning_two_accounts_stops_the_job_that_crosses_it(world
 
 
 @pytest.mark.parametrize("lost", [False, True], ids=["events", "events-lost"])
-def test_a_member_in_monitor_mode_is_never_stopped_by_an_event_or_the_sweep(world: World, lost: bool) -> None:
+def test_a_member_in_monitor_mode_is_never_stopped_by_an_event_or_the_sweep(
+    world: World, lost: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
     monitored = f'  "{A}": {{mode: monitor, regions: [us-east-1, eu-west-1]}}\n'
     enforced = "".join(f'  "{a}": {{mode: enforce, regions: [us-east-1, eu-west-1]}}\n' for a in (HUB, B))
     org = organisation(
@@ -304,6 +314,16 @@ def test_a_member_in_monitor_mode_is_never_stopped_by_an_event_or_the_sweep(worl
     for region in REGIONS:
         decisions = store.decisions(f"{A}/{region}/{NAME}")
         assert {d["action"] for d in decisions if d["verdict"] in ("breach", "enforced")} == {"would-stop"}
+    # And each job's spend is on its own place's line of the dashboard, the stops on the enforced ones
+    # (with every event lost, a job that ran to its end waits for its trials' records past the last sweep)
+    captured = capsys.readouterr().out
+    blobs = [json.loads(line) for line in captured.splitlines() if line.startswith('{"_aws"')]
+    spent = {f"{b['account']}/{b['region']}": b["AccountSpendUSD"][0] for b in blobs if "AccountSpendUSD" in b}
+    assert set(spent) <= {str(place) for place in PLACES}
+    assert lost or set(spent) == {str(place) for place in PLACES}
+    assert spent and all(usd > 0 for usd in spent.values())
+    stops = sorted(f"{b['account']}/{b['region']}" for b in blobs if "StopsByAccount" in b)
+    assert stops == sorted(str(p) for p in PLACES if p.account != A)
 
 
 def test_a_member_jobs_one_time_check_judges_it_in_its_own_place_at_the_crossing(world: World) -> None:

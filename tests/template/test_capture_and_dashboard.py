@@ -237,6 +237,9 @@ def test_dashboard_shows_what_an_operator_asks_for(dashboard: dict[str, Any]) ->
     assert ("TeamSpendUSD", ("service", "team")) in searched
     assert ("DecisionsByRule", ("rule", "service")) in searched
     assert ("StopsByRule", ("rule", "service")) in searched
+    # An organisation's figures per member account and region
+    assert ("AccountSpendUSD", ("account", "region", "service")) in searched
+    assert ("StopsByAccount", ("account", "region", "service")) in searched
     assert {"TrialsRecorded", "RejectedEvents", "RetriedEvents", "Decisions", "JobsStopped"} <= plain
 
 

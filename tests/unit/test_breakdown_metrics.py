@@ -50,3 +50,16 @@ def test_a_team_tag_longer_than_cloudwatch_allows_is_cut(capsys: pytest.CaptureF
 
     (blob,) = _emf(capsys)
     assert blob["team"] == "t" * 1024
+
+
+def test_spend_and_stops_are_counted_per_account_and_region(capsys: pytest.CaptureFixture[str]) -> None:
+    from tuning_governor.breakdowns import account_spent, account_stopped
+
+    account_spent("111111111111", "eu-west-1", Decimal("7.25"))
+    account_stopped("222222222222", "us-east-1")
+
+    spent, stopped = _emf(capsys)
+    assert _metric(spent) == ("AccountSpendUSD", ["account", "region", "service"])
+    assert (spent["account"], spent["region"], spent["AccountSpendUSD"]) == ("111111111111", "eu-west-1", [7.25])
+    assert _metric(stopped) == ("StopsByAccount", ["account", "region", "service"])
+    assert (stopped["service"], stopped["account"], stopped["region"]) == (SERVICE, "222222222222", "us-east-1")

@@ -1,4 +1,4 @@
-"""Metrics broken down by team or by rule, for the CloudWatch dashboard in template.yaml.
+"""Metrics broken down by team, by rule or by account and region, for the CloudWatch dashboard in template.yaml.
 
 The invocation's ``metrics`` carry one dimension set (``service``) for every metric they hold, so a
 metric with a second dimension is written on its own EMF line (Powertools ``single_metric``), with
@@ -67,6 +67,33 @@ def _account_metric(name: str, account: str, region: str | None = None) -> None:
         metric.add_dimension(name="account", value=_dimension(account))
         if region is not None:
             metric.add_dimension(name="region", value=_dimension(region))
+
+
+def account_spent(account: str, region: str, usd: Decimal) -> None:
+    """A finished tuning job's priced cost, on the account and region it ran in (the dashboard's spend by
+    account: one organisation, one view)."""
+    with single_metric(
+        name="AccountSpendUSD",
+        unit=MetricUnit.NoUnit,
+        value=float(usd),
+        namespace=NAMESPACE,
+        default_dimensions={"service": SERVICE},
+    ) as metric:
+        metric.add_dimension(name="account", value=_dimension(account))
+        metric.add_dimension(name="region", value=_dimension(region))
+
+
+def account_stopped(account: str, region: str) -> None:
+    """One StopHyperParameterTuningJob call made in (account, region) (as ``JobsStopped`` counts them)."""
+    with single_metric(
+        name="StopsByAccount",
+        unit=MetricUnit.Count,
+        value=1,
+        namespace=NAMESPACE,
+        default_dimensions={"service": SERVICE},
+    ) as metric:
+        metric.add_dimension(name="account", value=_dimension(account))
+        metric.add_dimension(name="region", value=_dimension(region))
 
 
 def member_unreachable(account: str, region: str) -> None:

@@ -13,7 +13,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from tuning_governor.adapters.store.keys import job_partition
 from tuning_governor.app.services import Services
 from tuning_governor.app.stop_latencies import learn_stop_latency
-from tuning_governor.breakdowns import team_spent
+from tuning_governor.breakdowns import account_spent, team_spent
 from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.domain.reports import corrected_report, summary_report
 from tuning_governor.domain.summary import summarise
@@ -175,6 +175,7 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
         if all_delivered(channels):
             store.set_summary_reported(summary.job_key, summary.cost.priced_cost_usd, now)
             team_spent(summary.team, summary.cost.priced_cost_usd)  # once per job: the dashboard's spend by team
+            _account_spent(summary.job_key, summary.region, summary.cost.priced_cost_usd, services)
             if followed and not gaps:
                 store.clear_gaps(summary.job_key)  # written above for this report only
         return channels
@@ -221,3 +222,10 @@ def finalise_reported(
     done = finalise_job(job_name, region=region, event_tags=tags, services=services, place=place)
     metrics.add_metric(name="JobsFinalised", unit=MetricUnit.Count, value=1)
     return done, report_summary(done, services)
+
+
+def _account_spent(job_key: str, region: str, usd: Decimal, services: Services) -> None:
+    """The job's cost on its account and region (its key's; a plain key: the home place's, when known)."""
+    place = place_in_key(job_key) or services.home
+    if place is not None:
+        account_spent(place.account, region, usd)

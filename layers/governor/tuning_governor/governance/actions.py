@@ -11,7 +11,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.breakdowns import rule_decided, rule_stopped
+from tuning_governor.breakdowns import account_stopped, rule_decided, rule_stopped
 from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.domain.reports import decision_fields, decision_report
 from tuning_governor.errors import GovernorError, TransientError
@@ -73,6 +73,9 @@ def _stop(decision: Decision, policy: Policy, services: EngineServices, fresh: F
         return not_running("Stopping" if result == "already-stopping" else "ended")
     metrics.add_metric(name="JobsStopped", unit=MetricUnit.Count, value=1)
     rule_stopped(decision.rule)
+    where = place or services.home
+    if where is not None:
+        account_stopped(where.account, where.region)
     return ("stopped" if result in {"stop-requested", "already-stopping"} else result), result
 
 
