@@ -18,7 +18,7 @@ demo: setup
 
 ## Everything CI runs: lint, types, unit, integration (moto + AMT stand-in + SDK), template checks, sam build.
 test: setup-sdk lint typecheck
-	SAM_CLI=$(SAM) PATH="$(PY313_DIR):$$PATH" $(PY) -m pytest -n 2 --dist loadgroup
+	SAM_CLI=$(SAM) PATH="$(PY313_DIR):$$PATH" $(PY) -m pytest -n 2 --dist loadgroup --durations=20
 
 lint:
 	$(PY) -m ruff check .
