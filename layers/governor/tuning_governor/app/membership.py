@@ -23,7 +23,7 @@ from tuning_governor.app.services import Services
 from tuning_governor.breakdowns import event_not_governed
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.policy import Policy
-from tuning_governor.policy.accounts import Place, membership
+from tuning_governor.policy.accounts import Place, membership, under_account_terms
 
 _ACCOUNT = re.compile(r"[0-9]{12}")
 
@@ -53,7 +53,5 @@ def admit(event: Any, services: Services) -> Services:
         account = verdict.place.account
         event_not_governed(account if _ACCOUNT.fullmatch(account) else "(malformed)")
         raise RejectedEvent(f"not governed: {verdict.reason}")
-    if policy.enforcing and not verdict.enforcing:
-        monitored = policy.model_copy(update={"mode": "monitor"})
-        return replace(services, policy=lambda: monitored)
-    return services
+    terms = under_account_terms(policy, verdict.place.account)
+    return services if terms is policy else replace(services, policy=lambda: terms)

@@ -39,8 +39,7 @@ def enforce(
     (its owner stopped it first) is recorded as such, never as stopped by the governor. Makes the stop
     call only; the caller records the step (``record_stop``). Under the terms of the job's account: a
     member in monitor mode (``accounts.<id>.mode``) is never stopped, whichever path decided."""
-    home = services.home
-    policy = under_job_terms(policy, decision.job_key, home.account if home is not None else None)
+    policy = under_job_terms(policy, decision.job_key, services.home)
     if decision.verdict == grace.GRACE:
         stop_at = decision.numbers.get("stop_at")
         when = "will stop" if policy.mode == "enforce" else "monitor mode: would stop"

@@ -233,5 +233,4 @@ def judge_ended(job_key: str, at: datetime, services: EngineServices) -> Outcome
 
 def _terms(services: EngineServices, job_key: str) -> Policy:
     """The policy as it applies to job ``job_key``: its account's mode (a member in monitor never stops)."""
-    home = services.home
-    return under_job_terms(services.policy(), job_key, home.account if home is not None else None)
+    return under_job_terms(services.policy(), job_key, services.home)

@@ -22,6 +22,8 @@ from typing import Annotated, Any, Literal, Protocol, Self
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+from tuning_governor.models.place import Place as ModelPlace
+from tuning_governor.models.place import place_in_key
 from tuning_governor.policy.fields import none_to_empty
 
 AccountMode = Literal["enforce", "monitor"]
@@ -105,16 +107,11 @@ def under_account_terms[P: _ModedPolicy](policy: P, account: str) -> P:
     return policy.model_copy(update={"mode": "monitor"})
 
 
-def job_account(job_key: str, home_account: str | None) -> str | None:
-    """The account a job key names: ``<account>/<region>/<name>``'s, else (a plain key) the home one."""
-    parts = job_key.split("/")
-    return parts[0] if len(parts) == 3 else home_account
-
-
-def under_job_terms[P: _ModedPolicy](policy: P, job_key: str, home_account: str | None) -> P:
-    """``under_account_terms`` for the account job ``job_key`` runs in (unknown: ``policy`` itself)."""
-    account = job_account(job_key, home_account)
-    return policy if account is None else under_account_terms(policy, account)
+def under_job_terms[P: _ModedPolicy](policy: P, job_key: str, home: ModelPlace | None) -> P:
+    """``under_account_terms`` for the account job ``job_key`` runs in: the one its key names, else (a
+    plain key) the home place's; unknown (no home): ``policy`` itself."""
+    place = place_in_key(job_key) or home
+    return policy if place is None else under_account_terms(policy, place.account)
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError, model_validator
 
 from tuning_governor.app.envelope import handle_errors
 from tuning_governor.app.services import Services
@@ -19,6 +19,7 @@ from tuning_governor.governance.engine import govern
 from tuning_governor.governance.trial_truth import reconcile_trials
 from tuning_governor.models.limits import TuningJobName
 from tuning_governor.models.place import Place, job_key
+from tuning_governor.policy.accounts import AccountId, Region
 from tuning_governor.ports import CHECK_KEY
 
 #: The longest a check waits for its second: Scheduler runs it in the minute holding ``at`` - 59 s.
@@ -31,8 +32,8 @@ class _BudgetCheck(BaseModel):
     job: TuningJobName
     at: AwareDatetime | None = None
     """The second the check is for (absent: now)."""
-    account: Annotated[str, Field(pattern=r"^[0-9]{12}$")] | None = None
-    region: Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$")] | None = None
+    account: AccountId | None = None
+    region: Region | None = None
     """The member place of a job outside the home place (both or neither)."""
 
     @model_validator(mode="after")
