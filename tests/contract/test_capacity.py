@@ -15,6 +15,7 @@ from tests.contract.conftest import (
     tuning_job,
     upsert,
 )
+from tuning_governor.domain.capacity import Reservation
 from tuning_governor.ports import Store
 
 
@@ -201,3 +202,32 @@ def test_the_last_sweep_of_each_place_is_kept_one_item_per_place(store: Store) -
         "222222222222/us-east-1": T0,
     }
     assert store.read_ledger().reservations == {}  # nothing else written
+
+
+def test_a_reservation_reads_back_field_for_field_whatever_its_values(store: Store) -> None:
+    # Every field away from its default (a field added to Reservation is read back by its type, or
+    # this fails on a type the reader does not know), then a bare one: no team, defaults kept.
+    full = Reservation(
+        job_key="job-f",
+        team="nlp",
+        on_demand={"ml.p3.2xlarge": 4, "ml.m5.xlarge": 1},
+        spot={"ml.g5.xlarge": 2},
+        plan="per-trial",
+        slots=3,
+        per_trial_on_demand={"ml.p3.2xlarge": 2},
+        per_trial_spot={"ml.g5.xlarge": 1},
+        created="2026-11-30T09:00:00.000+00:00",
+        over_limit=True,
+        version=7,
+        job_created="2026-11-30T08:59:00.000+00:00",
+        incomplete=True,
+        ended="",
+    )
+    bare = Reservation("job-g", None, {}, {}, "", 1, {}, {}, "")
+    assert store.commit_admission(0, "job-f", full) == "committed"
+    assert store.update_reservations(1, {"job-g": bare}, []) is True
+    ledger = store.read_ledger()
+    assert ledger.reservations == {"job-f": full, "job-g": bare}
+    assert all(type(count) is int for count in ledger.reservations["job-f"].on_demand.values())
+    assert store.release_reservation("job-f", "2026-11-30T10:00:00.000+00:00") is True
+    assert store.read_ledger().ended["job-f"] == replace(full, ended="2026-11-30T10:00:00.000+00:00")

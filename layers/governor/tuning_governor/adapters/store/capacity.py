@@ -176,28 +176,18 @@ def holders_from(by_gsi: Callable[[str], list[dict[str, Any]]], *, tuning_jobs: 
     """Everything that holds training instances, from the ``gsi1`` partitions ``by_gsi`` lists (tuning
     jobs InProgress or Stopping by their worst-case demand, unless ``tuning_jobs`` is False; active
     standalone training jobs; available warm pools)."""
-    holders: list[Holder] = []
-    for status in ("InProgress", "Stopping") if tuning_jobs else ():
-        for item in by_gsi(f"STATUS#{status}"):
-            holders.append(
-                Holder(
-                    key=str(item["pk"]).removeprefix("JOB#"),
-                    kind="tuning-job",
-                    team=item.get("team") or None,
-                    instances={k: int(v) for k, v in (item.get("demand") or {}).items()},
-                )
-            )
-    for kind, partition in (("training-job", "TRAINING#Active"), ("warm-pool", "WARMPOOL#Available")):
-        for item in by_gsi(partition):
-            holders.append(
-                Holder(
-                    key=str(item["pk"]),
-                    kind=kind,
-                    team=item.get("team") or None,
-                    instances={k: int(v) for k, v in (item.get("instances") or {}).items()},
-                )
-            )
-    return holders
+    jobs = [(f"STATUS#{status}", "tuning-job", "demand") for status in ("InProgress", "Stopping") if tuning_jobs]
+    others = [("TRAINING#Active", "training-job", "instances"), ("WARMPOOL#Available", "warm-pool", "instances")]
+    return [
+        Holder(
+            key=str(item["pk"]).removeprefix("JOB#") if kind == "tuning-job" else str(item["pk"]),
+            kind=kind,
+            team=item.get("team") or None,
+            instances={k: int(v) for k, v in (item.get(counts) or {}).items()},
+        )
+        for partition, kind, counts in [*jobs, *others]
+        for item in by_gsi(partition)
+    ]
 
 
 def reservation_item(reservation: Reservation) -> dict[str, Any]:
@@ -229,23 +219,17 @@ def ledger_from_item(item: dict[str, Any] | None) -> Ledger:
     )
 
 
-def reservation_from_item(job_key: str, value: dict[str, Any]) -> Reservation:
-    def counts(raw: Any) -> dict[str, int]:
-        return {str(k): int(v) for k, v in (raw or {}).items()}
+#: How a reservation's field is read back, by its type: counts as ints, an empty team as None.
+_READ: dict[str, Callable[[Any], Any]] = {
+    "str": lambda raw: str(raw or ""),
+    "str | None": lambda raw: str(raw) if raw else None,
+    "int": lambda raw: int(raw or 0),
+    "bool": bool,
+    "Mapping[str, int]": lambda raw: {str(k): int(v) for k, v in (raw or {}).items()},
+}
 
-    return Reservation(
-        job_key=job_key,
-        team=str(value["team"]) if value.get("team") else None,
-        on_demand=counts(value.get("on_demand")),
-        spot=counts(value.get("spot")),
-        plan=str(value.get("plan") or ""),
-        slots=int(value.get("slots") or 1),
-        per_trial_on_demand=counts(value.get("per_trial_on_demand")),
-        per_trial_spot=counts(value.get("per_trial_spot")),
-        created=str(value.get("created") or ""),
-        over_limit=bool(value.get("over_limit")),
-        version=int(value.get("version") or 0),
-        job_created=str(value.get("job_created") or ""),
-        incomplete=bool(value.get("incomplete")),
-        ended=str(value.get("ended") or ""),
-    )
+
+def reservation_from_item(job_key: str, value: dict[str, Any]) -> Reservation:
+    """A reservation from its ledger entry (``reservation_item``'s inverse; ``slots`` 1 when absent)."""
+    read = {f.name: _READ[str(f.type)](value.get(f.name)) for f in fields(Reservation) if f.name != "job_key"}
+    return Reservation(job_key=job_key, **read | ({} if read["slots"] else {"slots": 1}))

@@ -65,25 +65,9 @@ def request_item(entry: QueuedRequest) -> dict[str, Any]:
 
 
 def request_of(item: dict[str, Any]) -> QueuedRequest:
-    """The request an item holds (numbers come back as Decimal: made ints again)."""
-    return QueuedRequest(
-        client_token=str(item["client_token"]),
-        team=str(item["team"]),
-        submitter=str(item["submitter"]),
-        owner=item.get("owner"),
-        job_name=str(item["job_name"]),
-        request=json.loads(str(item["request_json"])),
-        demand={str(k): int(v) for k, v in dict(item.get("demand") or {}).items()},
-        priority=int(item.get("priority", 0)),
-        enqueued_at=datetime.fromisoformat(str(item["enqueued_at"])),
-        wait_until=datetime.fromisoformat(str(item["wait_until"])) if item.get("wait_until") else None,
-        state=item["state"],
-        reason=item.get("reason"),
-        fit_to_share=bool(item.get("fit_to_share", False)),
-        borrowed={str(k): int(v) for k, v in dict(item.get("borrowed") or {}).items()},
-        claim_owner=item.get("claim_owner"),
-        claim_until=datetime.fromisoformat(str(item["claim_until"])) if item.get("claim_until") else None,
-    )
+    """The request an item holds (its numbers come back as Decimal, its times as ISO text: the model
+    makes them ints and datetimes again; the item's keys and index attributes are not its fields)."""
+    return QueuedRequest.model_validate(item | {"request": json.loads(str(item["request_json"]))})
 
 
 class Queue(Area):
