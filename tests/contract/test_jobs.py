@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+from governor_sim.memory import MemoryStore
 from tests.contract.conftest import (
     T0,
     summary,
@@ -12,6 +13,8 @@ from tests.contract.conftest import (
     tuning_job,
     upsert,
 )
+from tuning_governor.adapters.store.jobs import Jobs
+from tuning_governor.adapters.store.trials import Trials
 from tuning_governor.ports import Store
 
 JOB = tuning_job()
@@ -130,3 +133,15 @@ def test_refresh_tags_replaces_a_running_jobs_tags_and_owner_but_never_its_team(
     # An ended job's tags are its final ones
     upsert(store, "Stopped", minutes=8)
     assert store.refresh_tags(KEY, tags={"x": "y"}, owner=None, read_at=T0 + timedelta(minutes=9)) is False
+
+
+def test_an_area_built_over_the_store_reads_and_writes_the_same_table(store: Store) -> None:
+    # store.area(kind): an area no façade joins, over the same item table and trial retention.
+    jobs = store.area(Jobs)  # type: ignore[attr-defined]
+    assert isinstance(jobs, Jobs) and jobs is not store
+    assert upsert(store) is True
+    assert jobs.get_job(KEY) == store.get_job(KEY)
+    assert jobs.set_summary_reported(KEY, Decimal("1.5"), T0) is True
+    assert store.get_job(KEY)["summary_reported_usd"] == Decimal("1.5")  # type: ignore[index]
+    kept = MemoryStore(trial_retention_days=365).area(Trials)
+    assert kept._trial_retention == timedelta(days=365)  # finished trials of the area expire as the store's

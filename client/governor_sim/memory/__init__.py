@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from governor_sim.memory.table import MemoryItems
-from tuning_governor.adapters.store import TableStore, TransactionCanceled, stored
+from tuning_governor.adapters.store import TableStore
 from tuning_governor.adapters.store.keys import job_pk
 from tuning_governor.adapters.store.port import Item
 
-__all__ = ["MemoryStore", "TransactionCanceled", "stored"]
+__all__ = ["MemoryStore"]
 
 
 class MemoryStore(TableStore):

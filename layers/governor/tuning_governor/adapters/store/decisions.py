@@ -49,8 +49,7 @@ class Decisions(Area):
         item = decision_claim(decision, mode, now, own_report=own_report)
         outcome = self._items.write(Put(item, missing("pk")))
         if outcome.done:
-            claimed: dict[str, Any] = stored(item)
-            return claimed
+            return dict(stored(item))  # the claim as the table holds it
         old = outcome.item or self.get_decision(decision.job_key, decision.rule, decision.verdict)
         return old if old is not None and old.get("state") == "pending" else None
 
