@@ -6,6 +6,9 @@ A new report channel (Google Chat incoming webhooks) is its module, its registra
 parameter and its test: the tests that used to be edited by hand for each channel (the template's grants,
 the permissions boundary, the deploy guide's parameters) derive what they expect from the template.
 
+A new store area (exemption requests) is its module over the item port, its contract test on both tables
+and its row on the table-items page: no table's code, no façade or port union, no keys module.
+
 Each patch is applied to a copy of the tree, and its own tests and the checks it must pass run there, so
 the examples cannot rot while the tree moves on."""
 
@@ -141,27 +144,26 @@ def test_the_channel_example_touches_four_files_its_module_registration_paramete
     assert registration[:2] == ["1", "0"], "the registration is one added line"
 
 
-@pytest.fixture(scope="module")
-def channel_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the tree with the channel example applied."""
-    copy = tmp_path_factory.mktemp("channel")
-    # The tree's own files (tracked, or new and not ignored): no caches, builds or virtualenvs.
+def _tree_with(patch: Path, copy: Path) -> Path:
+    """A copy of the tree's own files (tracked, or new and not ignored: no caches, builds or
+    virtualenvs) at ``copy``, with ``patch`` applied."""
     listed = _git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=ROOT)
     assert listed.returncode == 0, listed.stderr
     for name in filter(None, listed.stdout.split("\0")):
         if (ROOT / name).is_file():
             (copy / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(ROOT / name, copy / name)
-    applied = _git("apply", "--whitespace=error", str(CHANNEL_PATCH), cwd=copy)
+    applied = _git("apply", "--whitespace=error", str(patch), cwd=copy)
     assert applied.returncode == 0, applied.stderr
     return copy
 
 
-def test_the_channel_example_applies_and_its_test_and_the_derived_template_checks_pass(channel_tree: Path) -> None:
-    paths = [str(channel_tree / p) for p in ("layers/governor", "client", ".")]
+def _pytest_in(tree: Path, tests: list[str]) -> set[str]:
+    """Run ``tests`` in ``tree`` with its own packages first on the path: the names of those that passed."""
+    paths = [str(tree / p) for p in ("layers/governor", "client", ".")]
     run = subprocess.run(  # noqa: S603 - this interpreter, the copy's own tests
-        [sys.executable, "-m", "pytest", *CHANNEL_RUN_THERE, "-q", "-rA", "-p", "no:cacheprovider", "-p", "no:xdist"],
-        cwd=channel_tree,
+        [sys.executable, "-m", "pytest", *tests, "-q", "-rA", "-p", "no:cacheprovider", "-p", "no:xdist"],
+        cwd=tree,
         env=os.environ | {"PYTHONPATH": os.pathsep.join(paths)},
         capture_output=True,
         text=True,
@@ -169,7 +171,17 @@ def test_the_channel_example_applies_and_its_test_and_the_derived_template_check
         check=False,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    passed = {line.split("::")[-1] for line in run.stdout.splitlines() if line.startswith("PASSED ")}
+    return {line.split("::")[-1] for line in run.stdout.splitlines() if line.startswith("PASSED ")}
+
+
+@pytest.fixture(scope="module")
+def channel_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the tree with the channel example applied."""
+    return _tree_with(CHANNEL_PATCH, tmp_path_factory.mktemp("channel"))
+
+
+def test_the_channel_example_applies_and_its_test_and_the_derived_template_checks_pass(channel_tree: Path) -> None:
+    passed = _pytest_in(channel_tree, CHANNEL_RUN_THERE)
     assert {
         "test_a_team_report_reaches_its_chat_space_once_however_often_it_is_delivered",
         "test_the_boundary_takes_the_stacks_parameters_as_the_stack_spells_them",
@@ -177,3 +189,54 @@ def test_the_channel_example_applies_and_its_test_and_the_derived_template_check
     } <= passed
     # The copy's template really has the channel's grant (the derived checks saw a third webhook channel).
     assert '"googlechat": "${GoogleChatWebhookSecretArn}"' in (channel_tree / "template.yaml").read_text()
+
+
+# -- a new store area -----------------------------------------------------------------------------------
+STORE_PATCH = ROOT / "docs" / "examples" / "new-store-area-exemption-requests.patch"
+STORE_CREATED = [
+    "layers/governor/tuning_governor/adapters/store/exemption_requests.py",
+    "tests/contract/test_exemption_requests.py",
+]
+#: Its items on the reference page: the one existing file a store area edits.
+STORE_EDITED = "docs/reference/table-items.md"
+#: The patch's own contract test, the page's check, and the ports' shape.
+STORE_RUN_THERE = [
+    "tests/contract/test_exemption_requests.py",
+    "tests/unit/test_reference_docs.py::test_the_table_items_page_names_every_key_the_layer_writes_and_no_other",
+    "tests/contract/test_ports.py",
+]
+
+
+def test_the_store_area_example_touches_three_files_its_module_its_contract_test_and_the_page() -> None:
+    listed = _git("apply", "--check", "--numstat", "--summary", str(STORE_PATCH), cwd=ROOT)
+    assert listed.returncode == 0, listed.stderr  # it applies to the tree as it is
+    rows = [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
+    assert sorted(path for _, _, path in rows) == sorted([*STORE_CREATED, STORE_EDITED])
+    # Neither table's code, no façade, no port union, no keys module, no conftest: only new files and the page.
+    assert all(f"create mode 100644 {path}" in listed.stdout for path in STORE_CREATED)
+
+
+@pytest.fixture(scope="module")
+def store_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the tree with the store-area example applied."""
+    return _tree_with(STORE_PATCH, tmp_path_factory.mktemp("store-area"))
+
+
+def test_the_store_area_example_applies_and_runs_alike_on_both_tables(store_tree: Path) -> None:
+    passed = _pytest_in(store_tree, STORE_RUN_THERE)
+    assert {
+        "test_the_first_request_and_the_first_answer_win[moto]",
+        "test_the_first_request_and_the_first_answer_win[memory]",
+        "test_both_tables_give_the_same_outcomes_and_hold_the_same_items",
+        "test_the_table_items_page_names_every_key_the_layer_writes_and_no_other",
+    } <= passed
+    for command in (["check"], ["format", "--check"]):
+        run = subprocess.run(  # noqa: S603 - this interpreter's ruff, on the example's files
+            [sys.executable, "-m", "ruff", *command, *STORE_CREATED],
+            cwd=store_tree,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
