@@ -17,10 +17,12 @@ from tuning_governor.observability import logger, metrics
 
 if TYPE_CHECKING:
     from tuning_governor.app.services import AppServices
-    from tuning_governor.ports.uses import ActingStore
+    from tuning_governor.ports.uses import JobDecisionStore
 
 
-def reread_job_tags(job: JobState, services: AppServices[ActingStore], arn: str | None = None) -> dict[str, str] | None:
+def reread_job_tags(
+    job: JobState, services: AppServices[JobDecisionStore], arn: str | None = None
+) -> dict[str, str] | None:
     """The job's tags from ListTags, stored with its owner; None when a later read is already stored
     (or the job's ARN is unknown)."""
     arn = str(job.item.get("arn") or arn or "")
@@ -39,7 +41,7 @@ def reread_job_tags(job: JobState, services: AppServices[ActingStore], arn: str 
 
 
 def reread_tags(
-    services: AppServices[ActingStore],
+    services: AppServices[JobDecisionStore],
     now: datetime,
     running: Mapping[str, JobState],
     attempt: Callable[[str, str, Callable[[], Any]], None],
@@ -71,5 +73,5 @@ def _check_pending(job: JobState, now: datetime) -> bool:
     return at is not None and at >= now - CHECK_SLACK
 
 
-def _under_notice(key: str, services: AppServices[ActingStore]) -> bool:
+def _under_notice(key: str, services: AppServices[JobDecisionStore]) -> bool:
     return any(d.get("verdict") == "grace" for d in services.store.decisions(key))

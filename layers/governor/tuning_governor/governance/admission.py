@@ -45,10 +45,11 @@ if TYPE_CHECKING:
 
 __all__ = ["admit", "reconcile_ledger", "reserve"]
 
+type Admitting = EngineServices[AdmissionStore]
+"""The services admission runs with (named once here: the module's signatures stay on one line)."""
 
-def _capacity(
-    job: JobFacts, policy: Policy, services: EngineServices[AdmissionStore], ledger: Ledger | None = None
-) -> CapacityFacts:
+
+def _capacity(job: JobFacts, policy: Policy, services: Admitting, ledger: Ledger | None = None) -> CapacityFacts:
     """What others hold and the limits for every type the job's plans may use.
 
     Tuning jobs are counted by their reservations in the capacity ledger (read by the caller, whose
@@ -62,7 +63,7 @@ def _room(
     team: str | None,
     plans: list[AdmissionPlan],
     policy: Policy,
-    services: EngineServices[AdmissionStore],
+    services: Admitting,
     ledger: Ledger | None,
 ) -> CapacityFacts:
     on_demand_types = sorted({t for plan in plans for t in plan.on_demand})
@@ -122,9 +123,7 @@ def _reservation(
     return replace(reservation, job_created=job_created, incomplete=facts.arrival_facts_incomplete)
 
 
-def _judge(
-    rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices[AdmissionStore], ledger: Ledger
-) -> Judgement:
+def _judge(rule: Rule, facts: JobFacts, policy: Policy, services: Admitting, ledger: Ledger) -> Judgement:
     """The job judged against the jobs created before it, and the later-created jobs it displaces."""
     order = order_of(facts)
 
@@ -173,13 +172,7 @@ def _enforced(judgement: Judgement) -> Judgement:
 
 
 def _settled(
-    rule: Rule,
-    facts: JobFacts,
-    ledger: Ledger,
-    policy: Policy,
-    services: EngineServices[AdmissionStore],
-    *,
-    again: bool,
+    rule: Rule, facts: JobFacts, ledger: Ledger, policy: Policy, services: Admitting, *, again: bool
 ) -> list[dict[str, Any]] | None:
     """What a judgement already made says (None: judge): the job reserved (nothing to do, unless it is
     judged again: on fuller facts, or under enforce), ended since, or its decision claimed (act on it)."""
@@ -195,12 +188,7 @@ def _settled(
 
 
 def _complete_pass(
-    rule: Rule,
-    facts: JobFacts,
-    keys: list[str],
-    listed: Listed,
-    policy: Policy,
-    services: EngineServices[AdmissionStore],
+    rule: Rule, facts: JobFacts, keys: list[str], listed: Listed, policy: Policy, services: Admitting
 ) -> list[dict[str, Any]]:
     """The pass in creation order over the complete view, from the earliest unseen job: each unseen job
     and this one admitted (or refused) against the jobs created before it, each job the ledger holds
@@ -228,9 +216,7 @@ def _complete_pass(
     return outcomes
 
 
-def _judged_again(
-    rule: Rule, key: str, policy: Policy, services: EngineServices[AdmissionStore]
-) -> list[dict[str, Any]]:
+def _judged_again(rule: Rule, key: str, policy: Policy, services: Admitting) -> list[dict[str, Any]]:
     """A job the ledger holds judged again, in the complete pass, against the jobs created before it."""
     for attempt in range(ADMISSION_ATTEMPTS):
         ledger = services.store.read_ledger()
@@ -260,12 +246,7 @@ def _judged_again(
 
 
 def _as_of_now(
-    rule: Rule,
-    facts: JobFacts,
-    judgement: Judgement,
-    ledger: Ledger,
-    policy: Policy,
-    services: EngineServices[AdmissionStore],
+    rule: Rule, facts: JobFacts, judgement: Judgement, ledger: Ledger, policy: Policy, services: Admitting
 ) -> Judgement:
     def capacity(job: JobFacts, held: Ledger) -> CapacityFacts:
         return _capacity(job, policy, services, held)
@@ -276,9 +257,7 @@ def _as_of_now(
     return as_of_now(rule, judgement, facts, ledger, policy, capacity, reserve)
 
 
-def _commit(
-    services: EngineServices[AdmissionStore], ledger: Ledger, facts: JobFacts, policy: Policy, judgement: Judgement
-) -> str:
+def _commit(services: Admitting, ledger: Ledger, facts: JobFacts, policy: Policy, judgement: Judgement) -> str:
     now = services.clock()
     claim = (judgement.decision, policy.mode, now) if judgement.decision is not None else None
     breaches = [(b.facts.job_key, b.replacement, (b.decision, policy.mode, now)) for b in judgement.breachers]
@@ -292,9 +271,7 @@ def _commit(
     )
 
 
-def _act_on(
-    judgement: Judgement, facts: JobFacts, policy: Policy, services: EngineServices[AdmissionStore]
-) -> list[dict[str, Any]]:
+def _act_on(judgement: Judgement, facts: JobFacts, policy: Policy, services: Admitting) -> list[dict[str, Any]]:
     """Act on the judgement's decisions; each stop made is then judged on SageMaker's list (a wrong one
     is marked to be resumed: ``governance.wrong_stops``)."""
     acted = [(b.decision, b.facts) for b in judgement.breachers]
@@ -312,7 +289,7 @@ def admit(
     rule: Rule,
     facts: JobFacts,
     policy: Policy,
-    services: EngineServices[AdmissionStore],
+    services: Admitting,
     listed: Listed | None = None,
     *,
     complete: bool = False,
@@ -382,7 +359,7 @@ def reserve(
     plans: list[AdmissionPlan],
     slots: int,
     policy: Policy,
-    services: EngineServices[AdmissionStore],
+    services: Admitting,
     also: Callable[[list[Holder]], str | None] | None = None,
 ) -> tuple[Reservation | None, list[str]]:
     """Reserve capacity for a tuning job the governor is about to create (a queued request), through

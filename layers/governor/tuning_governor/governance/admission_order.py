@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from tuning_governor.governance.ports import EngineServices
     from tuning_governor.governance.rules import Decision, Rule
     from tuning_governor.policy import Policy
-    from tuning_governor.ports.uses import AdmissionStore
+    from tuning_governor.ports.uses import LedgerDecisionStore
 
     Capacity = Callable[[JobFacts, Ledger], CapacityFacts]
 
@@ -87,7 +87,7 @@ def displaced(
     judged: JobFacts,
     ledger: Ledger,
     policy: Policy,
-    services: EngineServices[AdmissionStore],
+    services: EngineServices[LedgerDecisionStore],
     capacity: Capacity,
 ) -> list[Breacher]:
     """The jobs created after ``judged`` (whose reservation ``ledger`` holds with the others) that no
@@ -133,7 +133,7 @@ def displaced(
 
 
 def release_ended(
-    services: EngineServices[AdmissionStore], ledger: Ledger, job_key: str, now: datetime, live: Collection[str]
+    services: EngineServices[LedgerDecisionStore], ledger: Ledger, job_key: str, now: datetime, live: Collection[str]
 ) -> list[str]:
     """Before a concurrency stop: mark ended the reservations of jobs SageMaker no longer runs (their
     end event still in flight, or lost), each at its end in SageMaker's time, so a job is judged as of
@@ -165,7 +165,7 @@ def release_ended(
     return released
 
 
-def _end_time(services: EngineServices[AdmissionStore], key: str, now: datetime) -> str | None:
+def _end_time(services: EngineServices[LedgerDecisionStore], key: str, now: datetime) -> str | None:
     """When SageMaker says the job ended (ISO), or None while it still runs: one Describe."""
     job = services.store.get_job(key) or {}
     described = services.sagemaker_for(place_in_key(key)).describe_tuning_job(
@@ -177,7 +177,7 @@ def _end_time(services: EngineServices[AdmissionStore], key: str, now: datetime)
 
 
 def unjudged(
-    services: EngineServices[AdmissionStore], listed: Mapping[str, Mapping[str, Any]], ledger: Ledger
+    services: EngineServices[LedgerDecisionStore], listed: Mapping[str, Mapping[str, Any]], ledger: Ledger
 ) -> list[str]:
     """The jobs SageMaker lists InProgress that were never judged for admission: no reservation in
     ``ledger`` and no admission decision (their arrival event lost, or still in flight), in

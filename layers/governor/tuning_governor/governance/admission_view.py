@@ -38,13 +38,13 @@ from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
 
 if TYPE_CHECKING:
-    from tuning_governor.ports.uses import AdmissionStore
+    from tuning_governor.ports.uses import JobDecisionStore
 
 Listed = Mapping[str, Mapping[str, Any]]
 RUNNING = ("InProgress", "Stopping")
 
 
-def listed_running(services: EngineServices[AdmissionStore]) -> dict[str, Mapping[str, Any]]:
+def listed_running(services: EngineServices[JobDecisionStore]) -> dict[str, Mapping[str, Any]]:
     """SageMaker's InProgress and Stopping tuning jobs by key: ListHyperParameterTuningJobs per status,
     100 jobs per call (2 x ceil(running jobs / 100) calls), in the place the services act in."""
     return {
@@ -75,7 +75,7 @@ def unseen_before(listed: Listed, ledger: Ledger, order: tuple[str, str], decide
 
 
 def facts_of_listed(
-    key: str, summary: Mapping[str, Any], policy: Policy, services: EngineServices[AdmissionStore]
+    key: str, summary: Mapping[str, Any], policy: Policy, services: EngineServices[JobDecisionStore]
 ) -> JobFacts | None:
     """The facts of a listed job to judge its admission by: from its item, or (a job the table does not
     know: its arrival still in flight, or lost) from one Describe and one ListTags, recorded as its
@@ -129,7 +129,7 @@ def unseen(
     rule: Rule,
     listed: Listed,
     ledger: Ledger,
-    services: EngineServices[AdmissionStore],
+    services: EngineServices[JobDecisionStore],
     judging: frozenset[str],
     before: tuple[str, str],
 ) -> list[str]:

@@ -18,7 +18,7 @@ from tuning_governor.governance.job import job_facts
 from tuning_governor.governance.ports import EngineServices
 
 if TYPE_CHECKING:
-    from tuning_governor.ports.uses import AdmissionStore
+    from tuning_governor.ports.uses import LedgerStore
 
 
 def running_shapes(job: JobState) -> list[tuple[dict[str, int], bool]]:
@@ -28,7 +28,7 @@ def running_shapes(job: JobState) -> list[tuple[dict[str, int], bool]]:
 
 
 def _adopted(
-    services: EngineServices[AdmissionStore], adopt: set[str], jobs: Mapping[str, JobState]
+    services: EngineServices[LedgerStore], adopt: set[str], jobs: Mapping[str, JobState]
 ) -> dict[str, Reservation]:
     """Reservations for discovered Stopping jobs: their first plan, counted as they run."""
     put: dict[str, Reservation] = {}
@@ -45,7 +45,7 @@ def _adopted(
 
 
 def reconcile_ledger(
-    services: EngineServices[AdmissionStore],
+    services: EngineServices[LedgerStore],
     *,
     live: set[str],
     listed_at: datetime,

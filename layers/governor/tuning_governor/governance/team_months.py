@@ -25,11 +25,12 @@ from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
 if TYPE_CHECKING:
+    from tuning_governor.ports import TeamMonthStore
     from tuning_governor.ports.uses import TeamActingStore
 
 
 def team_month_facts(
-    team: str | None, now: datetime, policy: Policy, catalog: PriceCatalog, services: EngineServices[TeamActingStore]
+    team: str | None, now: datetime, policy: Policy, catalog: PriceCatalog, services: EngineServices[TeamMonthStore]
 ) -> TeamMonthFacts | None:
     """The team's spend this calendar month: its month totals plus its running trials (one GetItem of
     the team's item, only for a team with a monthly budget; never a scan)."""
@@ -39,7 +40,7 @@ def team_month_facts(
 
 
 def team_month_spend(
-    team: str, now: datetime, catalog: PriceCatalog, services: EngineServices[TeamActingStore]
+    team: str, now: datetime, catalog: PriceCatalog, services: EngineServices[TeamMonthStore]
 ) -> TeamMonthFacts:
     """A team's spend in the calendar month of ``now`` as the team-budget rule judges it (finished +
     accrued), whether or not the team has a monthly budget (one GetItem of the team's item; a replay draws it)."""

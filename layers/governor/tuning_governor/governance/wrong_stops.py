@@ -36,7 +36,7 @@ from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
 if TYPE_CHECKING:
-    from tuning_governor.ports.uses import AdmissionStore
+    from tuning_governor.ports.uses import LedgerDecisionStore
 
 #: The words on a wrong stop's decision record (and its resume's report).
 WRONG_STOP = "stopped in error"
@@ -75,7 +75,7 @@ def mark_wrong_stops(
     acted: list[tuple[Decision, JobFacts]],
     outcomes: list[dict[str, Any]],
     policy: Policy,
-    services: EngineServices[AdmissionStore],
+    services: EngineServices[LedgerDecisionStore],
     capacity: Capacity,
 ) -> list[str]:
     """Judge each concurrency stop just made (``acted`` with its ``outcomes``) on SageMaker's list now;

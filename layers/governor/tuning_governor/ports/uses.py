@@ -2,13 +2,16 @@
 application's use cases and the governance modules are given, named once here.
 
 A use case's services are typed ``EngineServices[S]`` (governance) or ``AppServices[S]`` (app), ``S``
-the join (or the one area port) of the areas it and everything it calls use; a module that takes the
+the join (or the one area port) of the areas it and everything it calls use; a function that takes the
 store itself takes the area port. ``store`` is read-only there, so the composition root's ``Services``
 (whose ``store`` is the whole ``Store``) satisfies every one of them, and mypy refuses a call to an
-area the use case did not declare. Only ``app.wiring`` and ``app.services`` name ``Store`` itself
-(``tests/unit/test_narrow_ports.py``).
+area the use case did not declare. Only ``app.wiring`` and ``app.services`` name ``Store`` or
+``Services`` itself (``tests/unit/test_narrow_ports.py``).
 
-Imported for typing only (under ``TYPE_CHECKING``): nothing here runs in a handler.
+One area needs no join: ``governance.checks`` takes ``JudgementStore``, ``governance.enforce``
+``DecisionStore``, ``governance.fresh`` ``JobStore``, the team's month ``TeamMonthStore``,
+``app.sweep.places`` ``SweepStore``, ``app.prices`` and ``app.stop_latencies`` ``PriceStore`` and
+``governance.reporting`` ``DeliveryStore``.
 """
 
 from __future__ import annotations
@@ -24,33 +27,54 @@ from tuning_governor.ports.team_months import TeamMonthStore
 from tuning_governor.ports.trials import TrialStore
 
 
-class ActingStore(JobStore, DecisionStore, DeliveryStore, Protocol):
-    """Acting on a decision (``governance.actions``: the fresh read, the claim, the stop, the report)."""
+class JobDecisionStore(JobStore, DecisionStore, Protocol):
+    """Jobs and their decisions: ``governance.admission_view`` (the listed jobs as admission sees
+    them) and ``app.tag_rereads`` (a job's tags read again)."""
+
+
+class LedgerStore(JobStore, CapacityStore, Protocol):
+    """Jobs and the capacity ledger: ``governance.ledger_reconcile``."""
+
+
+class LedgerDecisionStore(LedgerStore, DecisionStore, Protocol):
+    """Jobs, the ledger and decisions: ``governance.admission_order`` and ``governance.wrong_stops``."""
+
+
+class ActingStore(JobDecisionStore, DeliveryStore, Protocol):
+    """Acting on a decision (its claim, the stop, the report): ``governance.actions``."""
 
 
 class TeamActingStore(ActingStore, TeamMonthStore, Protocol):
-    """A team's month and acting on its decisions (``governance.team_months``)."""
+    """A team's month and acting on its decisions: ``governance.team_months``."""
 
 
-class TrialsStore(JobStore, TrialStore, CapacityStore, JudgementStore, PriceStore, Protocol):
-    """A job's trials and what they hold (``governance.trials``, ``governance.trial_truth``, ``app.sweep.running_trials``)."""
+class AdmissionStore(LedgerDecisionStore, ActingStore, Protocol):
+    """Admission through the capacity ledger: ``governance.admission``."""
 
 
-class AdmissionStore(ActingStore, CapacityStore, PriceStore, Protocol):
-    """Admission through the capacity ledger (``governance.admission`` and the modules it is made of)."""
+class TrialsStore(JobStore, TrialStore, CapacityStore, JudgementStore, Protocol):
+    """A job's trials and what they hold: ``governance.trials``, ``governance.trial_truth``,
+    ``app.sweep.running_trials``."""
 
 
-class GoverningStore(AdmissionStore, TeamActingStore, TrialsStore, Protocol):
-    """Judging a job and acting on the decisions (``governance.engine``), and the use cases that do it."""
+class GoverningStore(AdmissionStore, TeamActingStore, TrialsStore, PriceStore, Protocol):
+    """Judging a job and acting on the decisions (every area but the queue and the sweeps):
+    ``governance.engine``, ``app.finalise``, ``app.starting_checks``, ``app.checks.budget``,
+    ``app.events.training``, ``app.sweep.warm_pools``."""
+
+
+class SharesStore(ActingStore, QueueStore, Protocol):
+    """The queue's shares (borrowing, preempting): ``app.queue.shares``."""
 
 
 class QueueingStore(AdmissionStore, QueueStore, Protocol):
-    """The admission queue (``app.queue``): requests, their admission and the jobs queued again."""
+    """The admission queue: ``app.queue.admission``, ``app.queue.consumer``, ``app.queue.requeue``."""
 
 
 class EventStore(GoverningStore, QueueStore, Protocol):
-    """The events' use cases (``app.events``): governing, and queueing a job the governor stopped again."""
+    """A tuning job's events, which may queue a job the governor stopped again: ``app.events.tuning``,
+    ``app.events.tags``."""
 
 
 class SweepingStore(EventStore, SweepStore, Protocol):
-    """The sweep (``app.sweep.run``): every area, the member places' sweeps included."""
+    """The sweep, every area (the member places' sweeps included): ``app.sweep.run``."""

@@ -26,11 +26,11 @@ from tuning_governor.policy import Policy
 
 if TYPE_CHECKING:
     from tuning_governor.app.services import AppServices
-    from tuning_governor.ports.uses import EventStore
+    from tuning_governor.ports.uses import GoverningStore
 
 
 def track_standalone(
-    job: TrainingJob, *, team: str | None, event_time: datetime, services: AppServices[EventStore]
+    job: TrainingJob, *, team: str | None, event_time: datetime, services: AppServices[GoverningStore]
 ) -> Outcome:
     """A training job outside any tuning job still holds instances (and maybe a warm pool): track them.
     Only in the home place: their items are keyed by name and count against the home place's quotas."""
@@ -49,7 +49,7 @@ def track_standalone(
 
 
 def running_trial_of(
-    detail: TrainingJob, known_job: JobState | None, region: str, services: AppServices[EventStore]
+    detail: TrainingJob, known_job: JobState | None, region: str, services: AppServices[GoverningStore]
 ) -> RunningTrial | None:
     """What a running trial accrues on, from its event; one DescribeTrainingJob only when the event
     lacks the link to its tuning job, its instances, or a spot flag the job's own item cannot supply.
@@ -81,7 +81,7 @@ def running_trial_of(
 
 
 def track_progress(
-    parsed: TrainingJobStateChange, detail: TrainingJob, policy: Policy, services: AppServices[EventStore]
+    parsed: TrainingJobStateChange, detail: TrainingJob, policy: Policy, services: AppServices[GoverningStore]
 ) -> Outcome:
     """An event of a trial still running. From TrainingStartTime on it accrues cost: it is tracked as a
     running trial on its job and team items (once; never after its terminal record), then the spend
@@ -111,7 +111,7 @@ def track_progress(
     return outcome
 
 
-def described_trial(detail: TrainingJob, services: AppServices[EventStore]) -> TrainingJob:
+def described_trial(detail: TrainingJob, services: AppServices[GoverningStore]) -> TrainingJob:
     """The trial as DescribeTrainingJob says, once it agrees the trial has ended (else: retry later)."""
     described = services.sagemaker_for(detail.place).describe_training_job(detail.name)
     if described.status not in TRAINING_TERMINAL:
@@ -126,7 +126,7 @@ def record_finished(
     *,
     team: str | None,
     policy: Policy,
-    services: AppServices[EventStore],
+    services: AppServices[GoverningStore],
 ) -> tuple[TrialRecord, JobState | None, PriceCatalog]:
     """The trial's record, written once with its job's totals: (record, the job as written or None for a
     duplicate, the prices it was costed with)."""
@@ -151,7 +151,7 @@ def seen_before(
     job: JobState | None,
     *,
     catalog: PriceCatalog,
-    services: AppServices[EventStore],
+    services: AppServices[GoverningStore],
     team: str | None = None,
 ) -> Outcome:
     """A trial recorded before; but a warm pool that ended since bills retention the record lacks (its
@@ -186,7 +186,7 @@ def judge_recorded(
     *,
     written: JobState,
     catalog: PriceCatalog,
-    services: AppServices[EventStore],
+    services: AppServices[GoverningStore],
 ) -> Outcome:
     """A trial recorded now: the trial rules judge its job, as the trial's transaction left it."""
     metrics.add_metric(name="TrialsRecorded", unit=MetricUnit.Count, value=1)
@@ -207,7 +207,7 @@ def judge_recorded(
 
 
 @tracer.capture_method
-def process_training_event(event: Any, services: AppServices[EventStore]) -> Outcome:
+def process_training_event(event: Any, services: AppServices[GoverningStore]) -> Outcome:
     """Record a trial once, at its terminal status: one DescribeTrainingJob, one read of the job item
     and one transaction (of at most three items: the trial, its job, its team)."""
 

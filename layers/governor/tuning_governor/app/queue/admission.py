@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -43,9 +43,7 @@ from tuning_governor.models.queue import QueuedRequest
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 from tuning_governor.ports.submissions import Principals, StoppedJobs, TuningJobLauncher
-
-if TYPE_CHECKING:
-    from tuning_governor.ports.uses import QueueingStore
+from tuning_governor.ports.uses import QueueingStore  # at run time: scripts/metric_docs reads report_event's hints
 
 #: Longer than the consumer's timeout: a claim lapses only once its owner cannot still be running.
 CLAIM_LEASE = timedelta(minutes=5)

@@ -26,13 +26,13 @@ from tuning_governor.observability import logger
 from tuning_governor.policy import Policy
 
 if TYPE_CHECKING:
-    from tuning_governor.ports.uses import QueueingStore
+    from tuning_governor.ports.uses import SharesStore
 
 PREEMPT_RULE = "queue-preempt"
 
 
 def recorded_borrowing(
-    services: EngineServices[QueueingStore], holders: Sequence[Holder], teams: set[str]
+    services: EngineServices[SharesStore], holders: Sequence[Holder], teams: set[str]
 ) -> dict[str, dict[str, int]]:
     """What each queued-and-admitted job of a team with a share recorded as borrowed, by holder key."""
     out: dict[str, dict[str, int]] = {}
@@ -46,7 +46,7 @@ def recorded_borrowing(
 
 
 def borrower_progress(
-    services: EngineServices[QueueingStore], holders: Sequence[Holder], policy: Policy
+    services: EngineServices[SharesStore], holders: Sequence[Holder], policy: Policy
 ) -> dict[str, Progress]:
     """Per running tuning job of a team whose share may be preempted: (completed trials, resumable), from
     the governor's job item (trials recorded less failed; launched = recorded + running, against
@@ -79,7 +79,7 @@ def _tags(entry: QueuedRequest | None) -> dict[str, str]:
     return {str(t.get("Key")): str(t.get("Value")) for t in tags or [] if isinstance(t, dict)}
 
 
-def preempt(services: EngineServices[QueueingStore], policy: Policy, decision: QueueDecision) -> dict[str, Any]:
+def preempt(services: EngineServices[SharesStore], policy: Policy, decision: QueueDecision) -> dict[str, Any]:
     """Stop the borrowing job ``decision.job_name`` to give a lender its share back, and tell its owner.
 
     Claimed once per job (``open_decision``): a pass while the job is still stopping neither calls
