@@ -6,12 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.adapters.store.keys import job_partition
-from tuning_governor.app.services import Services
 from tuning_governor.app.stop_latencies import learn_stop_latency
 from tuning_governor.breakdowns import account_spent, team_spent
 from tuning_governor.domain.job import JobState, job_state
@@ -27,6 +26,10 @@ from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.observability import metrics
 from tuning_governor.policy.routing import owner_handles
+
+if TYPE_CHECKING:
+    from tuning_governor.app.services import AppServices
+    from tuning_governor.ports.uses import GoverningStore
 
 #: How long after its tuning job ended a summary report waits for trials SageMaker lists as finished
 #: but the governor could not record yet (judged by the sweep); then it goes out naming them.
@@ -48,7 +51,7 @@ def record_missing_trials(
     state: JobState | None,
     *,
     region: str,
-    services: Services,
+    services: AppServices[GoverningStore],
 ) -> list[str]:
     """Record the trials SageMaker lists as finished that have no trial record (their event was lost or
     is still on its way): see :func:`tuning_governor.governance.trials.record_listed_trials`."""
@@ -68,7 +71,9 @@ class Finalised:
     decisions: list[dict[str, Any]]
 
 
-def read_job(job_key: str, services: Services) -> tuple[JobState | None, list[TrialRecord], list[dict[str, Any]]]:
+def read_job(
+    job_key: str, services: AppServices[GoverningStore]
+) -> tuple[JobState | None, list[TrialRecord], list[dict[str, Any]]]:
     """The job, its trial records and its decision rows, in one consistent read of its partition."""
     meta, trials, decisions = job_partition(services.store.items(job_key))
     return job_state(meta or None), [TrialRecord.model_validate(item) for item in trials], decisions
@@ -79,7 +84,7 @@ def finalise_job(
     *,
     region: str,
     event_tags: dict[str, str],
-    services: Services,
+    services: AppServices[GoverningStore],
     judge: bool = False,
     place: Place | None = None,
 ) -> Finalised:
@@ -127,7 +132,12 @@ def finalise_job(
 
 
 def finalise(
-    job_name: str, *, region: str, event_tags: dict[str, str], services: Services, place: Place | None = None
+    job_name: str,
+    *,
+    region: str,
+    event_tags: dict[str, str],
+    services: AppServices[GoverningStore],
+    place: Place | None = None,
 ) -> JobSummary:
     """Summarise a finished job and store it (see :func:`finalise_job`); nothing is reported."""
     return finalise_job(job_name, region=region, event_tags=event_tags, services=services, place=place).summary
@@ -140,7 +150,7 @@ def decision_lines(decisions: list[dict[str, Any]]) -> list[tuple[str, str, str]
     )
 
 
-def report_summary(done: Finalised, services: Services) -> dict[str, str]:
+def report_summary(done: Finalised, services: AppServices[GoverningStore]) -> dict[str, str]:
     """Report a finalised job's summary, once per channel, when it is complete; or, when trials listed
     as finished are still unrecorded, once :data:`REPORT_GRACE` after the job ended (the sweep judges
     that), naming them. A summary whose cost has moved by more than :data:`CORRECTION_THRESHOLD` since
@@ -189,7 +199,7 @@ def report_summary(done: Finalised, services: Services) -> dict[str, str]:
 
 
 def refinalise(
-    job_key: str, job: JobState | None, *, region: str, services: Services, judge: bool = False
+    job_key: str, job: JobState | None, *, region: str, services: AppServices[GoverningStore], judge: bool = False
 ) -> JobSummary:
     """Recompute a finalised job's summary after late trial data (``judge``: a trial was recorded, so
     the trial rules judge the ended job), then report it if it was waiting for this trial, or correct
@@ -207,7 +217,12 @@ def refinalise(
 
 
 def finalise_and_report(
-    job_name: str, *, region: str, tags: dict[str, str], services: Services, place: Place | None = None
+    job_name: str,
+    *,
+    region: str,
+    tags: dict[str, str],
+    services: AppServices[GoverningStore],
+    place: Place | None = None,
 ) -> tuple[JobSummary, dict[str, str]]:
     """Finalise, then report the summary once per channel (the tuning handler and the sweep share this);
     see :func:`report_summary` for when it is held back or corrected."""
@@ -216,7 +231,12 @@ def finalise_and_report(
 
 
 def finalise_reported(
-    job_name: str, *, region: str, tags: dict[str, str], services: Services, place: Place | None = None
+    job_name: str,
+    *,
+    region: str,
+    tags: dict[str, str],
+    services: AppServices[GoverningStore],
+    place: Place | None = None,
 ) -> tuple[Finalised, dict[str, str]]:
     """:func:`finalise_and_report`, returning the finalisation itself (the job as described: its end)."""
     done = finalise_job(job_name, region=region, event_tags=tags, services=services, place=place)
@@ -224,7 +244,7 @@ def finalise_reported(
     return done, report_summary(done, services)
 
 
-def _account_spent(job_key: str, region: str, usd: Decimal, services: Services) -> None:
+def _account_spent(job_key: str, region: str, usd: Decimal, services: AppServices[GoverningStore]) -> None:
     """The job's cost on its account and region (its key's; a plain key: the home place's, when known)."""
     place = place_in_key(job_key) or services.home
     if place is not None:

@@ -14,21 +14,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from tuning_governor.app.services import Services
 from tuning_governor.breakdowns import event_not_governed
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.policy import Policy
 from tuning_governor.policy.accounts import Place, membership, under_account_terms
 
+if TYPE_CHECKING:
+    from tuning_governor.app.services import AppServices
+
 _ACCOUNT = re.compile(r"[0-9]{12}")
 
 
-def checks_membership(policy: Policy, services: Services) -> bool:
+def checks_membership(policy: Policy, services: AppServices[object]) -> bool:
     """Whether events are checked against the membership (organisation mode, or accounts listed)."""
     return bool(policy.accounts or services.settings.organization_id)
 
@@ -40,7 +41,7 @@ def _as_mapping(event: Any) -> Mapping[str, Any]:
     return event if isinstance(event, Mapping) else {}
 
 
-def admit(event: Any, services: Services) -> Services:
+def admit[S](event: Any, services: AppServices[S]) -> AppServices[S]:
     """The services to handle ``event`` with, or ``RejectedEvent`` when its account is not governed.
 
     A governed member whose terms do not enforce gets services whose policy is the monitoring copy."""
@@ -54,4 +55,4 @@ def admit(event: Any, services: Services) -> Services:
         event_not_governed(account if _ACCOUNT.fullmatch(account) else "(malformed)")
         raise RejectedEvent(f"not governed: {verdict.reason}")
     terms = under_account_terms(policy, verdict.place.account)
-    return services if terms is policy else replace(services, policy=lambda: terms)
+    return services if terms is policy else services.with_policy(lambda: terms)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -16,7 +16,9 @@ from tuning_governor.domain.price_updates import Implausible, merged
 from tuning_governor.domain.pricing import BILLING_CODES, region_catalog
 from tuning_governor.errors import TransientError
 from tuning_governor.observability import logger, metrics
-from tuning_governor.ports import Store
+
+if TYPE_CHECKING:
+    from tuning_governor.ports import PriceStore
 
 
 def _utcnow() -> datetime:
@@ -37,7 +39,7 @@ class RefreshServices:
     tests pass a stubbed ``pricing`` client and a moto table)."""
 
     pricing: PriceList
-    store: Store
+    store: PriceStore
     clock: Callable[[], datetime] = _utcnow
     regions: tuple[str, ...] = tuple(BILLING_CODES)
 

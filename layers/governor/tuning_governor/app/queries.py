@@ -13,12 +13,13 @@ from tuning_governor.governance.team_months import team_month_spend
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from tuning_governor.app.services import Services
+    from tuning_governor.app.services import AppServices
     from tuning_governor.domain.pricing import PriceCatalog
     from tuning_governor.governance.facts import TeamMonthFacts
+    from tuning_governor.ports import TeamMonthStore
 
 
-def team_month(team: str, at: datetime, catalog: PriceCatalog, services: Services) -> TeamMonthFacts:
+def team_month(team: str, at: datetime, catalog: PriceCatalog, services: AppServices[TeamMonthStore]) -> TeamMonthFacts:
     """A team's spend in the calendar month of ``at`` as the team-budget rule judges it (finished trials
     plus what its running trials had accrued at ``at``); one read of the team's item."""
     return team_month_spend(team, at, catalog, services)

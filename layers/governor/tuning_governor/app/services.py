@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog, stored_catalog
 from tuning_governor.domain.reports import Report
@@ -25,6 +25,22 @@ from tuning_governor.settings import Settings
 if TYPE_CHECKING:  # the adapters' types, named for typing only: app.wiring builds them
     from tuning_governor.adapters.channels import ChannelNotifiers
     from tuning_governor.adapters.quotas import QuotaGateway
+    from tuning_governor.governance.ports import EngineServices
+
+    class AppServices[S](EngineServices[S], Protocol):
+        """What a use case runs with, its store narrowed to ``S`` (the join of the areas it uses,
+        ``ports.uses``): the engine's services and the application's own. ``Services`` satisfies it
+        for every ``S`` its ``Store`` joins (``store`` is read-only here); typing only."""
+
+        @property
+        def notifiers(self) -> list[Notifier]: ...
+        @property
+        def stopped_jobs(self) -> StoppedJobs | None: ...
+        @property
+        def queue_name_key(self) -> Callable[[], str]: ...
+
+        def at(self, place: Place | None) -> AppServices[S]: ...
+        def with_policy(self, policy: Callable[[], Policy]) -> AppServices[S]: ...
 
 
 def _utcnow() -> datetime:
@@ -105,6 +121,10 @@ class Services:
             quotas=self.quotas_at(wanted) if self.quotas_at is not None else None,
             store=self.store.ledger_at(ledger_pk(wanted, None)),
         )
+
+    def with_policy(self, policy: Callable[[], Policy]) -> Services:
+        """These services judging under ``policy`` (the same ports, place and channels)."""
+        return replace(self, policy=policy)
 
     def notifiers_for(self, report: Report, policy: Policy) -> list[Notifier]:
         """Every channel ``report`` goes to: the default ones (always), then its team's own, if the

@@ -20,8 +20,8 @@ GetItem of the job, the facts' reads (the team item), and one Scheduler call per
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from tuning_governor.app.services import Services
 from tuning_governor.domain import spend
 from tuning_governor.domain.job import job_state
 from tuning_governor.domain.pricing import PriceCatalog
@@ -34,13 +34,17 @@ from tuning_governor.governance.trial_truth import Reconciled
 from tuning_governor.models.tuning_job import TrialSummary
 from tuning_governor.observability import logger
 
+if TYPE_CHECKING:
+    from tuning_governor.app.services import AppServices
+    from tuning_governor.ports.uses import GoverningStore
+
 RECHECK_GAP = timedelta(seconds=10)
 """A check that finds the trials still Starting asks again no sooner than this (at most ~10 s of their
 burn late, and a bounded number of checks however little of the budget is left)."""
 
 
 def schedule_starting_checks(
-    services: Services, now: datetime, found: list[Reconciled], *, gap: timedelta = timedelta(0)
+    services: AppServices[GoverningStore], now: datetime, found: list[Reconciled], *, gap: timedelta = timedelta(0)
 ) -> list[str]:
     """Ask for a one-time check of each job in ``found`` with Starting trials (see the module
     docstring), after the sweep (or a check: ``gap``, the least wait) judged it; returns the keys of
@@ -52,7 +56,7 @@ def schedule_starting_checks(
     return asked
 
 
-def _schedule(services: Services, now: datetime, done: Reconciled, gap: timedelta) -> bool:
+def _schedule(services: AppServices[GoverningStore], now: datetime, done: Reconciled, gap: timedelta) -> bool:
     policy = services.policy()
     job = job_state(services.store.get_job(done.job_key))
     if job is None or job.ended or job.stop_requested_at is not None or policy.is_exempt(job.tags):
@@ -75,7 +79,7 @@ def _schedule(services: Services, now: datetime, done: Reconciled, gap: timedelt
 
 
 def _if_started(
-    facts: JobFacts, done: Reconciled, now: datetime, services: Services, catalog: PriceCatalog
+    facts: JobFacts, done: Reconciled, now: datetime, services: AppServices[GoverningStore], catalog: PriceCatalog
 ) -> JobFacts:
     """The facts as they would be with the Starting trials billing from ``now`` (on demand: the
     earliest crossing), their burn added to the job's and the team month's."""

@@ -7,17 +7,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.app.services import Services
 from tuning_governor.domain.job import JobState, time_of
 from tuning_governor.models.place import place_in_key
 from tuning_governor.observability import logger, metrics
 
+if TYPE_CHECKING:
+    from tuning_governor.app.services import AppServices
+    from tuning_governor.ports.uses import JobDecisionStore
 
-def reread_job_tags(job: JobState, services: Services, arn: str | None = None) -> dict[str, str] | None:
+
+def reread_job_tags(
+    job: JobState, services: AppServices[JobDecisionStore], arn: str | None = None
+) -> dict[str, str] | None:
     """The job's tags from ListTags, stored with its owner; None when a later read is already stored
     (or the job's ARN is unknown)."""
     arn = str(job.item.get("arn") or arn or "")
@@ -36,7 +41,7 @@ def reread_job_tags(job: JobState, services: Services, arn: str | None = None) -
 
 
 def reread_tags(
-    services: Services,
+    services: AppServices[JobDecisionStore],
     now: datetime,
     running: Mapping[str, JobState],
     attempt: Callable[[str, str, Callable[[], Any]], None],
@@ -68,5 +73,5 @@ def _check_pending(job: JobState, now: datetime) -> bool:
     return at is not None and at >= now - CHECK_SLACK
 
 
-def _under_notice(key: str, services: Services) -> bool:
+def _under_notice(key: str, services: AppServices[JobDecisionStore]) -> bool:
     return any(d.get("verdict") == "grace" for d in services.store.decisions(key))

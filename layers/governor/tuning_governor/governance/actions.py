@@ -7,7 +7,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -28,9 +28,16 @@ from tuning_governor.policy import Policy
 from tuning_governor.policy.accounts import under_job_terms
 from tuning_governor.policy.routing import owner_handles
 
+if TYPE_CHECKING:
+    from tuning_governor.ports.uses import ActingStore
+
 
 def enforce(
-    decision: Decision, tags: dict[str, str], policy: Policy, services: EngineServices, fresh: Fresh | None = None
+    decision: Decision,
+    tags: dict[str, str],
+    policy: Policy,
+    services: EngineServices[ActingStore],
+    fresh: Fresh | None = None,
 ) -> tuple[str, str]:
     """What a claimed decision does to its job: stop it (enforce), or only say so. (action, detail).
 
@@ -55,7 +62,9 @@ def enforce(
     return _stop(decision, policy, services, fresh)
 
 
-def _stop(decision: Decision, policy: Policy, services: EngineServices, fresh: Fresh | None) -> tuple[str, str]:
+def _stop(
+    decision: Decision, policy: Policy, services: EngineServices[ActingStore], fresh: Fresh | None
+) -> tuple[str, str]:
     """The stop call, on SageMaker's facts of now. A decision resumed from its stored row (no ``fresh``
     from the claim) may have made its stop already, its record lost: a job Stopping then may be its own
     doing, so only a first attempt tells the owner's stop from its own."""
@@ -83,7 +92,7 @@ def stop_step(
     stored: dict[str, Any],
     tags: dict[str, str],
     policy: Policy,
-    services: EngineServices,
+    services: EngineServices[ActingStore],
     fresh: Fresh | None = None,
 ) -> tuple[str, str]:
     """The decision's stop step, once: the action a failed attempt already recorded, or enforce and
@@ -124,7 +133,7 @@ def take_lease[T](take: Callable[[], T], give_back: Callable[[], None]) -> T:
 
 
 def lease_job_decision(
-    services: EngineServices, job_key: str, rule: str, verdict: str, token: str
+    services: EngineServices[ActingStore], job_key: str, rule: str, verdict: str, token: str
 ) -> dict[str, Any] | None:
     """A job's pending decision leased to ``token`` (its stored row), or None (see ``lease_decision``)."""
     return take_lease(
@@ -137,7 +146,7 @@ def resume_decision(
     stored: dict[str, Any],
     tags: dict[str, str],
     policy: Policy,
-    services: EngineServices,
+    services: EngineServices[ActingStore],
     fresh: Fresh | None = None,
 ) -> dict[str, Any]:
     """Carry out a claimed decision's steps from its stored row, each once: the stop, then its report
@@ -168,7 +177,11 @@ def resume_decision(
 
 
 def _carry_out(
-    stored: dict[str, Any], tags: dict[str, str], policy: Policy, services: EngineServices, fresh: Fresh | None
+    stored: dict[str, Any],
+    tags: dict[str, str],
+    policy: Policy,
+    services: EngineServices[ActingStore],
+    fresh: Fresh | None,
 ) -> dict[str, Any]:
     """A leased decision's steps (see :func:`resume_decision`)."""
     decision = Decision.model_validate(stored | {"job_key": job_key_of(stored["pk"])})
@@ -204,7 +217,7 @@ def _carry_out(
     return outcome if delivered else outcome | {"pending": True}
 
 
-def act(decision: Decision, job: JobFacts, policy: Policy, services: EngineServices) -> dict[str, Any]:
+def act(decision: Decision, job: JobFacts, policy: Policy, services: EngineServices[ActingStore]) -> dict[str, Any]:
     """Claim the decision once, then carry out its steps (stop, reports); a retry resumes them.
 
     A decision that would stop the job is first judged on SageMaker's facts of now (``governance.fresh``:
@@ -231,7 +244,7 @@ def act(decision: Decision, job: JobFacts, policy: Policy, services: EngineServi
     return resume_decision(stored, job.tags, policy, services, fresh)
 
 
-def resume_job(job_key: str, job: JobState | None, services: EngineServices) -> list[dict[str, Any]]:
+def resume_job(job_key: str, job: JobState | None, services: EngineServices[ActingStore]) -> list[dict[str, Any]]:
     """Finish the steps a failed attempt left pending on one job's decisions (a redelivered event's
     first move: whatever it then judges, what was started is finished first)."""
     pending = services.store.pending_decisions(job_key)
@@ -247,7 +260,7 @@ def resume_job(job_key: str, job: JobState | None, services: EngineServices) -> 
 STEP_TIMEOUT = timedelta(minutes=5)
 
 
-def resume_stale(services: EngineServices, now: datetime) -> list[dict[str, Any]]:
+def resume_stale(services: EngineServices[ActingStore], now: datetime) -> list[dict[str, Any]]:
     """The sweep's pass over decisions left pending longer than ``STEP_TIMEOUT`` (one gsi1 Query, one
     GetItem per job for its tags). A failure on one is logged and counted; the others still resume."""
     outcomes: list[dict[str, Any]] = []

@@ -7,7 +7,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -40,10 +40,16 @@ from tuning_governor.governance.wrong_stops import mark_wrong_stops
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
 
+if TYPE_CHECKING:
+    from tuning_governor.ports.uses import AdmissionStore
+
 __all__ = ["admit", "reconcile_ledger", "reserve"]
 
+type Admitting = EngineServices[AdmissionStore]
+"""The services admission runs with (named once here: the module's signatures stay on one line)."""
 
-def _capacity(job: JobFacts, policy: Policy, services: EngineServices, ledger: Ledger | None = None) -> CapacityFacts:
+
+def _capacity(job: JobFacts, policy: Policy, services: Admitting, ledger: Ledger | None = None) -> CapacityFacts:
     """What others hold and the limits for every type the job's plans may use.
 
     Tuning jobs are counted by their reservations in the capacity ledger (read by the caller, whose
@@ -57,7 +63,7 @@ def _room(
     team: str | None,
     plans: list[AdmissionPlan],
     policy: Policy,
-    services: EngineServices,
+    services: Admitting,
     ledger: Ledger | None,
 ) -> CapacityFacts:
     on_demand_types = sorted({t for plan in plans for t in plan.on_demand})
@@ -117,7 +123,7 @@ def _reservation(
     return replace(reservation, job_created=job_created, incomplete=facts.arrival_facts_incomplete)
 
 
-def _judge(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices, ledger: Ledger) -> Judgement:
+def _judge(rule: Rule, facts: JobFacts, policy: Policy, services: Admitting, ledger: Ledger) -> Judgement:
     """The job judged against the jobs created before it, and the later-created jobs it displaces."""
     order = order_of(facts)
 
@@ -166,7 +172,7 @@ def _enforced(judgement: Judgement) -> Judgement:
 
 
 def _settled(
-    rule: Rule, facts: JobFacts, ledger: Ledger, policy: Policy, services: EngineServices, *, again: bool
+    rule: Rule, facts: JobFacts, ledger: Ledger, policy: Policy, services: Admitting, *, again: bool
 ) -> list[dict[str, Any]] | None:
     """What a judgement already made says (None: judge): the job reserved (nothing to do, unless it is
     judged again: on fuller facts, or under enforce), ended since, or its decision claimed (act on it)."""
@@ -182,7 +188,7 @@ def _settled(
 
 
 def _complete_pass(
-    rule: Rule, facts: JobFacts, keys: list[str], listed: Listed, policy: Policy, services: EngineServices
+    rule: Rule, facts: JobFacts, keys: list[str], listed: Listed, policy: Policy, services: Admitting
 ) -> list[dict[str, Any]]:
     """The pass in creation order over the complete view, from the earliest unseen job: each unseen job
     and this one admitted (or refused) against the jobs created before it, each job the ledger holds
@@ -210,7 +216,7 @@ def _complete_pass(
     return outcomes
 
 
-def _judged_again(rule: Rule, key: str, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
+def _judged_again(rule: Rule, key: str, policy: Policy, services: Admitting) -> list[dict[str, Any]]:
     """A job the ledger holds judged again, in the complete pass, against the jobs created before it."""
     for attempt in range(ADMISSION_ATTEMPTS):
         ledger = services.store.read_ledger()
@@ -240,7 +246,7 @@ def _judged_again(rule: Rule, key: str, policy: Policy, services: EngineServices
 
 
 def _as_of_now(
-    rule: Rule, facts: JobFacts, judgement: Judgement, ledger: Ledger, policy: Policy, services: EngineServices
+    rule: Rule, facts: JobFacts, judgement: Judgement, ledger: Ledger, policy: Policy, services: Admitting
 ) -> Judgement:
     def capacity(job: JobFacts, held: Ledger) -> CapacityFacts:
         return _capacity(job, policy, services, held)
@@ -251,7 +257,7 @@ def _as_of_now(
     return as_of_now(rule, judgement, facts, ledger, policy, capacity, reserve)
 
 
-def _commit(services: EngineServices, ledger: Ledger, facts: JobFacts, policy: Policy, judgement: Judgement) -> str:
+def _commit(services: Admitting, ledger: Ledger, facts: JobFacts, policy: Policy, judgement: Judgement) -> str:
     now = services.clock()
     claim = (judgement.decision, policy.mode, now) if judgement.decision is not None else None
     breaches = [(b.facts.job_key, b.replacement, (b.decision, policy.mode, now)) for b in judgement.breachers]
@@ -265,7 +271,7 @@ def _commit(services: EngineServices, ledger: Ledger, facts: JobFacts, policy: P
     )
 
 
-def _act_on(judgement: Judgement, facts: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
+def _act_on(judgement: Judgement, facts: JobFacts, policy: Policy, services: Admitting) -> list[dict[str, Any]]:
     """Act on the judgement's decisions; each stop made is then judged on SageMaker's list (a wrong one
     is marked to be resumed: ``governance.wrong_stops``)."""
     acted = [(b.decision, b.facts) for b in judgement.breachers]
@@ -283,7 +289,7 @@ def admit(
     rule: Rule,
     facts: JobFacts,
     policy: Policy,
-    services: EngineServices,
+    services: Admitting,
     listed: Listed | None = None,
     *,
     complete: bool = False,
@@ -353,7 +359,7 @@ def reserve(
     plans: list[AdmissionPlan],
     slots: int,
     policy: Policy,
-    services: EngineServices,
+    services: Admitting,
     also: Callable[[list[Holder]], str | None] | None = None,
 ) -> tuple[Reservation | None, list[str]]:
     """Reserve capacity for a tuning job the governor is about to create (a queued request), through

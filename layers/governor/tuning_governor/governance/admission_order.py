@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tuning_governor.governance.ports import EngineServices
     from tuning_governor.governance.rules import Decision, Rule
     from tuning_governor.policy import Policy
+    from tuning_governor.ports.uses import LedgerDecisionStore
 
     Capacity = Callable[[JobFacts, Ledger], CapacityFacts]
 
@@ -86,7 +87,7 @@ def displaced(
     judged: JobFacts,
     ledger: Ledger,
     policy: Policy,
-    services: EngineServices,
+    services: EngineServices[LedgerDecisionStore],
     capacity: Capacity,
 ) -> list[Breacher]:
     """The jobs created after ``judged`` (whose reservation ``ledger`` holds with the others) that no
@@ -132,7 +133,7 @@ def displaced(
 
 
 def release_ended(
-    services: EngineServices, ledger: Ledger, job_key: str, now: datetime, live: Collection[str]
+    services: EngineServices[LedgerDecisionStore], ledger: Ledger, job_key: str, now: datetime, live: Collection[str]
 ) -> list[str]:
     """Before a concurrency stop: mark ended the reservations of jobs SageMaker no longer runs (their
     end event still in flight, or lost), each at its end in SageMaker's time, so a job is judged as of
@@ -164,7 +165,7 @@ def release_ended(
     return released
 
 
-def _end_time(services: EngineServices, key: str, now: datetime) -> str | None:
+def _end_time(services: EngineServices[LedgerDecisionStore], key: str, now: datetime) -> str | None:
     """When SageMaker says the job ended (ISO), or None while it still runs: one Describe."""
     job = services.store.get_job(key) or {}
     described = services.sagemaker_for(place_in_key(key)).describe_tuning_job(
@@ -175,7 +176,9 @@ def _end_time(services: EngineServices, key: str, now: datetime) -> str | None:
     return iso_time(described.end_time or described.last_modified_time or now)
 
 
-def unjudged(services: EngineServices, listed: Mapping[str, Mapping[str, Any]], ledger: Ledger) -> list[str]:
+def unjudged(
+    services: EngineServices[LedgerDecisionStore], listed: Mapping[str, Mapping[str, Any]], ledger: Ledger
+) -> list[str]:
     """The jobs SageMaker lists InProgress that were never judged for admission: no reservation in
     ``ledger`` and no admission decision (their arrival event lost, or still in flight), in
     CreationTime order (the order they are to be judged in). One GetItem per job not reserved."""

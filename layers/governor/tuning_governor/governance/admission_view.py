@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -37,11 +37,14 @@ from tuning_governor.models.place import job_key
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
 
+if TYPE_CHECKING:
+    from tuning_governor.ports.uses import JobDecisionStore
+
 Listed = Mapping[str, Mapping[str, Any]]
 RUNNING = ("InProgress", "Stopping")
 
 
-def listed_running(services: EngineServices) -> dict[str, Mapping[str, Any]]:
+def listed_running(services: EngineServices[JobDecisionStore]) -> dict[str, Mapping[str, Any]]:
     """SageMaker's InProgress and Stopping tuning jobs by key: ListHyperParameterTuningJobs per status,
     100 jobs per call (2 x ceil(running jobs / 100) calls), in the place the services act in."""
     return {
@@ -71,7 +74,9 @@ def unseen_before(listed: Listed, ledger: Ledger, order: tuple[str, str], decide
     return [key for _, key in found if not decided(key)]
 
 
-def facts_of_listed(key: str, summary: Mapping[str, Any], policy: Policy, services: EngineServices) -> JobFacts | None:
+def facts_of_listed(
+    key: str, summary: Mapping[str, Any], policy: Policy, services: EngineServices[JobDecisionStore]
+) -> JobFacts | None:
     """The facts of a listed job to judge its admission by: from its item, or (a job the table does not
     know: its arrival still in flight, or lost) from one Describe and one ListTags, recorded as its
     arrival would record it. None when SageMaker no longer knows it."""
@@ -124,7 +129,7 @@ def unseen(
     rule: Rule,
     listed: Listed,
     ledger: Ledger,
-    services: EngineServices,
+    services: EngineServices[JobDecisionStore],
     judging: frozenset[str],
     before: tuple[str, str],
 ) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -14,8 +15,11 @@ from tuning_governor.governance.rules import Rule
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
+if TYPE_CHECKING:
+    from tuning_governor.ports import JudgementStore
 
-def check_time(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices) -> list[datetime]:
+
+def check_time(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices[JudgementStore]) -> list[datetime]:
     """When ``rule`` asks to judge the job again (the budget rule: when the job's burn brings it to a
     breach), if within the horizon (a later crossing is re-estimated by the sweeps, since the burn
     changes as trials start and end)."""
@@ -25,7 +29,9 @@ def check_time(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServ
     return [at]
 
 
-def schedule_check(facts: JobFacts, job: JobState, at: datetime | None, services: EngineServices) -> None:
+def schedule_check(
+    facts: JobFacts, job: JobState, at: datetime | None, services: EngineServices[JudgementStore]
+) -> None:
     """Ask for one more judgement of the job at ``at``: a projected budget crossing, or the end of a
     breach's grace period (one schedule per job: the earliest wins; that judgement asks for the next).
     A job in a member place is checked in its place (the check's input names the key's account and

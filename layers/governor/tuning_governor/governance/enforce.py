@@ -3,13 +3,20 @@ policy says enforce (README, "Rolling out"), for job-scope and team-month rules 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tuning_governor.governance.facts import JobFacts
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision
 from tuning_governor.policy import Policy
 
+if TYPE_CHECKING:
+    from tuning_governor.ports import DecisionStore
 
-def under_enforce(decision: Decision, job: JobFacts, policy: Policy, services: EngineServices) -> Decision:
+
+def under_enforce(
+    decision: Decision, job: JobFacts, policy: Policy, services: EngineServices[DecisionStore]
+) -> Decision:
     """A breach found under enforce that the job already had recorded while the policy was monitor
     (``would-stop``) is judged again, as its own decision (verdict ``enforced``): the rollout's
     promise that switching to enforce stops what monitor mode only reported, at the first judgement

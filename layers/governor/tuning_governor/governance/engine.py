@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -41,6 +41,9 @@ from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
 from tuning_governor.policy.accounts import under_job_terms
 from tuning_governor.policy.routing import owner_handles
+
+if TYPE_CHECKING:
+    from tuning_governor.ports.uses import GoverningStore
 
 Outcomes = list[dict[str, Any]]
 LATE_DETAIL = "the job had ended when this trial was recorded: no stop call"
@@ -68,7 +71,7 @@ class Live:
     a grace-able rule waits for its grace period, and rules that schedule checks ask for one."""
 
     trigger: Trigger
-    services: EngineServices
+    services: EngineServices[GoverningStore]
     check_times: list[datetime] = field(default_factory=list)
 
     def rules(self) -> list[Rule]:
@@ -98,7 +101,7 @@ class Late:
     that may judge it (``late_ok``): each decision is recorded once as ``already-ended`` (no stop call)
     and reported once; one already made while the job ran is not made again."""
 
-    services: EngineServices
+    services: EngineServices[GoverningStore]
     job_key: str
     owner: str | None
     records: list[TrialRecord] | None = None
@@ -142,7 +145,7 @@ class Late:
 
 
 def grace_step(
-    rule: Rule, decision: Decision, job: JobFacts, policy: Policy, services: EngineServices
+    rule: Rule, decision: Decision, job: JobFacts, policy: Policy, services: EngineServices[GoverningStore]
 ) -> grace.GraceStep:
     """A breach of a rule with a grace period (``defaults.grace_minutes``): the first one becomes the
     rule's notice (acted on: recorded and reported once), one before the notice's time waits, one at
@@ -158,7 +161,7 @@ def load_facts(
     job: JobState,
     now: datetime,
     policy: Policy,
-    services: EngineServices,
+    services: EngineServices[GoverningStore],
     *,
     catalog: PriceCatalog | None = None,
     team_month: bool,
@@ -179,7 +182,7 @@ def govern(
     trigger: Trigger,
     job_key: str,
     now: datetime,
-    services: EngineServices,
+    services: EngineServices[GoverningStore],
     *,
     job: JobState | None = None,
     catalog: PriceCatalog | None = None,
@@ -219,7 +222,7 @@ def govern(
     return outcomes
 
 
-def judge_ended(job_key: str, at: datetime, services: EngineServices) -> Outcomes:
+def judge_ended(job_key: str, at: datetime, services: EngineServices[GoverningStore]) -> Outcomes:
     """The same rule loop on a job that had ended when a trial of it was recorded, as of ``at`` (its
     end): the :class:`Late` pass. So decisions do not depend on delivery order."""
     job = job_state(services.store.get_job(job_key))
@@ -231,6 +234,6 @@ def judge_ended(job_key: str, at: datetime, services: EngineServices) -> Outcome
     return judge(Late(services, job_key, owner), facts, policy)
 
 
-def _terms(services: EngineServices, job_key: str) -> Policy:
+def _terms(services: EngineServices[GoverningStore], job_key: str) -> Policy:
     """The policy as it applies to job ``job_key``: its account's mode (a member in monitor never stops)."""
     return under_job_terms(services.policy(), job_key, services.home)

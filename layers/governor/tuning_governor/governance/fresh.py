@@ -17,6 +17,7 @@ A tag event that is late or lost is thereby never the reason for a stop.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -27,6 +28,9 @@ from tuning_governor.governance.rules import Decision, registry
 from tuning_governor.models.place import Place
 from tuning_governor.observability import metrics
 from tuning_governor.policy import Policy
+
+if TYPE_CHECKING:
+    from tuning_governor.ports import JobStore
 
 #: The verdict (and action) of a breach that no longer holds when the governor comes to act on it.
 PASSED = "passed"
@@ -42,7 +46,7 @@ class Fresh:
     """Its tags from ListTags (None: Describe gave no ARN to list them by)."""
 
 
-def read_fresh(services: EngineServices, job_name: str, place: Place | None = None) -> Fresh:
+def read_fresh(services: EngineServices[JobStore], job_name: str, place: Place | None = None) -> Fresh:
     """One DescribeHyperParameterTuningJob and one ListTags where the job runs (``place``; None: the
     home place); status ``NotFound``: SageMaker does not know the job, as a stop would have answered."""
     sagemaker = services.sagemaker_for(place)
@@ -72,7 +76,7 @@ def not_running(status: str) -> tuple[str, str]:
 
 
 def rejudged(
-    decision: Decision, job: JobFacts, fresh: Fresh, policy: Policy, services: EngineServices
+    decision: Decision, job: JobFacts, fresh: Fresh, policy: Policy, services: EngineServices[JobStore]
 ) -> tuple[Decision, JobFacts]:
     """The decision and facts on the tags SageMaker has now. Tags that changed are stored (the owner
     with them); a job-scoped rule's breach is judged again on them (a raised budget tag, say): one that

@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from tuning_governor.domain.capacity import Reservation
 from tuning_governor.domain.job import JobState, iso_time, job_state
@@ -16,6 +17,9 @@ from tuning_governor.governance.admission_order import RELEASE_GRACE, expired, o
 from tuning_governor.governance.job import job_facts
 from tuning_governor.governance.ports import EngineServices
 
+if TYPE_CHECKING:
+    from tuning_governor.ports.uses import LedgerStore
+
 
 def running_shapes(job: JobState) -> list[tuple[dict[str, int], bool]]:
     """The instances (and market) of each trial the job item records as running (its ``running``
@@ -23,7 +27,9 @@ def running_shapes(job: JobState) -> list[tuple[dict[str, int], bool]]:
     return [(dict(trial.instances), trial.spot) for trial in job.running if trial.instances]
 
 
-def _adopted(services: EngineServices, adopt: set[str], jobs: Mapping[str, JobState]) -> dict[str, Reservation]:
+def _adopted(
+    services: EngineServices[LedgerStore], adopt: set[str], jobs: Mapping[str, JobState]
+) -> dict[str, Reservation]:
     """Reservations for discovered Stopping jobs: their first plan, counted as they run."""
     put: dict[str, Reservation] = {}
     for key in sorted(adopt):
@@ -39,7 +45,7 @@ def _adopted(services: EngineServices, adopt: set[str], jobs: Mapping[str, JobSt
 
 
 def reconcile_ledger(
-    services: EngineServices,
+    services: EngineServices[LedgerStore],
     *,
     live: set[str],
     listed_at: datetime,

@@ -6,7 +6,7 @@ import contextlib
 import uuid
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -24,9 +24,13 @@ from tuning_governor.governance.rules import Decision
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
+if TYPE_CHECKING:
+    from tuning_governor.ports import TeamMonthStore
+    from tuning_governor.ports.uses import TeamActingStore
+
 
 def team_month_facts(
-    team: str | None, now: datetime, policy: Policy, catalog: PriceCatalog, services: EngineServices
+    team: str | None, now: datetime, policy: Policy, catalog: PriceCatalog, services: EngineServices[TeamMonthStore]
 ) -> TeamMonthFacts | None:
     """The team's spend this calendar month: its month totals plus its running trials (one GetItem of
     the team's item, only for a team with a monthly budget; never a scan)."""
@@ -35,7 +39,9 @@ def team_month_facts(
     return team_month_spend(team, now, catalog, services)
 
 
-def team_month_spend(team: str, now: datetime, catalog: PriceCatalog, services: EngineServices) -> TeamMonthFacts:
+def team_month_spend(
+    team: str, now: datetime, catalog: PriceCatalog, services: EngineServices[TeamMonthStore]
+) -> TeamMonthFacts:
     """A team's spend in the calendar month of ``now`` as the team-budget rule judges it (finished +
     accrued), whether or not the team has a monthly budget (one GetItem of the team's item; a replay draws it)."""
     month = spend.month_key(now)
@@ -63,7 +69,9 @@ def team_month_spend(team: str, now: datetime, catalog: PriceCatalog, services: 
     )
 
 
-def act_on_team(decision: Decision, job: JobFacts, policy: Policy, services: EngineServices) -> list[dict[str, Any]]:
+def act_on_team(
+    decision: Decision, job: JobFacts, policy: Policy, services: EngineServices[TeamActingStore]
+) -> list[dict[str, Any]]:
     """A team's month is over budget (or projected to be): decide once per team and month.
 
     The team's decision has one owner at a time (a lease under the caller's token): on a breach the
@@ -99,7 +107,12 @@ class Judged(NamedTuple):
 
 
 def _as_owner(
-    decision: Decision, claimed: dict[str, Any], token: str, judged: Judged, policy: Policy, services: EngineServices
+    decision: Decision,
+    claimed: dict[str, Any],
+    token: str,
+    judged: Judged,
+    policy: Policy,
+    services: EngineServices[TeamActingStore],
 ) -> list[dict[str, Any]]:
     """The team decision's steps, when ``token`` holds its lease (else nothing: another owner has it)."""
     if claimed.get("lease_token") != token:
@@ -118,7 +131,7 @@ def _as_owner(
                 services.store.release_team_decision(decision, month, token)
 
 
-def resume_team_decisions(services: EngineServices, now: datetime) -> list[dict[str, Any]]:
+def resume_team_decisions(services: EngineServices[TeamActingStore], now: datetime) -> list[dict[str, Any]]:
     """The sweep's pass over team decisions left pending longer than ``STEP_TIMEOUT`` (a report no
     channel took, an owner that failed between stops) whose team has no InProgress job left, so no
     judgement of a running job will carry them on: each is carried out as its first claim stored it
@@ -142,7 +155,7 @@ def resume_team_decisions(services: EngineServices, now: datetime) -> list[dict[
 
 
 def _take_over(
-    decision: Decision, judged: Judged, policy: Policy, services: EngineServices, now: datetime
+    decision: Decision, judged: Judged, policy: Policy, services: EngineServices[TeamActingStore], now: datetime
 ) -> list[dict[str, Any]]:
     """A pending team decision's steps carried out by the caller, once it holds the lease."""
     token, month = uuid.uuid4().hex, str(decision.numbers["month"])
@@ -162,7 +175,7 @@ def _as_first_claimed(decision: Decision, claimed: dict[str, Any]) -> Decision:
 
 
 def _carry_out_team(
-    decision: Decision, judged: Judged, policy: Policy, services: EngineServices, *, month: str
+    decision: Decision, judged: Judged, policy: Policy, services: EngineServices[TeamActingStore], *, month: str
 ) -> tuple[list[dict[str, Any]], bool]:
     """The owner's steps of a team decision: each job's stop (on a breach), then the team's one report.
     (outcomes, whether the decision is done)."""
@@ -204,7 +217,7 @@ def _carry_out_team(
     return outcomes, finished
 
 
-def _record_warning(decision: Decision, policy: Policy, services: EngineServices) -> None:
+def _record_warning(decision: Decision, policy: Policy, services: EngineServices[TeamActingStore]) -> None:
     """The team's warning as a decision of the job whose judgement crossed it (the decision's first
     claimer), once per team and month: in that job's ``decisions`` and its table items, as every
     decision the rules make. The team's one report covers it (``own_report=False``)."""
@@ -213,7 +226,9 @@ def _record_warning(decision: Decision, policy: Policy, services: EngineServices
     services.store.finish_decision(decision, "warned", f"team {decision.team}: reported for the team")
 
 
-def _team_jobs(team: str, judged: Judged, services: EngineServices) -> dict[str, tuple[str, dict[str, str]]]:
+def _team_jobs(
+    team: str, judged: Judged, services: EngineServices[TeamActingStore]
+) -> dict[str, tuple[str, dict[str, str]]]:
     """The team's InProgress tuning jobs (key: name, tags), the judged job among them."""
     jobs = {
         found.key: (found.name, found.tags)
@@ -224,7 +239,7 @@ def _team_jobs(team: str, judged: Judged, services: EngineServices) -> dict[str,
 
 
 def _stop_team_jobs(
-    decision: Decision, judged: Judged, policy: Policy, services: EngineServices
+    decision: Decision, judged: Judged, policy: Policy, services: EngineServices[TeamActingStore]
 ) -> list[dict[str, Any]]:
     """Each of the team's running jobs stopped (or not: exempt, monitor) on its own decision, once."""
     results: list[dict[str, Any]] = []

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.domain.spend import RunningTrial
@@ -44,6 +45,9 @@ from tuning_governor.models.sagemaker import TRAINING_RUNNING, TRAINING_TERMINAL
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.policy import Policy
 from tuning_governor.policy import rules as rule_specs
+
+if TYPE_CHECKING:
+    from tuning_governor.ports.uses import TrialsStore
 
 PAGE = 100
 """ListTrainingJobsForHyperParameterTuningJob's MaxResults ceiling (1-100, default 10)."""
@@ -104,7 +108,7 @@ def counts_differ(job: JobState, described: TuningJob) -> bool:
 
 
 def reconcile_trials(
-    job: JobState, services: EngineServices, *, source: str, described: TuningJob | None = None
+    job: JobState, services: EngineServices[TrialsStore], *, source: str, described: TuningJob | None = None
 ) -> Reconciled:
     """Make the job item agree with SageMaker on its trials (see the module docstring): 1 Describe (none
     when the caller passes the job as it just ``described`` it), and where the counts differ
@@ -162,7 +166,7 @@ def starting(trials: list[TrialSummary], recorded: set[str]) -> list[TrialSummar
 
 
 def running_from_listing(
-    described: TuningJob, summary: TrialSummary, region: str, services: EngineServices
+    described: TuningJob, summary: TrialSummary, region: str, services: EngineServices[TrialsStore]
 ) -> tuple[RunningTrial | None, int]:
     """The running entry of a trial as SageMaker lists it (its TrainingStartTime), with the instances,
     spot flag and StoppingCondition of its definition; one DescribeTrainingJob only when the definition
@@ -203,7 +207,7 @@ def before_stop(
     job: JobState,
     facts: JobFacts,
     policy: Policy,
-    services: EngineServices,
+    services: EngineServices[TrialsStore],
     reload: Callable[[JobState], JobFacts],
 ) -> tuple[JobState, JobFacts]:
     """A judgement about to stop ``job`` on a rule that reads its trials first reconciles them with

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -32,6 +33,9 @@ from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.observability import metrics
 from tuning_governor.policy.rules.progress import STAGNATION
+
+if TYPE_CHECKING:
+    from tuning_governor.ports.uses import TrialsStore
 
 STALE_ATTEMPTS = 5
 
@@ -73,14 +77,14 @@ def spend_at(at: datetime, records: Iterable[TrialRecord], job: JobState, catalo
     return finished + accrued.usd if accrued.usd is not None else None
 
 
-def _stagnation_watched(services: EngineServices) -> bool:
+def _stagnation_watched(services: EngineServices[TrialsStore]) -> bool:
     """The policy sets a stagnation limit: only then is the order of trials worth a Query of the job's
     records (the best objective, all that is read without the rule, does not depend on the order)."""
     return STAGNATION.switched_on(services.policy().defaults)
 
 
 def _replayed(
-    job: JobState, record: TrialRecord, services: EngineServices, catalog: PriceCatalog | None
+    job: JobState, record: TrialRecord, services: EngineServices[TrialsStore], catalog: PriceCatalog | None
 ) -> StagnationState | None:
     """The state the job's trials give in order of their end, this one included (one Query)."""
     records = {r.training_job_name.lower(): r for r in services.store.trial_records(job.key)}
@@ -103,7 +107,7 @@ def _advanced(
     job: JobState | None,
     record: TrialRecord,
     trial: TrainingJob,
-    services: EngineServices,
+    services: EngineServices[TrialsStore],
     catalog: PriceCatalog | None,
 ) -> StagnationState | None:
     if record.status != "Completed":
@@ -123,7 +127,7 @@ def _with_spend_at_improvement(
     state: StagnationState | None,
     job: JobState | None,
     record: TrialRecord,
-    services: EngineServices,
+    services: EngineServices[TrialsStore],
     catalog: PriceCatalog | None,
 ) -> StagnationState | None:
     """At an improvement, the job's spend then: finished (this trial included) + accrued at its event."""
@@ -141,7 +145,7 @@ def record_trial(
     job: JobState | None,
     *,
     team: str | None,
-    services: EngineServices,
+    services: EngineServices[TrialsStore],
     catalog: PriceCatalog | None = None,
 ) -> JobState | None:
     """Record a finished trial once and advance the job's stagnation state in the same transaction:
@@ -196,7 +200,7 @@ def record_listed_trials(
     state: JobState | None,
     *,
     region: str,
-    services: EngineServices,
+    services: EngineServices[TrialsStore],
     source: str = "finaliser",
 ) -> list[str]:
     """Record the trials SageMaker lists as finished that have no trial record (their event was lost or
@@ -237,7 +241,7 @@ def record_listed_trials(
     return added
 
 
-def with_stagnation_spend(facts: JobFacts, services: EngineServices) -> JobFacts:
+def with_stagnation_spend(facts: JobFacts, services: EngineServices[TrialsStore]) -> JobFacts:
     """Fill in the spend at the last improvement when the job's state lacks it (a state recorded
     before the trial's own transaction carried it): the first judgement after the improvement
     stores ``spent_usd`` then; a later trial that advanced the state first wins.

@@ -23,7 +23,7 @@ is Stopped, whichever of its Stopped event or the sweep's finaliser comes first,
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -34,6 +34,9 @@ from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.rules import Decision, registry
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
+
+if TYPE_CHECKING:
+    from tuning_governor.ports.uses import LedgerDecisionStore
 
 #: The words on a wrong stop's decision record (and its resume's report).
 WRONG_STOP = "stopped in error"
@@ -72,7 +75,7 @@ def mark_wrong_stops(
     acted: list[tuple[Decision, JobFacts]],
     outcomes: list[dict[str, Any]],
     policy: Policy,
-    services: EngineServices,
+    services: EngineServices[LedgerDecisionStore],
     capacity: Capacity,
 ) -> list[str]:
     """Judge each concurrency stop just made (``acted`` with its ``outcomes``) on SageMaker's list now;

@@ -6,12 +6,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError, model_validator
 
 from tuning_governor.app.envelope import handle_errors
-from tuning_governor.app.services import Services
 from tuning_governor.app.starting_checks import RECHECK_GAP, schedule_starting_checks
 from tuning_governor.domain.job import job_state
 from tuning_governor.errors import RejectedEvent
@@ -21,6 +20,10 @@ from tuning_governor.models.limits import TuningJobName
 from tuning_governor.models.place import Place, job_key
 from tuning_governor.policy.accounts import AccountId, Region
 from tuning_governor.ports import CHECK_KEY
+
+if TYPE_CHECKING:
+    from tuning_governor.app.services import AppServices
+    from tuning_governor.ports.uses import GoverningStore
 
 #: The longest a check waits for its second: Scheduler runs it in the minute holding ``at`` - 59 s.
 MAX_WAIT = timedelta(seconds=120)
@@ -46,7 +49,7 @@ class _BudgetCheck(BaseModel):
         return Place(self.account, self.region) if self.account and self.region else None
 
 
-def _where(check: _BudgetCheck, services: Services) -> tuple[Services, str]:
+def _where(check: _BudgetCheck, services: AppServices[GoverningStore]) -> tuple[AppServices[GoverningStore], str]:
     """The services of the check's place and the job's key there. A member place the policy does not
     list is refused: a check acts only where the governor governs (no confused deputy)."""
     place = check.place()
@@ -66,7 +69,9 @@ def _wait_for(at: datetime | None, now: datetime, sleep: Callable[[float], None]
     sleep(min(at - now, MAX_WAIT).total_seconds())
 
 
-def run_budget_check(event: Any, services: Services, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+def run_budget_check(
+    event: Any, services: AppServices[GoverningStore], sleep: Callable[[float], None] = time.sleep
+) -> dict[str, Any]:
     """Judge one job at the check's second, as a sweep would (from the table, once
     DescribeHyperParameterTuningJob says it is InProgress; otherwise outcome ``ended``, nothing judged),
     once its trials are reconciled with SageMaker's on that Describe (``governance.trial_truth``):

@@ -17,18 +17,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event
 from tuning_governor.app.events.tuning import process_tuning_event
 from tuning_governor.app.membership import admit
-from tuning_governor.app.services import Services
 from tuning_governor.domain.job import job_state
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.governance.engine import govern
 from tuning_governor.models.events import API_CALL_DETAIL_TYPE
 from tuning_governor.models.place import Place, away, job_key
 from tuning_governor.observability import logger, tracer
+
+if TYPE_CHECKING:
+    from tuning_governor.app.services import AppServices
+    from tuning_governor.ports.uses import EventStore
 
 
 def is_tag_event(event: Any) -> bool:
@@ -38,7 +41,7 @@ def is_tag_event(event: Any) -> bool:
     return event.get("source") == "aws.tag" or event.get("detail-type") == API_CALL_DETAIL_TYPE
 
 
-def process_job_event(event: Any, services: Services) -> Outcome:
+def process_job_event(event: Any, services: AppServices[EventStore]) -> Outcome:
     """The tuning-events function's one entry: a tag change on a job, or a job's state change."""
     if is_tag_event(event):
         return process_tag_event(event, services)
@@ -46,7 +49,7 @@ def process_job_event(event: Any, services: Services) -> Outcome:
 
 
 @tracer.capture_method
-def process_tag_event(event: Any, services: Services) -> Outcome:
+def process_tag_event(event: Any, services: AppServices[EventStore]) -> Outcome:
     """A tag change on a SageMaker resource: for a known running tuning job, its tags re-read (ListTags),
     stored, and the job judged again. Other resources, unknown or ended jobs, and failed calls are
     ``ignored``; an event naming no SageMaker ARN is ``rejected`` with a reason (metric
@@ -76,7 +79,7 @@ def process_tag_event(event: Any, services: Services) -> Outcome:
     return handle_errors("tag change", event, run)
 
 
-def retag(job_key: str, arn: str, at: datetime, services: Services) -> Outcome:
+def retag(job_key: str, arn: str, at: datetime, services: AppServices[EventStore]) -> Outcome:
     """Re-read a known running job's tags, store them, and judge the job at ``at``. ``stale``: a read
     made later is already stored (that read's handler judges the job)."""
     job = job_state(services.store.get_job(job_key))

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event, placed
 from tuning_governor.app.membership import admit
-from tuning_governor.app.services import Services
 from tuning_governor.domain.job import JobState, job_state, trial_objective
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.spend import RunningTrial
@@ -25,8 +24,14 @@ from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.observability import logger, metrics, tracer
 from tuning_governor.policy import Policy
 
+if TYPE_CHECKING:
+    from tuning_governor.app.services import AppServices
+    from tuning_governor.ports.uses import GoverningStore
 
-def track_standalone(job: TrainingJob, *, team: str | None, event_time: datetime, services: Services) -> Outcome:
+
+def track_standalone(
+    job: TrainingJob, *, team: str | None, event_time: datetime, services: AppServices[GoverningStore]
+) -> Outcome:
     """A training job outside any tuning job still holds instances (and maybe a warm pool): track them.
     Only in the home place: their items are keyed by name and count against the home place's quotas."""
     if job.place is not None:
@@ -44,7 +49,7 @@ def track_standalone(job: TrainingJob, *, team: str | None, event_time: datetime
 
 
 def running_trial_of(
-    detail: TrainingJob, known_job: JobState | None, region: str, services: Services
+    detail: TrainingJob, known_job: JobState | None, region: str, services: AppServices[GoverningStore]
 ) -> RunningTrial | None:
     """What a running trial accrues on, from its event; one DescribeTrainingJob only when the event
     lacks the link to its tuning job, its instances, or a spot flag the job's own item cannot supply.
@@ -75,7 +80,9 @@ def running_trial_of(
     )
 
 
-def track_progress(parsed: TrainingJobStateChange, detail: TrainingJob, policy: Policy, services: Services) -> Outcome:
+def track_progress(
+    parsed: TrainingJobStateChange, detail: TrainingJob, policy: Policy, services: AppServices[GoverningStore]
+) -> Outcome:
     """An event of a trial still running. From TrainingStartTime on it accrues cost: it is tracked as a
     running trial on its job and team items (once; never after its terminal record), then the spend
     and time rules judge the job (``trial-progress``: no trial history is read). ``detail``: the event's
@@ -104,7 +111,7 @@ def track_progress(parsed: TrainingJobStateChange, detail: TrainingJob, policy: 
     return outcome
 
 
-def described_trial(detail: TrainingJob, services: Services) -> TrainingJob:
+def described_trial(detail: TrainingJob, services: AppServices[GoverningStore]) -> TrainingJob:
     """The trial as DescribeTrainingJob says, once it agrees the trial has ended (else: retry later)."""
     described = services.sagemaker_for(detail.place).describe_training_job(detail.name)
     if described.status not in TRAINING_TERMINAL:
@@ -119,7 +126,7 @@ def record_finished(
     *,
     team: str | None,
     policy: Policy,
-    services: Services,
+    services: AppServices[GoverningStore],
 ) -> tuple[TrialRecord, JobState | None, PriceCatalog]:
     """The trial's record, written once with its job's totals: (record, the job as written or None for a
     duplicate, the prices it was costed with)."""
@@ -144,7 +151,7 @@ def seen_before(
     job: JobState | None,
     *,
     catalog: PriceCatalog,
-    services: Services,
+    services: AppServices[GoverningStore],
     team: str | None = None,
 ) -> Outcome:
     """A trial recorded before; but a warm pool that ended since bills retention the record lacks (its
@@ -179,7 +186,7 @@ def judge_recorded(
     *,
     written: JobState,
     catalog: PriceCatalog,
-    services: Services,
+    services: AppServices[GoverningStore],
 ) -> Outcome:
     """A trial recorded now: the trial rules judge its job, as the trial's transaction left it."""
     metrics.add_metric(name="TrialsRecorded", unit=MetricUnit.Count, value=1)
@@ -200,7 +207,7 @@ def judge_recorded(
 
 
 @tracer.capture_method
-def process_training_event(event: Any, services: Services) -> Outcome:
+def process_training_event(event: Any, services: AppServices[GoverningStore]) -> Outcome:
     """Record a trial once, at its terminal status: one DescribeTrainingJob, one read of the job item
     and one transaction (of at most three items: the trial, its job, its team)."""
 

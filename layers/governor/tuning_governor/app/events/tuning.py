@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event, placed
 from tuning_governor.app.membership import admit
-from tuning_governor.app.services import Services
 from tuning_governor.domain.job import iso_time
 from tuning_governor.governance.engine import govern
 from tuning_governor.models.events import TuningJobStateChange
@@ -16,8 +15,12 @@ from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.models.tuning_job import TuningJob
 from tuning_governor.observability import logger, metrics, tracer
 
+if TYPE_CHECKING:
+    from tuning_governor.app.services import AppServices
+    from tuning_governor.ports.uses import EventStore
 
-def complete_arrival_facts(job: TuningJob, services: Services) -> TuningJob:
+
+def complete_arrival_facts(job: TuningJob, services: AppServices[EventStore]) -> TuningJob:
     """The job with what arrival is judged on, whatever the event carried.
 
     AWS's documented tuning-job event has no HyperParameterTuningJobConfig (MaxParallel) and may have
@@ -47,7 +50,7 @@ def complete_arrival_facts(job: TuningJob, services: Services) -> TuningJob:
     return job
 
 
-def _ended(job: TuningJob, parsed: Any, services: Services) -> Outcome:
+def _ended(job: TuningJob, parsed: Any, services: AppServices[EventStore]) -> Outcome:
     """A job's end: its summary and reports, its reservation released, a stopped job queued again."""
     # Loaded for a job's end only: an arrival's cold start does not pay for the summary or the queue.
     from tuning_governor.app.finalise import finalise_and_report  # noqa: PLC0415
@@ -67,7 +70,7 @@ def _ended(job: TuningJob, parsed: Any, services: Services) -> Outcome:
 
 
 @tracer.capture_method
-def process_tuning_event(event: Any, services: Services) -> Outcome:
+def process_tuning_event(event: Any, services: AppServices[EventStore]) -> Outcome:
     """InProgress/Stopping: record the job and its demand. Completed/Stopped/Failed: finalise and report."""
 
     def run() -> Outcome:

@@ -43,6 +43,7 @@ from tuning_governor.models.queue import QueuedRequest
 from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 from tuning_governor.ports.submissions import Principals, StoppedJobs, TuningJobLauncher
+from tuning_governor.ports.uses import QueueingStore  # at run time: scripts/metric_docs reads report_event's hints
 
 #: Longer than the consumer's timeout: a claim lapses only once its owner cannot still be running.
 CLAIM_LEASE = timedelta(minutes=5)
@@ -63,14 +64,19 @@ class QueueServices:
 
 
 def report_event(
-    services: EngineServices, policy: Policy, entry: QueuedRequest, event: QueueEvent, reason: str, **kw: Any
+    services: EngineServices[QueueingStore],
+    policy: Policy,
+    entry: QueuedRequest,
+    event: QueueEvent,
+    reason: str,
+    **kw: Any,
 ) -> None:
     report = queue_report(entry, event, reason, **kw)
     deliver(report, services.store, services.notifiers_for(report, policy), services.clock)
     metrics.add_metric(name=f"Queue{event.capitalize()}", unit=MetricUnit.Count, value=1)
 
 
-def submit(submission: Submission, services: EngineServices, queue: QueueServices) -> dict[str, Any]:
+def submit(submission: Submission, services: EngineServices[QueueingStore], queue: QueueServices) -> dict[str, Any]:
     """Record a submission and admit what fits. A sender who is no listed submitter, or a message that
     cannot be read, raises RejectedEvent (dropped, logged and counted: there is no owner to tell); a
     listed submitter's request that can never be created is refused and its owner told. Redelivered
@@ -103,7 +109,11 @@ def _canonical(request: dict[str, Any]) -> str:
 
 
 def _token_taken(
-    services: EngineServices, policy: Policy, entry: QueuedRequest, stored: QueuedRequest, message_id: str
+    services: EngineServices[QueueingStore],
+    policy: Policy,
+    entry: QueuedRequest,
+    stored: QueuedRequest,
+    message_id: str,
 ) -> dict[str, Any]:
     """Another request (another sender's, or the same sender's changed one) under a token in use: its
     sender is told, once per message, and nothing else happens."""
@@ -130,14 +140,14 @@ def _refusal(entry: QueuedRequest, policy: Policy, queue: QueueServices) -> str 
     return warm_start_refusal(entry.request, entry.team, policy.team_tag, queue.launcher)
 
 
-def _holdings(services: EngineServices, waiting: set[str]) -> list[Holder]:
+def _holdings(services: EngineServices[QueueingStore], waiting: set[str]) -> list[Holder]:
     """What holds instances, but not the reservations of waiting requests themselves (one whose
     admission crashed after reserving is still waiting: counted twice, it would never fit again)."""
     held = [h for h in services.store.read_ledger().holders() if h.key not in waiting]
     return held + services.store.holders(tuning_jobs=False)
 
 
-def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[str, Any]]:
+def admit_waiting(services: EngineServices[QueueingStore], queue: QueueServices) -> list[dict[str, Any]]:
     """One pass over the queue: expire requests past their wait, then admit, refuse or leave waiting
     what the scheduler proposes, in its order. Safe to run concurrently (claims and the ledger decide)."""
     policy, now = services.policy(), services.clock()
@@ -170,14 +180,16 @@ def admit_waiting(services: EngineServices, queue: QueueServices) -> list[dict[s
     return outcomes
 
 
-def _refuse(services: EngineServices, policy: Policy, entry: QueuedRequest, reason: str) -> dict[str, Any]:
+def _refuse(
+    services: EngineServices[QueueingStore], policy: Policy, entry: QueuedRequest, reason: str
+) -> dict[str, Any]:
     if services.store.finish_request(entry.job_name, "refused", reason, services.clock()):
         report_event(services, policy, entry, "refused", reason)
     return {"job_name": entry.job_name, "outcome": "refused", "reason": reason}
 
 
 def _admit(
-    services: EngineServices,
+    services: EngineServices[QueueingStore],
     queue: QueueServices,
     policy: Policy,
     entry: QueuedRequest,
@@ -216,7 +228,7 @@ def _admit(
 
 
 def _name_conflict(
-    services: EngineServices, queue: QueueServices, entry: QueuedRequest, request: dict[str, Any]
+    services: EngineServices[QueueingStore], queue: QueueServices, entry: QueuedRequest, request: dict[str, Any]
 ) -> str | None:
     """Why the job SageMaker has under the request's name is not the request's own (None: it carries
     the team, owner and token tags the request was created with: an earlier attempt created it). Its

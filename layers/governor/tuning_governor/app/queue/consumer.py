@@ -11,7 +11,7 @@ moves it to the dead-letter queue.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -25,8 +25,13 @@ from tuning_governor.models.events import TuningJobStateChange
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.observability import logger, metrics
 
+if TYPE_CHECKING:
+    from tuning_governor.ports.uses import QueueingStore
 
-def process_submissions(event: dict[str, Any], services: EngineServices, queue: QueueServices) -> dict[str, Any]:
+
+def process_submissions(
+    event: dict[str, Any], services: EngineServices[QueueingStore], queue: QueueServices
+) -> dict[str, Any]:
     """Every record of the batch submitted; the ids of those to be delivered again."""
     failures: list[dict[str, str]] = []
     for record in event.get("Records") or []:
@@ -44,7 +49,9 @@ def process_submissions(event: dict[str, Any], services: EngineServices, queue: 
     return {"batchItemFailures": failures}
 
 
-def process_queue_event(event: dict[str, Any], services: EngineServices, queue: QueueServices) -> dict[str, Any]:
+def process_queue_event(
+    event: dict[str, Any], services: EngineServices[QueueingStore], queue: QueueServices
+) -> dict[str, Any]:
     """The consumer's one entry: an SQS batch (submissions), or an EventBridge event saying capacity
     may have freed (a tuning job or a training job ended, or the schedule: docs/explanation/queue.md, "When
     admission runs"). For a tuning job's end, its reservation is released first, at its end in SageMaker's time
@@ -70,7 +77,7 @@ def process_queue_event(event: dict[str, Any], services: EngineServices, queue: 
     return {"admitted": admit_waiting(services, queue)}
 
 
-def admit_after_release(services: EngineServices, queue: QueueServices) -> list[dict[str, Any]]:
+def admit_after_release(services: EngineServices[QueueingStore], queue: QueueServices) -> list[dict[str, Any]]:
     """Capacity freed (the sweep released reservations): admit what now fits. Never raises: the caller's
     own step must not fail for the queue; a request left waiting is admitted by the next release,
     submission or sweep. (Deployed, the consumer's schedule rule runs ``process_queue_event`` instead.)"""

@@ -22,7 +22,7 @@ and a requeue already made costs one GetItem, no SageMaker call.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -39,6 +39,9 @@ from tuning_governor.policy import Policy
 from tuning_governor.policy.rules import specs
 from tuning_governor.ports.submissions import StoppedJobs
 
+if TYPE_CHECKING:
+    from tuning_governor.ports.uses import QueueingStore
+
 SUBMITTER = "tuning-governor (on_over_capacity: requeue)"
 WRONG_STOP_SUBMITTER = f"tuning-governor ({WRONG_STOP})"
 
@@ -50,7 +53,7 @@ REQUEUE_CLAIM = ("requeue", "queue")
 HOW = {PREEMPT_RULE: "preempted"} | {spec.name: spec.requeued_as for spec in specs if spec.requeued_as}
 
 
-def _our_stop(services: EngineServices, policy: Policy, key: str) -> dict[str, Any] | None:
+def _our_stop(services: EngineServices[QueueingStore], policy: Policy, key: str) -> dict[str, Any] | None:
     """The governor's stop of ``key`` that calls for a resume (a preemption; a stop on arrival under
     ``on_over_capacity: requeue``; a concurrency stop made in error, ``governance.wrong_stops``), or None."""
     for decision in services.store.decisions(key):
@@ -65,7 +68,10 @@ def _our_stop(services: EngineServices, policy: Policy, key: str) -> dict[str, A
 
 
 def requeue_stopped(
-    name: str, services: EngineServices, reader: StoppedJobs | None, name_key: Callable[[], str] | None = None
+    name: str,
+    services: EngineServices[QueueingStore],
+    reader: StoppedJobs | None,
+    name_key: Callable[[], str] | None = None,
 ) -> dict[str, Any] | None:
     """Queue ``name`` again, once, when the governor stopped it to make room (a preemption; a stop on
     arrival for concurrency with ``on_over_capacity: requeue``); None when neither applies or there is
@@ -90,7 +96,12 @@ def requeue_stopped(
 
 
 def _requeue(
-    name: str, decision: dict[str, Any], services: EngineServices, policy: Policy, reader: StoppedJobs, name_key: str
+    name: str,
+    decision: dict[str, Any],
+    services: EngineServices[QueueingStore],
+    policy: Policy,
+    reader: StoppedJobs,
+    name_key: str,
 ) -> dict[str, Any]:
     describe, tags = reader.describe_for_resume(name)
     plan = plan_resume(StoppedJob(describe=describe, tags=tags), name_key=name_key)
@@ -122,7 +133,7 @@ def _requeue(
     return {"job_name": plan.name, "outcome": "requeued" if new else "duplicate", "from": name}
 
 
-def _told(name: str, decision: dict[str, Any], resumed: str, services: EngineServices) -> str:
+def _told(name: str, decision: dict[str, Any], resumed: str, services: EngineServices[QueueingStore]) -> str:
     """What the owner is told of the requeue; a wrong stop's decision record says what resumed it."""
     if not is_wrong_stop(decision):
         return f"{name} was {HOW[str(decision['rule'])]} and queued as {resumed}"

@@ -10,7 +10,7 @@ when it came from the queue."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuning_governor.domain.capacity import Holder
 from tuning_governor.domain.job import job_state
@@ -25,11 +25,14 @@ from tuning_governor.models.queue import QueuedRequest
 from tuning_governor.observability import logger
 from tuning_governor.policy import Policy
 
+if TYPE_CHECKING:
+    from tuning_governor.ports.uses import SharesStore
+
 PREEMPT_RULE = "queue-preempt"
 
 
 def recorded_borrowing(
-    services: EngineServices, holders: Sequence[Holder], teams: set[str]
+    services: EngineServices[SharesStore], holders: Sequence[Holder], teams: set[str]
 ) -> dict[str, dict[str, int]]:
     """What each queued-and-admitted job of a team with a share recorded as borrowed, by holder key."""
     out: dict[str, dict[str, int]] = {}
@@ -42,7 +45,9 @@ def recorded_borrowing(
     return out
 
 
-def borrower_progress(services: EngineServices, holders: Sequence[Holder], policy: Policy) -> dict[str, Progress]:
+def borrower_progress(
+    services: EngineServices[SharesStore], holders: Sequence[Holder], policy: Policy
+) -> dict[str, Progress]:
     """Per running tuning job of a team whose share may be preempted: (completed trials, resumable), from
     the governor's job item (trials recorded less failed; launched = recorded + running, against
     MaxNumberOfTrainingJobs). Preemption stops the fewest completed first and never a job that has
@@ -74,7 +79,7 @@ def _tags(entry: QueuedRequest | None) -> dict[str, str]:
     return {str(t.get("Key")): str(t.get("Value")) for t in tags or [] if isinstance(t, dict)}
 
 
-def preempt(services: EngineServices, policy: Policy, decision: QueueDecision) -> dict[str, Any]:
+def preempt(services: EngineServices[SharesStore], policy: Policy, decision: QueueDecision) -> dict[str, Any]:
     """Stop the borrowing job ``decision.job_name`` to give a lender its share back, and tell its owner.
 
     Claimed once per job (``open_decision``): a pass while the job is still stopping neither calls

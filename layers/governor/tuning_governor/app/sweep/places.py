@@ -35,9 +35,10 @@ from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 
 if TYPE_CHECKING:
-    from tuning_governor.app.services import Services
+    from tuning_governor.app.services import AppServices
+    from tuning_governor.ports import SweepStore
 
-SweepOne = Callable[["Services", Place], dict[str, Any]]
+type SweepOne[S] = Callable[[AppServices[S], Place], dict[str, Any]]
 _NEVER = datetime.min.replace(tzinfo=UTC)
 
 
@@ -57,12 +58,12 @@ def stalest_first(places: list[Place], swept: dict[str, datetime]) -> list[Place
     return sorted(places, key=lambda place: (swept.get(str(place), _NEVER), str(place)))
 
 
-def sweep_members(
-    services: Services,
+def sweep_members[S: SweepStore](
+    services: AppServices[S],
     now: datetime,
     policy: Policy,
     remaining: Callable[[], float] | None,
-    sweep_one: SweepOne,
+    sweep_one: SweepOne[S],
 ) -> dict[str, Any]:
     """Sweep every member place (``sweep_one`` with that place's services); {} when there is none.
     Returns ``places``: each place's outcome (swept, deferred, unreachable, failed) and report."""

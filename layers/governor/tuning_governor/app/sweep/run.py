@@ -65,12 +65,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import ClientError
 
-from tuning_governor.app.services import Services
 from tuning_governor.app.starting_checks import schedule_starting_checks
 from tuning_governor.app.sweep.running_trials import reconcile_running_trials
 from tuning_governor.app.sweep.warm_pools import refresh_warm_pools
@@ -89,6 +88,10 @@ from tuning_governor.observability import logger, metrics
 from tuning_governor.policy import Policy
 from tuning_governor.policy.accounts import under_account_terms
 
+if TYPE_CHECKING:
+    from tuning_governor.app.services import AppServices
+    from tuning_governor.ports.uses import SweepingStore
+
 RUNNING = ("InProgress", "Stopping")
 
 
@@ -96,7 +99,7 @@ RUNNING = ("InProgress", "Stopping")
 class Sweep:
     """One sweep's state: what SageMaker lists as running, what the table knows, and the report."""
 
-    services: Services
+    services: AppServices[SweepingStore]
     now: datetime
     policy: Policy
     live: dict[str, dict[str, Any]]
@@ -260,7 +263,9 @@ class Sweep:
         self.report["capacity"] = taken["usage"]
 
 
-def sweep_place(services: Services, now: datetime, policy: Policy, place: Place | None = None) -> Sweep:
+def sweep_place(
+    services: AppServices[SweepingStore], now: datetime, policy: Policy, place: Place | None = None
+) -> Sweep:
     """Steps 1-4 in one account and region (``services`` made for it: ``Services.at``; None: the home
     place, which also requeues and fills gaps). Listing SageMaker there raises ``PlaceUnreachable``
     when its member role cannot be assumed; a failure on one job is counted, the others still swept."""
@@ -293,7 +298,7 @@ def sweep_place(services: Services, now: datetime, policy: Policy, place: Place 
     return sweep
 
 
-def run_sweep(services: Services, remaining: Callable[[], float] | None = None) -> dict[str, Any]:
+def run_sweep(services: AppServices[SweepingStore], remaining: Callable[[], float] | None = None) -> dict[str, Any]:
     """One sweep: the home place, its table-wide steps, then every governed member place
     (``app.sweep.places``; ``remaining``: the seconds the invocation has left, None: unbounded).
     A failure on one job, or one place, is logged and counted; the others are still swept."""

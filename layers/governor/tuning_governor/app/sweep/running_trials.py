@@ -20,18 +20,21 @@ or late, J (one Describe per job), whatever the number of trials, except where a
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tuning_governor.app.services import Services
 from tuning_governor.domain.job import JobState, job_state
 from tuning_governor.governance.trial_truth import Reconciled, reconcile_trials, trial_rules
 from tuning_governor.policy import Policy
+
+if TYPE_CHECKING:
+    from tuning_governor.app.services import AppServices
+    from tuning_governor.ports.uses import TrialsStore
 
 Attempt = Callable[[str, str, Callable[[], Any]], None]
 
 
 def reconcile_running_trials(
-    services: Services,
+    services: AppServices[TrialsStore],
     policy: Policy,
     live: MutableMapping[str, dict[str, Any]],
     known: MutableMapping[str, JobState],

@@ -14,16 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 
-from tuning_governor.app.services import Services
 from tuning_governor.domain.job import job_state, trial_objective
 from tuning_governor.domain.trial_record import build_trial_record
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
 from tuning_governor.observability import metrics
+
+if TYPE_CHECKING:
+    from tuning_governor.app.services import AppServices
+    from tuning_governor.ports.uses import GoverningStore
 
 #: The longest a warm pool can stay Available after its training job was last modified: the largest
 #: KeepAlivePeriodInSeconds SageMaker's API accepts (ResourceConfig and UpdateTrainingJob's
@@ -36,7 +39,9 @@ MAX_KEEP_ALIVE = timedelta(seconds=21_600)
 WARM_POOL_MARGIN = timedelta(hours=1)
 
 
-def refresh_warm_pools(services: Services, team_of: Callable[..., Any], now: datetime) -> dict[str, list[str]]:
+def refresh_warm_pools(
+    services: AppServices[GoverningStore], team_of: Callable[..., Any], now: datetime
+) -> dict[str, list[str]]:
     """New Available pools recorded (one Describe each), pools no longer Available settled and released
     (one Describe each); returns the trials whose retention this billed."""
     # Bounded in time: ListTrainingJobs applies WarmPoolStatusEquals after MaxResults, so an unbounded
@@ -57,7 +62,7 @@ def refresh_warm_pools(services: Services, team_of: Callable[..., Any], now: dat
     return {"warm_pools_billed": billed}
 
 
-def settle_trial_pool(described: TrainingJob, services: Services) -> bool:
+def settle_trial_pool(described: TrainingJob, services: AppServices[GoverningStore]) -> bool:
     """Bill a trial's warm-pool retention that its record lacks (its pool's end event was lost): True
     when the record, its job and its team's month grew by it (False: not a recorded trial, its pool not
     ended, or already counted)."""
