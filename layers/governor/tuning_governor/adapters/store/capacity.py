@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import datetime
 from typing import Any, Self
 
@@ -200,11 +200,8 @@ def reservation_item(reservation: Reservation) -> dict[str, Any]:
 
 def new_ledger_item(put: dict[str, Reservation], ledger: tuple[str, str] = LEDGER) -> dict[str, Any]:
     """The ledger item the first commit creates (version 1), at ``ledger`` (one per place)."""
-    return {"pk": ledger[0], "sk": ledger[1]} | {
-        "type": "capacity-ledger",
-        "version": 1,
-        "reservations": {k: reservation_item(r) for k, r in put.items()},
-    }
+    reservations = {k: reservation_item(r) for k, r in put.items()}
+    return {"pk": ledger[0], "sk": ledger[1], "type": "capacity-ledger", "version": 1, "reservations": reservations}
 
 
 def ledger_from_item(item: dict[str, Any] | None) -> Ledger:
@@ -231,5 +228,8 @@ _READ: dict[str, Callable[[Any], Any]] = {
 
 def reservation_from_item(job_key: str, value: dict[str, Any]) -> Reservation:
     """A reservation from its ledger entry (``reservation_item``'s inverse; ``slots`` 1 when absent)."""
-    read = {f.name: _READ[str(f.type)](value.get(f.name)) for f in fields(Reservation) if f.name != "job_key"}
-    return Reservation(job_key=job_key, **read | ({} if read["slots"] else {"slots": 1}))
+    reservation = Reservation(job_key, *[read(value.get(name)) for name, read in _READERS])
+    return reservation if reservation.slots else replace(reservation, slots=1)
+
+
+_READERS = [(f.name, _READ[str(f.type)]) for f in fields(Reservation)][1:]  # all but job_key, in order
