@@ -18,7 +18,6 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from tuning_governor.adapters.assumed_roles import AssumedRoles, MemberSessions
 from tuning_governor.adapters.clients import deferred
 from tuning_governor.models.place import Place
 from tuning_governor.ports.sessions import CannotAssume, CredentialsProvider
@@ -117,6 +116,9 @@ def default_clients() -> Clients:
     settings = get_settings()
     clients = Clients(settings.region, settings.account_id)
     if settings.organization_id and settings.member_role_name and settings.account_id:
+        # Organisation mode only (built here, at the cold start): a single-account stack never loads it.
+        from tuning_governor.adapters.assumed_roles import AssumedRoles, MemberSessions  # noqa: PLC0415
+
         sts = clients.home_clients().client("sts", region=settings.region)
         # Refreshed 20 min ahead: botocore refreshes from 15 min before expiry and must get fresh ones.
         roles = AssumedRoles(sts, settings.member_role_name, refresh_before=timedelta(minutes=20))

@@ -126,7 +126,8 @@ def _default_notifiers(settings: Settings, clients: ChannelClients) -> list[Noti
     from tuning_governor.adapters.channels import default_notifiers  # noqa: PLC0415 - the event path's
 
     targets = {**settings.channel_secrets, "sns": settings.topic_arn, "slack": settings.slack_secret_arn}
-    return default_notifiers(targets, clients)
+    # The webhooks' modules load with their first report, not at a cold start.
+    return default_notifiers(targets, clients, on_first_send=True)
 
 
 def _team_notifiers(grants: ChannelGrants, clients: ChannelClients) -> ChannelNotifiers | None:

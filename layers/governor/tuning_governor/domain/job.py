@@ -33,7 +33,9 @@ def time_of(value: Any) -> datetime | None:
 class JobState(BaseModel):
     """A tuning job as its job item records it, read once per event (see the module docstring)."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    # Always made by ``from_item`` (model_construct, no validation): its schema is built only if something
+    # validates or dumps it, never at import (defer_build).
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)
 
     key: str
     name: str

@@ -24,7 +24,6 @@ from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.domain.reports import decision_fields, decision_report
 from tuning_governor.governance import grace
 from tuning_governor.governance.actions import act
-from tuning_governor.governance.admission import admit
 from tuning_governor.governance.checks import check_time, schedule_check
 from tuning_governor.governance.enforce import under_enforce
 from tuning_governor.governance.facts import JobFacts, Trigger
@@ -215,11 +214,20 @@ def govern(
     for rule in registry.for_trigger(trigger):
         if rule.admission_judged:
             # Admission is per account and region: that place's quotas, running jobs and ledger.
-            outcomes.extend(admit(rule, facts, policy, services.at(place_in_key(job_key))))
+            outcomes.extend(_admit(rule, facts, policy, services.at(place_in_key(job_key))))
     live = Live(trigger, services)
     outcomes.extend(judge(live, facts, policy))
     schedule_check(facts, job, min(live.check_times, default=None), services)
     return outcomes
+
+
+def _admit(rule: Rule, facts: JobFacts, policy: Policy, services: EngineServices[GoverningStore]) -> Outcomes:
+    """An arrival judged through the capacity ledger (``governance.admission``): imported here, so a
+    handler that judges no arrival (trial events, budget checks) does not load it; the handlers whose
+    events are arrivals (tuning events, the sweep, the queue) import it with their use case."""
+    from tuning_governor.governance.admission import admit  # noqa: PLC0415 - arrivals only (see above)
+
+    return admit(rule, facts, policy, services)
 
 
 def judge_ended(job_key: str, at: datetime, services: EngineServices[GoverningStore]) -> Outcomes:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WrapValidator, model_validator
 from pydantic_core import PydanticCustomError
 
-from tuning_governor.domain.large_batch import LargeBatchSettings
+from tuning_governor.domain.large_batch.settings import LargeBatchSettings
 from tuning_governor.domain.shares import ShareTerms
 from tuning_governor.policy.accounts import AccountKeys
 from tuning_governor.policy.errors import render_path

@@ -21,6 +21,8 @@ from tuning_governor.ports import Notifier
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.parameters import SecretsProvider
 
+    from tuning_governor.domain.reports import Report
+
 
 def channel_module(kind: str) -> ModuleType:
     """The module that renders and sends on ``kind`` (KeyError: no such kind is registered)."""
@@ -80,8 +82,36 @@ class ChannelNotifiers:
             return found
 
 
-def default_notifiers(targets: Mapping[str, str], clients: ChannelClients) -> list[Notifier]:
+class OnFirstSend:
+    """A notifier built on its first report: its channel module (a webhook's renderer and client) is
+    imported then, so a cold start, or an execution environment that never reports, does not load it.
+    Building reads nothing (the webhook's secret is read when a report is posted), so nothing fails later
+    than it would have."""
+
+    def __init__(self, kind: str, target: str, *, channel: str, clients: ChannelClients) -> None:
+        self.channel = channel
+        self._kind, self._target, self._clients = kind, target, clients
+        self._built: Notifier | None = None
+        self._lock = threading.Lock()
+
+    def send(self, report: Report) -> None:
+        with self._lock:
+            if self._built is None:
+                self._built = build_notifier(self._kind, self._target, channel=self.channel, clients=self._clients)
+        self._built.send(report)
+
+
+def default_notifiers(
+    targets: Mapping[str, str], clients: ChannelClients, *, on_first_send: bool = False
+) -> list[Notifier]:
     """The stack's own channels: one per ``kind -> target`` given, each named by its kind: the topic
-    first (as it always was), then the webhooks in registration order."""
+    first (as it always was), then the webhooks in registration order. ``on_first_send``: each webhook
+    channel is built on its first report (:class:`OnFirstSend`; the topic is always built now)."""
     order = ["sns", *(kind for kind in CHANNEL_KINDS if kind != "sns")]
-    return [build_notifier(kind, targets[kind], channel=kind, clients=clients) for kind in order if targets.get(kind)]
+    return [
+        OnFirstSend(kind, targets[kind], channel=kind, clients=clients)
+        if on_first_send and kind != "sns"
+        else build_notifier(kind, targets[kind], channel=kind, clients=clients)
+        for kind in order
+        if targets.get(kind)
+    ]

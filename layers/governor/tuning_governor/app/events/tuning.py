@@ -9,6 +9,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from tuning_governor.app.envelope import Outcome, handle_errors, parse_event, placed
 from tuning_governor.app.membership import admit
 from tuning_governor.domain.job import iso_time
+
+# An arrival is admitted on the capacity ledger (governance.engine imports it on an arrival): loaded
+# with this use case, not on its first event.
+from tuning_governor.governance import admission as _arrivals  # noqa: F401
 from tuning_governor.governance.engine import govern
 from tuning_governor.models.events import TuningJobStateChange
 from tuning_governor.models.sagemaker import TUNING_TERMINAL

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from tuning_governor.domain.large_batch import findings
 from tuning_governor.governance.facts import CapacityFacts, JobFacts
 from tuning_governor.governance.rules.base import STOP_PERMISSION, Rule, registry
 from tuning_governor.models.decisions import Decision
@@ -31,6 +30,9 @@ class LargeBatchRule(Rule):
         settings = policy.large_batch
         if not job.batch_request or settings.on_arrival == "skip":
             return None
+        # The checks load with the first job that has a batch to judge (XGBoost and tabular jobs have none).
+        from tuning_governor.domain.large_batch import findings  # noqa: PLC0415 - see above
+
         try:
             found = [
                 f for f in findings(job.batch_request, settings=settings, team=job.team) if f.severity == "warning"
