@@ -32,6 +32,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -84,12 +85,30 @@ LAMBDA_ENV = {
 }
 CHILD = """
 import time as _t
-_start = _t.perf_counter()
+_start, _cpu = _t.perf_counter(), _t.process_time()
 {body}
-_elapsed = _t.perf_counter() - _start
+_elapsed, _cpu = _t.perf_counter() - _start, _t.process_time() - _cpu
 import json as _j, resource as _r
-print(_j.dumps({{"s": _elapsed, "rss_kib": _r.getrusage(_r.RUSAGE_SELF).ru_maxrss}}))
+print(_j.dumps({{"s": _elapsed, "cpu_s": _cpu, "rss_kib": _r.getrusage(_r.RUSAGE_SELF).ru_maxrss}}))
 """
+#: The governor's package as layers/governor/Makefile ships it: a copy with bytecode compiled at build
+#: time (Lambda's /opt is read-only, so a layer without it compiles every module at every cold start).
+#: Every child, the floors too, runs with this copy first on its path.
+LAYER_COPY: Path | None = None
+COMPILE = ["-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash"]
+
+
+def _layer_as_built(into: Path, *, compiled: bool = True) -> Path:
+    """``layers/governor/tuning_governor`` copied to ``into`` and compiled as the layer's Makefile does
+    (not ``compiled``: sources only, as the layer was built before it shipped bytecode)."""
+    import shutil  # noqa: PLC0415
+
+    source = ROOT / "layers" / "governor" / "tuning_governor"
+    shutil.copytree(source, into / "tuning_governor", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if not compiled:
+        return into
+    subprocess.run([sys.executable, *COMPILE, str(into / "tuning_governor")], check=True, capture_output=True)  # noqa: S603
+    return into
 
 
 # -- cold init -------------------------------------------------------------------------------------------
@@ -98,6 +117,8 @@ print(_j.dumps({{"s": _elapsed, "rss_kib": _r.getrusage(_r.RUSAGE_SELF).ru_maxrs
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}
     env.update(LAMBDA_ENV)
+    if LAYER_COPY is not None:
+        env["PYTHONPATH"] = str(LAYER_COPY)
     return env
 
 
@@ -125,6 +146,7 @@ def cold_init(processes: int) -> dict[str, dict[str, float]]:
     return {
         name: {
             "s": statistics.median(r["s"] for r in measured),
+            "cpu_s": statistics.median(r["cpu_s"] for r in measured),
             "rss_kib": statistics.median(r["rss_kib"] for r in measured),
             "min_s": min(r["s"] for r in measured),
             "max_s": max(r["s"] for r in measured),
@@ -368,20 +390,25 @@ def section(
         "inside the process; the floor imports boto3 and creates 2 clients. Target: <= "
         f"{TARGET_RATIO}x the floor in time and in RSS. floor+stack (a reference, no governor code) adds "
         "what every function has by decision: pydantic with one small model defined and validated, PyYAML, "
-        f"Powertools' Logger and Metrics. Target against it: <= {STACK_TARGET_RATIO}x in time.",
+        f"Powertools' Logger and Metrics. Target against it: <= {STACK_TARGET_RATIO}x in time (wall and CPU). "
+        "The governor's package is imported as the layer ships it (bytecode compiled at build, "
+        "layers/governor/Makefile); every process, the floors too, has that copy first on its path.",
         "",
         "| process | init ms (median) | min-max ms | x floor (time) | peak RSS MiB | x floor (RSS) | target met "
-        "| x floor+stack (time) | <= 1.2x floor+stack |",
-        "|---|---:|---|---:|---:|---:|---|---:|---|",
+        "| CPU ms (median) | x floor+stack (time) | x floor+stack (CPU) | <= 1.2x floor+stack (both) |",
+        "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---|",
     ]
     for name, m in cold.items():
         t_ratio, r_ratio = m["s"] / floor["s"], m["rss_kib"] / floor["rss_kib"]
-        s_ratio = m["s"] / cold["floor+stack"]["s"]
+        s_ratio, c_ratio = m["s"] / cold["floor+stack"]["s"], m["cpu_s"] / cold["floor+stack"]["cpu_s"]
         met = "-" if name.startswith("floor") else ("yes" if max(t_ratio, r_ratio) <= TARGET_RATIO else "**no**")
-        s_met = "-" if name.startswith("floor") else ("yes" if s_ratio <= STACK_TARGET_RATIO else "**no**")
+        s_met = (
+            "-" if name.startswith("floor") else ("yes" if max(s_ratio, c_ratio) <= STACK_TARGET_RATIO else "**no**")
+        )
         lines.append(
             f"| {name} | {m['s'] * 1000:,.0f} | {m['min_s'] * 1000:,.0f}-{m['max_s'] * 1000:,.0f} | "
-            f"{t_ratio:.2f} | {m['rss_kib'] / 1024:,.1f} | {r_ratio:.2f} | {met} | {s_ratio:.2f} | {s_met} |"
+            f"{t_ratio:.2f} | {m['rss_kib'] / 1024:,.1f} | {r_ratio:.2f} | {met} | {m['cpu_s'] * 1000:,.0f} | "
+            f"{s_ratio:.2f} | {c_ratio:.2f} | {s_met} |"
         )
     lines += [
         "",
@@ -422,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="write the section of benchmarks/RESULTS.md")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--skip-events", action="store_true", help="cold init only")
+    parser.add_argument("--layer-sources", action="store_true", help="the governor's package without bytecode")
     parser.add_argument("--trials-worker", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--jobs-worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -436,15 +464,19 @@ def main(argv: list[str] | None = None) -> int:
     code = git_head()
     started = time.perf_counter()
     print(f"cold init: {args.processes} processes per handler and the floor ...", flush=True)
-    cold = cold_init(args.processes)
+    global LAYER_COPY  # noqa: PLW0603 - the children's environment, for this run
+    with tempfile.TemporaryDirectory(prefix="lean-layer-") as layer:
+        LAYER_COPY = _layer_as_built(Path(layer), compiled=not args.layer_sources)
+        cold = cold_init(args.processes)
+        imports = import_times()
+        packages = self_time_by_package()
+    LAYER_COPY = None
     for name, m in cold.items():
         print(
             f"  {name:<16} {m['s'] * 1000:7.0f} ms x{m['s'] / cold['floor']['s']:.2f}  "
             f"{m['rss_kib'] / 1024:6.1f} MiB x{m['rss_kib'] / cold['floor']['rss_kib']:.2f}",
             flush=True,
         )
-    imports = import_times()
-    packages = self_time_by_package()
     events: list[dict[str, Any]] = []
     if not args.skip_events:
         print("work per event ...", flush=True)

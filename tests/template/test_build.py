@@ -137,6 +137,22 @@ def test_layer_unzipped_fits_the_budget(build_dir: Path) -> None:
     assert size <= LAYER_UNZIPPED_BUDGET, f"layer unzipped is {size:,} bytes, budget {LAYER_UNZIPPED_BUDGET:,}"
 
 
+@pytest.mark.sam
+def test_the_governors_modules_ship_with_bytecode_the_runtime_uses_as_is(build_dir: Path) -> None:
+    # /opt is read-only in Lambda: a module without valid bytecode is compiled at every cold start.
+    package = build_dir / "GovernorLayer" / "python" / "tuning_governor"
+    sources = sorted(package.rglob("*.py"))
+    assert len(sources) > 100
+    for source in sources:
+        compiled = Path(importlib.util.cache_from_source(str(source)))
+        assert compiled.is_file(), f"no bytecode for {source.relative_to(package)}"
+        header = compiled.read_bytes()[:8]
+        # This interpreter's magic (3.13, as the runtime), and flags 0b01: hash-based, source unchecked
+        # (PEP 552), so the files' times in the zip do not matter.
+        assert header[:4] == importlib.util.MAGIC_NUMBER, f"{compiled.name} is not CPython 3.13 bytecode"
+        assert int.from_bytes(header[4:8], "little") == 0b01, f"{compiled.name} is not unchecked-hash bytecode"
+
+
 def _type_checking_only(tree: ast.Module) -> set[int]:
     """ids of the nodes under ``if TYPE_CHECKING:`` (imports for the type checker, never run)."""
     skipped: set[int] = set()
