@@ -53,7 +53,7 @@ def _member_aliases(shape: Any) -> frozenset[str]:
             candidates.add(key[len(shape.name) :])
         if key.lower().startswith("dict"):
             candidates.add(key[4:])
-        names.update(candidates - {key})
+        names.update({*candidates, *map(xform_name, candidates)} - {key})
     return frozenset(names)
 
 
