@@ -14,7 +14,8 @@ of moto's DynamoDB, neither of them the governor's:
   types (no bytes, no timestamps, no None); moto's serializer is used otherwise. The document is the
   same; only the order of the top-level members may differ (moto's follows the model).
 
-``install()`` is idempotent and reversible (``uninstall()``). With ``TUNING_GOVERNOR_MOTO_SPEED_CHECK=1``
+``install()`` also installs ``governor_sim.moto_json`` (moto's JSON-protocol responses and its per-request
+method listing, made cheap the same way). ``install()`` is idempotent and reversible (``uninstall()``). With ``TUNING_GOVERNOR_MOTO_SPEED_CHECK=1``
 every fast response is also produced the slow way and compared (tests/integration/test_moto_speed.py
 runs the contract suite's operations in that mode). When moto's internals are not the ones this was
 written against (5.x), nothing is installed and moto runs unchanged.
@@ -33,6 +34,8 @@ import moto
 from moto.dynamodb import models
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoResult
+
+from governor_sim import moto_json
 
 _FAST_OPERATIONS = frozenset(
     {
@@ -195,6 +198,7 @@ def install() -> bool:
     models.copy = _CopyModule()  # type: ignore[attr-defined,assignment]
     backend_cls.transact_write_items = _fast_transact(_installed["transact"])  # type: ignore[method-assign]
     DynamoResult.execute_result = _fast_result(_installed["execute"])  # type: ignore[method-assign]
+    moto_json.install()
     return True
 
 
@@ -205,4 +209,5 @@ def uninstall() -> None:
     models.copy = copy  # type: ignore[attr-defined]
     models.DynamoDBBackend.transact_write_items = _installed["transact"]  # type: ignore[method-assign]
     DynamoResult.execute_result = _installed["execute"]  # type: ignore[method-assign]
+    moto_json.uninstall()
     _installed.clear()
