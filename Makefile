@@ -14,7 +14,7 @@ setup-sdk:
 
 ## The offline demo: the seed's XGBoost Hyperband job on the AMT stand-in, handlers in-process.
 demo: setup
-	$(PY) -m governor_sim.cli demo
+	$(PY) -m governor_client demo
 
 ## Everything CI runs: lint, types, unit, integration (moto + AMT stand-in + SDK), template checks, sam build.
 test: setup-sdk lint typecheck
@@ -26,7 +26,7 @@ lint:
 	.venv/bin/lint-imports --no-logo
 
 typecheck:
-	$(PY) -m mypy layers/governor/tuning_governor client/governor_sim functions
+	$(PY) -m mypy layers/governor/tuning_governor client/governor_client functions
 
 unit: setup
 	$(PY) -m pytest tests/unit

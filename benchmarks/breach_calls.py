@@ -42,13 +42,13 @@ REGION = "us-east-1"
 INSTANCE = "ml.m5.xlarge"
 NEWCOMER = 2
 
-from governor_sim.offline_env import use_offline_environment  # noqa: E402 - imports only os
+from governor_client.offline.env_vars import use_offline_environment  # noqa: E402 - imports only os
 
 use_offline_environment(REGION, POWERTOOLS_SERVICE_NAME="tuning-governor", POWERTOOLS_METRICS_DISABLED="true")
 
 
 def _request(name: str, parallel: int) -> dict[str, Any]:
-    from governor_sim.scenarios import seed_tuning_request  # noqa: PLC0415
+    from governor_client.simulator.scenarios import seed_tuning_request  # noqa: PLC0415
 
     return seed_tuning_request(name, instance_type=INSTANCE, instance_count=1, max_parallel=parallel, max_jobs=40)
 
@@ -57,10 +57,10 @@ def run_cell(running: int, unseen: int, breach: bool) -> tuple[Counter[str], lis
     """One cell: the newcomer's SageMaker calls by operation, and the jobs stopped."""
     from moto import mock_aws  # noqa: PLC0415
 
-    from governor_sim.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
-    from governor_sim.offline import build_environment  # noqa: PLC0415
-    from governor_sim.runner import deliver_event  # noqa: PLC0415
-    from governor_sim.simulation.quiet import DISCARD, quiet_handlers  # noqa: PLC0415
+    from governor_client.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
+    from governor_client.offline.environment import build_environment  # noqa: PLC0415
+    from governor_client.simulator.runner import deliver_event  # noqa: PLC0415
+    from governor_client.simulator.simulation.quiet import DISCARD, quiet_handlers  # noqa: PLC0415
     from tuning_governor.policy import Policy  # noqa: PLC0415
 
     clock = VirtualClock(T0)

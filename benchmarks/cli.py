@@ -3,7 +3,7 @@
     python benchmarks/cli.py                 # print the table (7 runs of each case)
     python benchmarks/cli.py --runs 11 --write   # also rewrite its section of benchmarks/RESULTS.md and cli.json
 
-hyperfine-style: each case is one command line run in a fresh interpreter (``python -m governor_sim.cli``,
+hyperfine-style: each case is one command line run in a fresh interpreter (``python -m governor_client``,
 what the ``tuning-governor`` script runs), after one warm-up run; the cases are interleaved round by
 round so a busy machine slows them alike, and ``python -c pass`` is measured in the same rounds (the
 interpreter's own start, the floor every case stands on). A case's figure is the median of its runs;
@@ -43,7 +43,7 @@ START, END = "<!-- cli-timings: start (benchmarks/cli.py --write) -->", "<!-- cl
 class Case:
     name: str
     argv: tuple[str, ...]
-    """After ``python``; ``-m governor_sim.cli`` is added unless the case is the baseline."""
+    """After ``python``; ``-m governor_client`` is added unless the case is the baseline."""
     budget_s: float | None
     """The most the case may take (None: no budget, reported only)."""
     code: int
@@ -51,7 +51,7 @@ class Case:
     aws: bool = False
 
 
-CLI = ("-m", "governor_sim.cli")
+CLI = ("-m", "governor_client")
 CASES: tuple[Case, ...] = (
     Case("python -c pass (baseline)", ("-c", "pass"), None, 0),
     Case("--help", (*CLI, "--help"), 0.5, 0),
@@ -107,7 +107,7 @@ CASES: tuple[Case, ...] = (
 
 
 def _inputs(folder: Path) -> None:
-    from governor_sim.scenarios import seed_tuning_request  # noqa: PLC0415 - the repository's sources
+    from governor_client.simulator.scenarios import seed_tuning_request  # noqa: PLC0415 - the repository's sources
 
     request = seed_tuning_request()
     (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")

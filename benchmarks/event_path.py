@@ -12,7 +12,7 @@ policy with a $0.01 job budget (a decision: claimed, the job stopped, reported).
 - **modules**: distinct ``tuning_governor`` modules whose functions ran;
 - **hops**: the rooms of the functions called, in call order, with repeats collapsed, counted as
   changes of room. Rooms: *app* (the use cases), *governance* (engine, rules, admission, team months),
-  *store* (the table: every module of ``adapters/store/``, ``adapters/dynamodb/`` and the in-memory ``governor_sim.memory``),
+  *store* (the table: every module of ``adapters/store/``, ``adapters/dynamodb/`` and the in-memory ``governor_client.memory``),
   *adapters* (the other outside services: SageMaker, channels, checks, quotas, prices). Calls into the
   leaf packages (models, domain, policy, ports, the kernel) are not rooms: any step may use them. Every
   room's prefix must name a package that exists and every module traced must be in a room or a leaf
@@ -45,7 +45,7 @@ FACTS = ("price_catalog", "budget_for", "team_of")
 ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("app", ("tuning_governor.app",)),
     ("governance", ("tuning_governor.governance",)),
-    ("store", ("tuning_governor.adapters.store", "tuning_governor.adapters.dynamodb", "governor_sim.memory")),
+    ("store", ("tuning_governor.adapters.store", "tuning_governor.adapters.dynamodb", "governor_client.memory")),
     ("adapters", ("tuning_governor.adapters",)),
 )
 #: Packages and modules every step may use: not rooms.
@@ -109,7 +109,7 @@ def traced() -> Iterator[tuple[list[str], Counter[str]]]:
         if event != "call":
             return
         module = frame.f_globals.get("__name__", "")
-        if module.startswith(("tuning_governor", "governor_sim.memory")):
+        if module.startswith(("tuning_governor", "governor_client.memory")):
             calls.append(module)
             if frame.f_code.co_name in FACTS:
                 facts[frame.f_code.co_name] += 1
@@ -156,10 +156,10 @@ def _policy(text: str) -> Callable[[], Any]:
 
 def measure() -> list[Path]:
     """Trace two Completed trials of a job with 10 recorded trials: one decides nothing, one breaches a budget."""
-    from governor_sim.amt import AmtStandIn, VirtualClock  # noqa: PLC0415 - after the environment is set
-    from governor_sim.metering import run_holding, small_job_request  # noqa: PLC0415
-    from governor_sim.offline import build_environment  # noqa: PLC0415
-    from governor_sim.runner import deliver_event  # noqa: PLC0415
+    from governor_client.amt import AmtStandIn, VirtualClock  # noqa: PLC0415 - after the environment is set
+    from governor_client.offline.environment import build_environment  # noqa: PLC0415
+    from governor_client.simulator.metering import run_holding, small_job_request  # noqa: PLC0415
+    from governor_client.simulator.runner import deliver_event  # noqa: PLC0415
 
     paths: list[Path] = []
     with mock_aws(), AmtStandIn(clock=VirtualClock(T0), seed=7) as amt:

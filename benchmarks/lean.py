@@ -12,7 +12,7 @@ Two measurements, both in this one invocation:
   interleaved across handlers and the floor; ratio = handler median / floor median. Then
   ``python -X importtime`` of the tuning handler: the 10 largest imports by their own time.
 * **work per event**: the handlers on moto and the AMT stand-in (as in tests/integration), every
-  DynamoDB and SageMaker call counted through botocore's hooks (governor_sim.metering): a trial
+  DynamoDB and SageMaker call counted through botocore's hooks (governor_client.simulator.metering): a trial
   starting (InProgress with TrainingStartTime) and finishing, the job's finalisation, at N trials
   already recorded; an arrival and a sweep with J finished jobs in the account and one running.
   Quick set: N = 30, 250 and J = 5, 50; ``--full`` adds N = 750 and J = 500.
@@ -258,9 +258,9 @@ def trials_worker(n: int) -> list[dict[str, Any]]:
     _quiet()
     from moto import mock_aws  # noqa: PLC0415
 
-    from governor_sim.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
-    from governor_sim.metering import Meter, deliver_measured, run_holding, small_job_request  # noqa: PLC0415
-    from governor_sim.offline import build_environment  # noqa: PLC0415
+    from governor_client.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
+    from governor_client.offline.environment import build_environment  # noqa: PLC0415
+    from governor_client.simulator.metering import Meter, deliver_measured, run_holding, small_job_request  # noqa: PLC0415
     from tuning_governor.policy import parse_policy  # noqa: PLC0415
 
     rows: list[dict[str, Any]] = []
@@ -303,16 +303,16 @@ def jobs_worker(history: int) -> list[dict[str, Any]]:
     _quiet()
     from moto import mock_aws  # noqa: PLC0415
 
-    from governor_sim.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
-    from governor_sim.metering import (  # noqa: PLC0415
+    from governor_client.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
+    from governor_client.offline.environment import build_environment  # noqa: PLC0415
+    from governor_client.simulator.metering import (  # noqa: PLC0415
         Meter,
         deliver_measured,
         run_to_end,
         small_job_request,
         sweep_measured,
     )
-    from governor_sim.offline import build_environment  # noqa: PLC0415
-    from governor_sim.runner import deliver_event  # noqa: PLC0415
+    from governor_client.simulator.runner import deliver_event  # noqa: PLC0415
     from tuning_governor.models.events import TUNING_DETAIL_TYPE  # noqa: PLC0415
 
     rows: list[dict[str, Any]] = []

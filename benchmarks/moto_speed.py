@@ -1,4 +1,4 @@
-"""Benchmark: a replay on moto's DynamoDB with and without ``governor_sim.moto_speed``, paired.
+"""Benchmark: a replay on moto's DynamoDB with and without ``governor_client.offline.moto_speed``, paired.
 
     .venv/bin/python benchmarks/moto_speed.py [--events 400] [--runs 3] [--write]
 
@@ -33,10 +33,10 @@ MODES = {"moto alone": "0", "per request": "1"}
 
 _REPLAY = """
 import os, sys
-from governor_sim import moto_speed
+from governor_client.offline import moto_speed
 if os.environ["TUNING_GOVERNOR_MOTO_SPEED"] == "0":
     moto_speed.install = lambda: False
-from governor_sim.cli import main
+from governor_client.__main__ import main
 sys.exit(main(["replay", sys.argv[1], "--policy", sys.argv[2], "--store", "moto", "--out", sys.argv[3]]))
 """
 

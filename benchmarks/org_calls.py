@@ -11,7 +11,7 @@ the credentials per (account, region); SageMaker and Service Quotas are the plac
 
 In every place one small tuning job (1 x ml.m5.xlarge, one trial) runs on the AMT stand-in, and every
 event it emits (the job's arrival and end, its trial's state changes) is delivered through the real
-handlers (``governor_sim.runner.deliver_event``), in the order SageMaker emitted them, places interleaved.
+handlers (``governor_client.simulator.runner.deliver_event``), in the order SageMaker emitted them, places interleaved.
 Per event, every AWS call made through the hub's clients is counted by service and operation (botocore's
 ``before-call`` hook on every session the factory hands out and on the hub's own clients) and the
 AssumeRole calls are counted apart (``AssumedRoles.fetched``). The table splits the first event of each
@@ -47,7 +47,7 @@ MEMBER_REGIONS = ("eu-west-1", "us-west-2")
 INSTANCE = "ml.m5.xlarge"
 ROLE = "tg-member"
 
-from governor_sim.offline_env import use_offline_environment  # noqa: E402 - imports only os
+from governor_client.offline.env_vars import use_offline_environment  # noqa: E402 - imports only os
 
 use_offline_environment(HOME_REGION, POWERTOOLS_SERVICE_NAME="tuning-governor", POWERTOOLS_METRICS_DISABLED="true")
 
@@ -131,7 +131,7 @@ def _create_jobs(amt: Any, places: list[tuple[str, str]]) -> None:
 
 
 def _request(name: str) -> dict[str, Any]:
-    from governor_sim.metering import small_job_request  # noqa: PLC0415
+    from governor_client.simulator.metering import small_job_request  # noqa: PLC0415
 
     return small_job_request(name, max_jobs=1, max_parallel=1)
 
@@ -139,10 +139,10 @@ def _request(name: str) -> dict[str, Any]:
 def run_cell(count: int) -> Cell:
     from moto import mock_aws  # noqa: PLC0415
 
-    from governor_sim.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
-    from governor_sim.offline import build_environment  # noqa: PLC0415
-    from governor_sim.runner import deliver_event  # noqa: PLC0415
-    from governor_sim.simulation.quiet import DISCARD, quiet_handlers  # noqa: PLC0415
+    from governor_client.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
+    from governor_client.offline.environment import build_environment  # noqa: PLC0415
+    from governor_client.simulator.runner import deliver_event  # noqa: PLC0415
+    from governor_client.simulator.simulation.quiet import DISCARD, quiet_handlers  # noqa: PLC0415
     from tuning_governor.policy import Policy  # noqa: PLC0415
     from tuning_governor.policy.accounts import AccountPolicy  # noqa: PLC0415
 

@@ -81,9 +81,9 @@ def _world(count: int, parallel: int, latency: float, reserve: int = 60) -> Any:
     """A hub governing ``count`` member places, one running job in each, every AWS call ``latency`` s late."""
     from moto import mock_aws  # noqa: PLC0415
 
-    from governor_sim.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
-    from governor_sim.offline import build_environment  # noqa: PLC0415
-    from governor_sim.simulation.quiet import DISCARD, quiet_handlers  # noqa: PLC0415
+    from governor_client.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
+    from governor_client.offline.environment import build_environment  # noqa: PLC0415
+    from governor_client.simulator.simulation.quiet import DISCARD, quiet_handlers  # noqa: PLC0415
 
     places = member_places(count)
     calls = [0]

@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/overspend.py [--seeds 8] [--scenarios NAME ...] [--write]
 
 Each scenario is one tuning job of long trials on big instances with a budget well below its full cost,
-run on the AMT stand-in's virtual clock (``governor_sim.amt``) with EventBridge's delivery semantics
-(``governor_sim.delivery``: duplicates, delays up to 5 s) and the real handlers, sweep and stop, in
+run on the AMT stand-in's virtual clock (``governor_client.amt``) with EventBridge's delivery semantics
+(``governor_client.simulator.delivery``: duplicates, delays up to 5 s) and the real handlers, sweep and stop, in
 process on moto, once per governor and seed:
 
 * ``event+sweep``: the deployed governor. The budget rule is judged on every event of the job (the
@@ -74,7 +74,7 @@ REGION = "us-east-1"
 JOB = "overspend-hpo"
 MAX_VIRTUAL_S = 3 * 24 * 3600.0
 
-from governor_sim.offline_env import use_offline_environment  # noqa: E402 - imports only os
+from governor_client.offline.env_vars import use_offline_environment  # noqa: E402 - imports only os
 
 use_offline_environment(REGION, POWERTOOLS_SERVICE_NAME="tuning-governor", POWERTOOLS_METRICS_DISABLED="true")
 
@@ -138,7 +138,7 @@ class FixedLengthTrials:
     hours: float
 
     def plan(self, tuning_job_config: Any, definition: Any, hyperparameters: Any, rng: random.Random) -> Any:
-        from governor_sim.amt.plans import TrialPlan  # noqa: PLC0415
+        from governor_client.amt.plans import TrialPlan  # noqa: PLC0415
 
         return TrialPlan(duration_s=self.hours * 3600 * rng.uniform(0.9, 1.1), objective_value=rng.uniform(0.8, 0.95))
 
@@ -171,7 +171,7 @@ class _Rig:
     """(the policy a sweep judges with, the one events are judged with)"""
 
     def deliver_due(self, now: dt.datetime) -> None:
-        from governor_sim.runner import deliver_event  # noqa: PLC0415
+        from governor_client.simulator.runner import deliver_event  # noqa: PLC0415
 
         while True:
             for event in self.amt.drain_events():
@@ -202,9 +202,9 @@ class _Rig:
     def drive(self, created: dt.datetime, governor: Governor, name: str) -> int:
         """Run the stand-in, deliveries, checks and sweeps until the job ended; the sweeps it took.
 
-        The sweep and the checks keep the deployed schedule (``governor_sim.schedule``); the poller's
+        The sweep and the checks keep the deployed schedule (``governor_client.simulator.schedule``); the poller's
         checks are never asked for (its services have none)."""
-        from governor_sim.schedule import Schedule  # noqa: PLC0415
+        from governor_client.simulator.schedule import Schedule  # noqa: PLC0415
         from tuning_governor.adapters.checks import PendingChecks  # noqa: PLC0415
 
         checks = self.checks if self.checks is not None else PendingChecks()
@@ -234,10 +234,10 @@ def run_once(case: Case, governor: Governor, seed: int) -> dict[str, Any]:
     import boto3  # noqa: PLC0415
     from moto import mock_aws  # noqa: PLC0415
 
-    from governor_sim.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
-    from governor_sim.delivery import Deliverer, DeliveryFaults  # noqa: PLC0415
-    from governor_sim.offline import build_environment  # noqa: PLC0415
-    from governor_sim.requests import tuning_request  # noqa: PLC0415
+    from governor_client.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
+    from governor_client.offline.environment import build_environment  # noqa: PLC0415
+    from governor_client.simulator.delivery import Deliverer, DeliveryFaults  # noqa: PLC0415
+    from governor_client.simulator.requests import tuning_request  # noqa: PLC0415
     from tuning_governor.adapters.checks import PendingChecks  # noqa: PLC0415
     from tuning_governor.domain.pricing import bundled_catalog  # noqa: PLC0415
     from tuning_governor.policy import Policy  # noqa: PLC0415

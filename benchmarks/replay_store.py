@@ -3,11 +3,11 @@
     .venv/bin/python benchmarks/replay_store.py [--sizes 5000 50000] [--repeats 3] [--large-repeats 1]
                                                 [--moto-sizes 5000] [--write]
 
-For each size, the simulator (:func:`governor_sim.workload.many_jobs`, the same mix as benchmarks/run.py,
+For each size, the simulator (:func:`governor_client.simulator.workload.many_jobs`, the same mix as benchmarks/run.py,
 light EventBridge faults: duplicates and delays) runs *without* the handlers and writes its event log:
 that run is the **simulator-alone baseline**. The log is then replayed under benchmarks/replay-policy.yaml
 (enforce, every guard on) with ``--store memory`` (``replay_file``: it reads the file twice and forgets each
-tuning job once it has settled, ``governor_sim.replay.forget``) and, for comparison, reading the log once
+tuning job once it has settled, ``governor_client.replay.forget``) and, for comparison, reading the log once
 (``replay-memory-one-pass``: ``replay_lines`` without ``reread``, nothing forgotten); at the sizes in ``--moto-sizes`` with ``--store moto``
 (stock moto: every transaction deep-copies the table, so its time and memory grow with N^2: at 5,000 it
 was killed by the out-of-memory killer at 24 GB, so the default replays it at 1,000 only); and at the
@@ -48,7 +48,7 @@ MODES = ("simulator", "replay-memory", "replay-memory-one-pass", "replay-moto", 
 TARGET_SECONDS_50K = 60.0
 TARGET_RATIO = 3.0
 
-from governor_sim.offline_env import use_offline_environment  # noqa: E402 - imports only os
+from governor_client.offline.env_vars import use_offline_environment  # noqa: E402 - imports only os
 
 use_offline_environment(POWERTOOLS_SERVICE_NAME="tuning-governor")
 
@@ -84,9 +84,9 @@ def simulate(trial_events: int, log: Path) -> dict[str, Any]:
 
     from moto import mock_aws  # noqa: PLC0415
 
-    from governor_sim.delivery import DeliveryFaults  # noqa: PLC0415
-    from governor_sim.simulation import Simulation  # noqa: PLC0415
-    from governor_sim.workload import many_jobs  # noqa: PLC0415
+    from governor_client.simulator.delivery import DeliveryFaults  # noqa: PLC0415
+    from governor_client.simulator.simulation import Simulation  # noqa: PLC0415
+    from governor_client.simulator.workload import many_jobs  # noqa: PLC0415
 
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     faults = DeliveryFaults(same_id_duplicate_rate=0.01, new_id_duplicate_rate=0.02, max_delay_s=5.0, seed=11)
@@ -109,10 +109,10 @@ def simulate(trial_events: int, log: Path) -> dict[str, Any]:
 def replay(log: Path, store: str) -> dict[str, Any]:
     """One replay of ``log`` with ``store`` (``memory``, ``moto`` or ``moto-fast``), as ``tuning-governor
     replay`` runs it; ``memory-one-pass``: the in-memory store reading the log once (``replay_lines``
-    without ``reread``: it forgets no job, the comparison for ``governor_sim.replay.forget``)."""
+    without ``reread``: it forgets no job, the comparison for ``governor_client.replay.forget``)."""
     import contextlib  # noqa: PLC0415
 
-    from governor_sim.replay import load_policy, replay_file, replay_lines  # noqa: PLC0415
+    from governor_client.replay import load_policy, replay_file, replay_lines  # noqa: PLC0415
 
     fast: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     if store == "moto-fast":
@@ -253,13 +253,13 @@ def render(rows: list[dict[str, Any]], *, command: str, code: str, total_s: floa
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; code: {code}; took {total_s / 60:,.1f} min",
         f"- machine: {os.cpu_count()} CPUs (nproc), {platform.machine()}, {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()}; shared with other work while it ran",
-        "- workload: `governor_sim.workload.many_jobs` (the mix of benchmarks/run.py) with 1 % same-id and 2 % new-id"
+        "- workload: `governor_client.simulator.workload.many_jobs` (the mix of benchmarks/run.py) with 1 % same-id and 2 % new-id"
         " duplicates; replayed under `benchmarks/replay-policy.yaml` (enforce, every guard on)",
         f"- targets: replay of 50,000 trial events < {TARGET_SECONDS_50K:.0f} s and <= {TARGET_RATIO:.0f}x the"
         " simulator alone; memory flat in N",
         "",
         "simulator = the simulator alone (no handlers) writing the event log; replay-* = `replay_file` of that log"
-        " (two readings: the in-memory store forgets each job once it has settled, `governor_sim.replay.forget`);"
+        " (two readings: the in-memory store forgets each job once it has settled, `governor_client.replay.forget`);"
         " replay-memory-one-pass = `replay_lines` reading it once (no `reread`: forgets nothing)."
         " Wall = median seconds around the run only (each run a fresh process); x baseline = median wall / median"
         " simulator wall at the same size; RSS = the process's peak `ru_maxrss` (median), 'before' = after imports"

@@ -7,7 +7,7 @@ A *trial event* is a "SageMaker Training Job State Change" event delivered to th
 each size, a scenario of many small tuning jobs (10 trials, 3 in parallel, one created every minute,
 5 teams, every strategy, some managed spot, some warm pools, 5 % failed trials, a standalone training
 job for every tenth tuning job) is sized to about that many trial events and run by
-:class:`governor_sim.simulation.Simulation` under light EventBridge faults (1 % same-id and 2 % new-id
+:class:`governor_client.simulator.simulation.Simulation` under light EventBridge faults (1 % same-id and 2 % new-id
 duplicates, delays up to 5 s). Every run is a fresh subprocess, so memory figures are per run. Modes:
 
 * ``baseline``: everything but the handlers (stand-in, moto SageMaker, delivery, bookkeeping);
@@ -55,7 +55,7 @@ RESULTS = ROOT / "benchmarks" / "RESULTS.md"
 MODES = ("baseline", "handlers", "handlers-stock-moto", "handlers-info-logs")
 SMALL_ONLY_MODES = ("handlers-stock-moto", "handlers-info-logs")
 
-from governor_sim.offline_env import use_offline_environment  # noqa: E402 - imports only os
+from governor_client.offline.env_vars import use_offline_environment  # noqa: E402 - imports only os
 
 use_offline_environment(POWERTOOLS_SERVICE_NAME="tuning-governor")
 
@@ -65,7 +65,7 @@ use_offline_environment(POWERTOOLS_SERVICE_NAME="tuning-governor")
 
 def scenario(trial_events: int) -> Any:
     """Many small tuning jobs (one every minute) and a standalone job for every tenth, for ~``trial_events``."""
-    from governor_sim.workload import many_jobs  # noqa: PLC0415
+    from governor_client.simulator.workload import many_jobs  # noqa: PLC0415
 
     return many_jobs(trial_events)
 
@@ -122,7 +122,7 @@ def touched_item_rollback() -> Iterator[None]:
 
 
 def _faults() -> Any:
-    from governor_sim.delivery import DeliveryFaults  # noqa: PLC0415
+    from governor_client.simulator.delivery import DeliveryFaults  # noqa: PLC0415
 
     return DeliveryFaults(same_id_duplicate_rate=0.01, new_id_duplicate_rate=0.02, max_delay_s=5.0, seed=11)
 
@@ -160,7 +160,7 @@ def worker(trial_events: int, mode: str, trace: bool) -> dict[str, Any]:
 
     from moto import mock_aws  # noqa: PLC0415
 
-    from governor_sim.simulation import Simulation  # noqa: PLC0415
+    from governor_client.simulator.simulation import Simulation  # noqa: PLC0415
 
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     handlers = mode != "baseline"
@@ -219,8 +219,8 @@ def table_after(trial_events: int, fast: bool) -> list[dict[str, Any]]:
 
     from moto import mock_aws  # noqa: PLC0415
 
-    from governor_sim.offline import TABLE_NAME  # noqa: PLC0415
-    from governor_sim.simulation import Simulation  # noqa: PLC0415
+    from governor_client.offline.environment import TABLE_NAME  # noqa: PLC0415
+    from governor_client.simulator.simulation import Simulation  # noqa: PLC0415
 
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     patch = touched_item_rollback() if fast else contextlib.nullcontext()

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/sweep_calls.py [--seeds 3] [--jobs 1 10 50] [--trials 10 200] [--lost 0 5] [--write]
 
-Each cell runs ``jobs`` tuning jobs on the AMT stand-in's virtual clock (``governor_sim.amt``), each to
+Each cell runs ``jobs`` tuning jobs on the AMT stand-in's virtual clock (``governor_client.amt``), each to
 ``trials`` trials launched (10 in parallel, Random search, trials of about 4 minutes), delivering every
 event to the real handlers in process (moto SageMaker, the in-memory table) except a seeded ``lost`` %
 of the trials' terminal events, which are lost for good. The sweep (``tuning_governor.app.sweep.run.run_sweep``)
@@ -56,7 +56,7 @@ RECONCILE = ("DescribeHyperParameterTuningJob", "ListTrainingJobsForHyperParamet
 TRAINING = "SageMaker Training Job State Change"
 TERMINAL = {"Completed", "Stopped", "Failed"}
 
-from governor_sim.offline_env import use_offline_environment  # noqa: E402 - imports only os
+from governor_client.offline.env_vars import use_offline_environment  # noqa: E402 - imports only os
 
 use_offline_environment(REGION, POWERTOOLS_SERVICE_NAME="tuning-governor", POWERTOOLS_METRICS_DISABLED="true")
 
@@ -94,13 +94,13 @@ class Trials:
         hyperparameters: Mapping[str, str],
         rng: random.Random,
     ) -> Any:
-        from governor_sim.amt import TrialPlan  # noqa: PLC0415 - after the environment is set
+        from governor_client.amt import TrialPlan  # noqa: PLC0415 - after the environment is set
 
         return TrialPlan(duration_s=TRIAL_S * rng.uniform(0.8, 1.2), objective_value=rng.uniform(0.7, 0.9))
 
 
 def request(name: str, trials: int) -> dict[str, Any]:
-    from governor_sim.scenarios import seed_tuning_request  # noqa: PLC0415
+    from governor_client.simulator.scenarios import seed_tuning_request  # noqa: PLC0415
 
     # Room past ``trials``: every job is still running at the last sweep.
     body = seed_tuning_request(
@@ -153,10 +153,10 @@ def run_cell(cell: Cell, seed: int) -> list[Sweep]:
     """Run one cell; the sweeps made while its jobs ran, in order (the last one at ``trials`` trials)."""
     from moto import mock_aws  # noqa: PLC0415
 
-    from governor_sim.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
-    from governor_sim.offline import build_environment  # noqa: PLC0415
-    from governor_sim.runner import deliver_event  # noqa: PLC0415
-    from governor_sim.simulation.quiet import DISCARD, quiet_handlers  # noqa: PLC0415
+    from governor_client.amt import AmtStandIn, VirtualClock  # noqa: PLC0415
+    from governor_client.offline.environment import build_environment  # noqa: PLC0415
+    from governor_client.simulator.runner import deliver_event  # noqa: PLC0415
+    from governor_client.simulator.simulation.quiet import DISCARD, quiet_handlers  # noqa: PLC0415
     from tuning_governor.app.sweep.run import run_sweep  # noqa: PLC0415
     from tuning_governor.policy import Defaults, Policy  # noqa: PLC0415
 

@@ -3,7 +3,7 @@
     python scripts/check_examples.py           # print the examples
     python scripts/check_examples.py --write   # write docs/examples/check/*.json and the block in docs/reference/check.md
 
-The seed job's request (``governor_sim.scenarios.seed_tuning_request``, the one the demo launches), five
+The seed job's request (``governor_client.simulator.scenarios.seed_tuning_request``, the one the demo launches), five
 malformed ones and one that is valid but misconfigured are written to docs/examples/check/ (so a reader
 can run each command), then each command runs in-process from the repository root and its exit status and
 output are put between the markers of docs/reference/check.md. tests/unit/test_check_docs.py keeps them current.
@@ -103,7 +103,7 @@ TRIAL_MINUTES = {"seed.json": "10", "job-runtime-capped.json": "40"}
 def write_inputs() -> None:
     """The policy and the request files under docs/examples/check/."""
     sys.path.insert(0, str(ROOT / "client"))
-    from governor_sim.scenarios import seed_tuning_request  # noqa: PLC0415 - after the path is set
+    from governor_client.simulator.scenarios import seed_tuning_request  # noqa: PLC0415 - after the path is set
 
     folder = ROOT / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
@@ -119,7 +119,7 @@ def write_inputs() -> None:
 
 
 def _run(argv: list[str]) -> tuple[int, str]:
-    from governor_sim.cli import main  # noqa: PLC0415 - after the inputs exist
+    from governor_client.__main__ import main  # noqa: PLC0415 - after the inputs exist
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -4,7 +4,7 @@
     python scripts/cli_docs.py --write   # put them between the markers of docs/reference/cli.md
     python scripts/cli_docs.py --check   # exit 1 when the page is not current
 
-``governor_sim.cli.build_parser()`` without arguments builds every subcommand (each module's
+``governor_client.__main__.build_parser()`` without arguments builds every subcommand (each module's
 ``add_arguments``), which is what ``--help`` never does (it stays lazy: tests/unit/test_cli_lazy_imports.py).
 One section per command (and per sub-subcommand, ``prices fetch``), one row per argument: how it is
 written, what it takes, its default and its help. tests/unit/test_reference_docs.py keeps the page current.
@@ -93,7 +93,7 @@ def _section(name: str, summary: str, parser: argparse.ArgumentParser) -> Iterat
 
 
 def tables() -> str:
-    from governor_sim.cli import build_parser  # noqa: PLC0415 - after the path is set
+    from governor_client.__main__ import build_parser  # noqa: PLC0415 - after the path is set
 
     parser = build_parser()
     lines = [

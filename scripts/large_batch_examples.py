@@ -144,7 +144,7 @@ def write_inputs() -> None:
 
 def _run(argv: list[str]) -> tuple[int, str]:
     sys.path.insert(0, str(ROOT / "client"))
-    from governor_sim.cli import main  # noqa: PLC0415 - after the path is set
+    from governor_client.__main__ import main  # noqa: PLC0415 - after the path is set
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

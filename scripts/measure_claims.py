@@ -12,7 +12,7 @@ results file, and that the documents hold no other timing or size figure that no
 
 What is measured:
 
-* ``demo``: ``python -m governor_sim.cli demo`` in this checkout, wall clock (the demo alone);
+* ``demo``: ``python -m governor_client demo`` in this checkout, wall clock (the demo alone);
 * ``fresh_clone``: ``git clone`` of this repository's HEAD into a temporary folder, then ``make setup``
   (a venv, pip install of the dev extra) and ``make demo``, each timed; and the venv's size (``du``);
 * ``slack_import``: ``import slack_sdk.models.blocks`` after ``tuning_governor.app.wiring``, in fresh
@@ -67,10 +67,10 @@ def _cores() -> int:
 def measure_demo() -> dict[str, Any]:
     before = _load()
     with tempfile.TemporaryDirectory(prefix="claims-demo-") as out:
-        wall = _wall([sys.executable, "-m", "governor_sim.cli", "demo", "--report-dir", out], ROOT)
+        wall = _wall([sys.executable, "-m", "governor_client", "demo", "--report-dir", out], ROOT)
     return {
         "wall_s": wall,
-        "command": "python -m governor_sim.cli demo",
+        "command": "python -m governor_client demo",
         "load_before": before,
         "load": _load(),
         "cores": _cores(),

@@ -16,8 +16,8 @@ import warnings
 from datetime import timedelta
 from pathlib import Path
 
-from governor_sim.queue_sim.handlers import HANDLER_MODES, HandlerMode, measure_handlers, render_handlers
-from governor_sim.queue_sim.usage import plot_usage
+from governor_client.simulator.queue_study.handlers import HANDLER_MODES, HandlerMode, measure_handlers, render_handlers
+from governor_client.simulator.queue_study.usage import plot_usage
 
 
 def main(argv: list[str] | None = None) -> int:

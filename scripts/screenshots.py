@@ -2,7 +2,7 @@
 
     python scripts/screenshots.py            # (or: /work/wt/bin/gpy scripts/screenshots.py) rewrite them
 
-Runs the demo (``governor_sim.demo.run``) and ``tuning-governor simulate examples/scenario.yaml`` +
+Runs the demo (``governor_client.demo.run.run``) and ``tuning-governor simulate examples/scenario.yaml`` +
 ``tuning-governor replay … --policy policy.example.yaml --html`` in a temporary folder, then has the
 machine's Chromium (``chromium``, Debian's package) screenshot each page 1400 px wide, scaled to 1000 px.
 Offline: nothing leaves the machine.
@@ -58,8 +58,8 @@ def shoot(chromium: str, page: Path, out: Path, height: int) -> None:
 
 def pages(work: Path) -> dict[str, tuple[Path, int]]:
     """Write the demo's pages and the replay's page under ``work``: screenshot name -> (page, height)."""
-    from governor_sim import demo  # noqa: PLC0415 - after the offline environment is set
-    from governor_sim.cli import main as cli  # noqa: PLC0415
+    from governor_client.__main__ import main as cli  # noqa: PLC0415
+    from governor_client.demo import run as demo  # noqa: PLC0415 - after the offline environment is set
 
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")

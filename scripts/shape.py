@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("layers", "client", "functions")
 PORTS = ROOT / "layers/governor/tuning_governor/ports"
-PACKAGES = ("tuning_governor", "governor_sim")
+PACKAGES = ("tuning_governor", "governor_client")
 MODULE_LINES = 400
 FUNCTION_LINES = 50
 REASON = "# Long:"

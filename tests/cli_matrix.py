@@ -3,7 +3,7 @@
 Shared by ``tests/integration/test_cli_errors.py`` (each case's exit status and message, no traceback)
 and ``scripts/cli_error_table.py`` (the table in docs/reference/cli.md, generated from the same runs).
 
-Each case runs ``governor_sim.cli.main(argv)`` in-process with stdout/stderr captured and the AWS
+Each case runs ``governor_client.__main__.main(argv)`` in-process with stdout/stderr captured and the AWS
 environment set for its condition:
 
 * ``no credentials``: no keys, no profile, no config file, no instance metadata;
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from moto import mock_aws
 
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 
 NO_CREDENTIALS = "no credentials"
@@ -289,7 +289,7 @@ def aws_condition(condition: str) -> Iterator[None]:
 
 def run_case(case: Case, inputs: Path) -> Outcome:
     """Run ``case`` in-process: its exit status, what it printed, how long it took."""
-    from governor_sim.cli import main
+    from governor_client.__main__ import main
 
     out, err = io.StringIO(), io.StringIO()
     started = time.monotonic()

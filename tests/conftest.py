@@ -20,9 +20,9 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "TuningGovernor")
 os.environ.setdefault("POWERTOOLS_DEV", "false")
 
 # moto's whole-table transaction copy and its per-key response serializer, made per request
-# (governor_sim.moto_speed; tests/integration/test_moto_speed.py holds it to moto's own behaviour).
+# (governor_client.offline.moto_speed; tests/integration/test_moto_speed.py holds it to moto's own behaviour).
 if os.environ.get("TUNING_GOVERNOR_MOTO_SPEED", "1") == "1":
-    from governor_sim import moto_speed
+    from governor_client.offline import moto_speed
 
     moto_speed.install()
 

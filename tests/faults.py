@@ -18,7 +18,7 @@ stand-in and the test's own reads through other clients are untouched; reads thr
 own clients go inside :meth:`FaultInjector.paused`.
 
 Slack faults are HTTP 500/429 answers of the local webhook server
-(:meth:`governor_sim.slack_server.SlackWebhookServer.fail_at_rate`): the webhook client's own retry
+(:meth:`governor_client.offline.slack_server.SlackWebhookServer.fail_at_rate`): the webhook client's own retry
 handlers see them first, as in Lambda.
 
 :func:`deliver_until_done` re-sends a failed event as EventBridge retries a failed target: the same
@@ -36,8 +36,8 @@ from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
-from governor_sim.offline import OfflineEnvironment
-from governor_sim.runner import Delivery, deliver_event
+from governor_client.offline.environment import OfflineEnvironment
+from governor_client.simulator.runner import Delivery, deliver_event
 from tuning_governor.adapters.channels.sns import SnsNotifier
 from tuning_governor.app.services import Services
 

@@ -1,7 +1,7 @@
 """The store contract's fixtures: one suite, run against every adapter of the ``Store`` port.
 
 ``adapter`` is parametrized: ``moto`` is the DynamoDB adapter (``GovernorStore``) on the table as
-template.yaml declares it (``governor_sim.offline.create_table``) in moto's DynamoDB; ``memory`` is
+template.yaml declares it (``governor_client.offline.environment.create_table``) in moto's DynamoDB; ``memory`` is
 ``MemoryStore``. Each test gets a fresh, empty table.
 """
 
@@ -18,8 +18,8 @@ import boto3
 import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
-from governor_sim.memory import MemoryStore
-from governor_sim.offline import TABLE_NAME, create_table
+from governor_client.memory import MemoryStore
+from governor_client.offline.environment import TABLE_NAME, create_table
 from tests.conftest import REGION, load_event
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.app.envelope import parse_event

@@ -11,8 +11,8 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.memory.table import MemoryItems
-from governor_sim.offline import TABLE_NAME, create_table
+from governor_client.memory.table import MemoryItems
+from governor_client.offline.environment import TABLE_NAME, create_table
 from tests.conftest import REGION
 from tests.contract.conftest import ADAPTERS
 from tuning_governor.adapters.dynamodb.table import DynamoItems

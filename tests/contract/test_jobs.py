@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-from governor_sim.memory import MemoryStore
+from governor_client.memory import MemoryStore
 from tests.contract.conftest import (
     T0,
     summary,

@@ -8,7 +8,7 @@ import inspect
 
 import pytest
 
-from governor_sim.memory import MemoryStore
+from governor_client.memory import MemoryStore
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.ports import AREAS, Store
 

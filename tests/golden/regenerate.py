@@ -4,7 +4,7 @@
     python -m tests.golden.regenerate --logs   first rebuild the input logs of tests/golden/inputs/ too
 
 Each output is built by the code a user runs (the ``tuning-governor replay`` command, ``make demo``'s
-``governor_sim.demo.run``) and serialised canonically (:func:`canonical`), so that the same behaviour
+``governor_client.demo.run.run``) and serialised canonically (:func:`canonical`), so that the same behaviour
 gives the same bytes. ``tests/golden/test_golden.py`` builds them again and compares.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from governor_sim.offline_env import use_offline_environment
+from governor_client.offline.env_vars import use_offline_environment
 
 use_offline_environment()
 
@@ -48,9 +48,9 @@ def write_logs() -> None:
     """The three input logs, from the helpers the replay tests already use (seeded: the same bytes each time)."""
     from moto import mock_aws  # imported here: only when the logs are rebuilt
 
-    from governor_sim.delivery import DeliveryFaults
-    from governor_sim.scenarios import seed_tuning_request
-    from governor_sim.simulation import Simulation
+    from governor_client.simulator.delivery import DeliveryFaults
+    from governor_client.simulator.scenarios import seed_tuning_request
+    from governor_client.simulator.simulation import Simulation
     from tests.integration.replay.conftest import busy_account_log, capture, write_jsonl
     from tests.integration.simulator.conftest import teams_scenario
 
@@ -82,7 +82,7 @@ def _normalised_replay(text: str) -> dict[str, Any]:
 def replay_outputs(store: str = "memory") -> dict[str, str]:
     """``tuning-governor replay LOG --policy POLICY --out - --store STORE`` of each log (on moto, not those
     of ``MEMORY_ONLY``): the result JSON and the human summary. Both stores give the same bytes."""
-    from governor_sim.cli import main
+    from governor_client.__main__ import main
 
     outputs: dict[str, str] = {}
     with contextlib.chdir(ROOT):  # relative paths: the result names the policy and log as given
@@ -117,14 +117,14 @@ def _sns(message: dict[str, Any]) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _recording_demo(acts: list[dict[str, Any]]) -> Iterator[None]:
-    """Run ``governor_sim.demo`` unchanged, recording each act's whole table, SNS and Slack messages.
+    """Run ``governor_client.demo.run`` unchanged, recording each act's whole table, SNS and Slack messages.
 
     The demo's own ``Simulation`` and ``SlackWebhookServer`` are replaced by subclasses that only look:
     each act's table is scanned (every item, every partition) before its simulation ends.
     """
-    from governor_sim import demo
-    from governor_sim.simulation import Simulation
-    from governor_sim.slack_server import SlackWebhookServer
+    from governor_client.demo import run as demo
+    from governor_client.offline.slack_server import SlackWebhookServer
+    from governor_client.simulator.simulation import Simulation
 
     servers: list[Any] = []
 
@@ -184,7 +184,7 @@ def _scan(services: Any) -> Iterator[dict[str, Any]]:
 def demo_outputs(store: str = "memory") -> dict[str, str]:
     """``make demo``'s three acts (``--store STORE``): every table item, every SNS message and every Slack
     message of each. Both stores give the same bytes."""
-    from governor_sim import demo
+    from governor_client.demo import run as demo
 
     acts: list[dict[str, Any]] = []
     with _recording_demo(acts):

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from governor_sim.amt import AmtStandIn, VirtualClock
-from governor_sim.offline import OfflineEnvironment, build_environment
-from governor_sim.runner import Delivery, deliver_all, deliver_event
-from governor_sim.slack_server import SlackWebhookServer
+from governor_client.amt import AmtStandIn, VirtualClock
+from governor_client.offline.environment import OfflineEnvironment, build_environment
+from governor_client.offline.slack_server import SlackWebhookServer
+from governor_client.simulator.runner import Delivery, deliver_all, deliver_event
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 

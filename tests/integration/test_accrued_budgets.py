@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 import sweep
-from governor_sim.amt import AmtStandIn, TrialPlan, VirtualClock
-from governor_sim.offline import build_environment
-from governor_sim.runner import FakeLambdaContext, deliver_event
-from governor_sim.scenarios import seed_tuning_request
-from governor_sim.slack_server import SlackWebhookServer
+from governor_client.amt import AmtStandIn, TrialPlan, VirtualClock
+from governor_client.offline.environment import build_environment
+from governor_client.offline.slack_server import SlackWebhookServer
+from governor_client.simulator.runner import FakeLambdaContext, deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_governance import decisions, record_stop_calls, status, use_policy
 from tuning_governor.domain.cost import SECONDS_PER_HOUR, usd

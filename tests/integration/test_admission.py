@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from governor_sim.runner import deliver_event
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.runner import deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.conftest import load_event
 from tests.integration.conftest import World
 from tuning_governor.app.sweep.run import run_sweep

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_admission import P3, enforce, stop_calls, team_a, team_b
 from tests.integration.test_admission_order import created, deliver, of

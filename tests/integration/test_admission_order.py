@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from governor_sim.runner import deliver_event
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.runner import deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_admission import P3, TUNING, calls, enforce, like_sample, stop_calls, team_a, team_b
 from tuning_governor.app.sweep.run import run_sweep

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import tuning_events
-from governor_sim.memory import MemoryStore
-from governor_sim.runner import FakeLambdaContext
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.memory import MemoryStore
+from governor_client.simulator.runner import FakeLambdaContext
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tuning_governor.app.services import Services
 from tuning_governor.policy import parse_policy

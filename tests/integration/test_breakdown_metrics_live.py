@@ -12,10 +12,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from governor_sim.amt import AmtStandIn, VirtualClock
-from governor_sim.offline import build_environment
-from governor_sim.runner import deliver_all
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.amt import AmtStandIn, VirtualClock
+from governor_client.offline.environment import build_environment
+from governor_client.simulator.runner import deliver_all
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.replay.conftest import REGION, T0, capture
 from tuning_governor.policy import parse_policy
 

@@ -13,7 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 import budget_check
-from governor_sim.runner import FakeLambdaContext
+from governor_client.simulator.runner import FakeLambdaContext
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import HOURLY, LongTrials, big_job, deliver, spent
 from tests.integration.test_governance import decisions, record_stop_calls, status, use_policy

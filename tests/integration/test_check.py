@@ -9,9 +9,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from governor_sim.cli import main
-from governor_sim.offline import TABLE_NAME
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.__main__ import main
+from governor_client.offline.environment import TABLE_NAME
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 from tests.integration.conftest import World
 from tuning_governor.policy import parse_policy
@@ -96,7 +96,7 @@ def test_against_the_deployed_table_a_job_that_fits_alone_is_stopped_behind_what
 
 
 def test_a_guarded_sagemaker_client_never_sends_a_request_the_governor_would_refuse(world: World) -> None:
-    from governor_sim.check import RequestRefused, guard_tuning_requests
+    from governor_client.check import RequestRefused, guard_tuning_requests
 
     # Given the client an SDK (boto3, or SDK v3's session) creates tuning jobs with, guarded by a tight policy
     tight = parse_policy("mode: enforce\nquotas: {ml.m5.xlarge: 8}\n", "test")

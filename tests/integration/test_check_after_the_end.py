@@ -12,7 +12,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 import budget_check
-from governor_sim.runner import FakeLambdaContext, deliver_event
+from governor_client.simulator.runner import FakeLambdaContext, deliver_event
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import P3_8X, LongTrials, big_job
 from tests.integration.test_governance import decisions, record_stop_calls, status, use_policy

@@ -43,7 +43,7 @@ def test_each_command_fails_with_one_line_and_its_exit_status(case: Case, inputs
 
 def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # noqa: S603 - our own interpreter and entry point
-        [sys.executable, "-m", "governor_sim.cli", *args],
+        [sys.executable, "-m", "governor_client", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -75,7 +75,7 @@ def test_unreachable_endpoint_is_said_fast_and_debug_shows_the_traceback(tmp_pat
 
 
 def test_help_says_offline_only_for_offline_commands() -> None:
-    from governor_sim.cli import build_parser
+    from governor_client.__main__ import build_parser
 
     parser = build_parser()
     top = parser.format_help()

@@ -69,12 +69,12 @@ def _no_credentials(imds_port: int, tmp_path: Path) -> dict[str, str]:
     ids=lambda argv: " ".join(argv[:2]),
 )
 def test_no_credentials_is_said_after_one_metadata_probe(argv: list[str], tmp_path: Path) -> None:
-    from governor_sim.scenarios import seed_tuning_request
+    from governor_client.simulator.scenarios import seed_tuning_request
 
     (tmp_path / "request.json").write_text(__import__("json").dumps(seed_tuning_request()), encoding="utf-8")
     with _silent_server() as (port, accepted):
         done = subprocess.run(  # noqa: S603 - this interpreter, our own entry point
-            [sys.executable, "-m", "governor_sim.cli", *argv],
+            [sys.executable, "-m", "governor_client", *argv],
             capture_output=True,
             text=True,
             cwd=tmp_path,
@@ -91,7 +91,7 @@ def test_no_credentials_is_said_after_one_metadata_probe(argv: list[str], tmp_pa
 # A fresh interpreter: main(argv)'s exit status and the modules it had imported when it gave up.
 MODULES = """
 import contextlib, io, json, sys
-from governor_sim.cli import main
+from governor_client.__main__ import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = main(sys.argv[1:])
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
@@ -101,14 +101,14 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 @pytest.mark.parametrize(
     ("argv", "not_loaded"),
     [
-        (["report", "--table", "tuning-governor", "--out", "report"], ("matplotlib", "governor_sim.report")),
+        (["report", "--table", "tuning-governor", "--out", "report"], ("matplotlib", "governor_client.report.page")),
         (["check", "request.json", "--table", "tuning-governor"], ("tuning_governor.adapters.dynamodb",)),
         (
             [
                 *("submit", "request.json", "--client-token", "t"),
                 *("--queue-url", "https://sqs.us-east-1.amazonaws.com/000000000000/q"),
             ],
-            ("governor_sim.submissions", "tuning_governor.adapters"),
+            ("governor_client.submit.submissions", "tuning_governor.adapters"),
         ),
     ],
     ids=lambda value: " ".join(value[:2]) if isinstance(value, list) else "",
@@ -116,7 +116,7 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 def test_no_credentials_is_said_before_the_commands_machinery_loads(
     argv: list[str], not_loaded: tuple[str, ...], tmp_path: Path
 ) -> None:
-    from governor_sim.scenarios import seed_tuning_request
+    from governor_client.simulator.scenarios import seed_tuning_request
 
     (tmp_path / "request.json").write_text(__import__("json").dumps(seed_tuning_request()), encoding="utf-8")
     with _silent_server() as (port, _):

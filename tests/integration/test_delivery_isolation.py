@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from governor_sim.runner import deliver_event
+from governor_client.simulator.runner import deliver_event
 from tests.integration.conftest import T0, World
 from tests.integration.test_accrued_budgets import P3_8X, LongTrials, big_job, run_sweep
 from tests.integration.test_governance import decisions, record_stop_calls, use_policy

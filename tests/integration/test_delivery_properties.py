@@ -1,6 +1,6 @@
 """Duplicated and disordered delivery changes nothing users see (issue 8, "Must show", property-based).
 
-Hypothesis draws how EventBridge delivers the simulator's events (``governor_sim.delivery``): every
+Hypothesis draws how EventBridge delivers the simulator's events (``governor_client.simulator.delivery``): every
 event delivered once, twice or three times (a copy with the same ``id``, as EventBridge's at-least-once
 delivery, and a copy with a new ``id``, as SageMaker's several events per state change), delays of up
 to ten minutes, and deliveries shuffled in blocks of up to the whole log (the block is held until it
@@ -26,9 +26,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from governor_sim.delivery import DeliveryFaults
-from governor_sim.simulation import Simulation, SimulationResult
-from governor_sim.slack_server import SlackWebhookServer
+from governor_client.offline.slack_server import SlackWebhookServer
+from governor_client.simulator.delivery import DeliveryFaults
+from governor_client.simulator.simulation import Simulation, SimulationResult
 from tests.integration.test_faults import JOBS, MONITOR, SCENARIO
 
 # One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.

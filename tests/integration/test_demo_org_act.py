@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from moto.sagemaker.models import sagemaker_backends
 
-from governor_sim import demo_org
-from governor_sim.demo_acts import START
-from governor_sim.demo_org import BROKEN, JOBS, MEMBERS, VISION_EAST, VISION_WEST
+from governor_client.demo import org as demo_org
+from governor_client.demo.acts import START
+from governor_client.demo.org import BROKEN, JOBS, MEMBERS, VISION_EAST, VISION_WEST
 
 
 def _moto_jobs() -> dict[str, str]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim import demo
+from governor_client.demo import run as demo
 
 # One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
 pytestmark = pytest.mark.xdist_group("demo_output")

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from governor_sim import demo
-from governor_sim.demo_acts import QUEUED_JOB
+from governor_client.demo import run as demo
+from governor_client.demo.acts import QUEUED_JOB
 
 # One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
 pytestmark = pytest.mark.xdist_group("demo_queue_act")

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from governor_sim import demo, demo_acts
+from governor_client.demo import acts as demo_acts
+from governor_client.demo import run as demo
 from tuning_governor.models.records import JobSummary
 
 # One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from governor_sim.amt import AmtStandIn, DefaultTrialBehaviour, VirtualClock
-from governor_sim.delivery import DeliveryFaults
-from governor_sim.offline import build_environment
-from governor_sim.requests import tuning_request
-from governor_sim.runner import deliver_event
-from governor_sim.simulation import Progress, Simulation
-from governor_sim.slack_server import SlackWebhookServer
+from governor_client.amt import AmtStandIn, DefaultTrialBehaviour, VirtualClock
+from governor_client.offline.environment import build_environment
+from governor_client.offline.slack_server import SlackWebhookServer
+from governor_client.simulator.delivery import DeliveryFaults
+from governor_client.simulator.requests import tuning_request
+from governor_client.simulator.runner import deliver_event
+from governor_client.simulator.simulation import Progress, Simulation
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.app.sweep.run import run_sweep
 from tuning_governor.models.training_job import TrainingJob

@@ -15,9 +15,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 import sweep
-from governor_sim.amt import DefaultTrialBehaviour
-from governor_sim.runner import FakeLambdaContext, deliver_event
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.amt import DefaultTrialBehaviour
+from governor_client.simulator.runner import FakeLambdaContext, deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, mid_month
 from tests.integration.test_governance import P3_2X, decisions, launch_two_teams, record_stop_calls, use_policy

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import budget_check
-from governor_sim.amt import AmtStandIn, VirtualClock
-from governor_sim.offline import build_environment
-from governor_sim.runner import FakeLambdaContext, deliver_event
-from governor_sim.slack_server import SlackWebhookServer
+from governor_client.amt import AmtStandIn, VirtualClock
+from governor_client.offline.environment import build_environment
+from governor_client.offline.slack_server import SlackWebhookServer
+from governor_client.simulator.runner import FakeLambdaContext, deliver_event
 from tests.integration.conftest import T0, World
 from tests.integration.test_accrued_budgets import P3_8X, LongTrials, big_job, run_sweep
 from tests.integration.test_governance import decisions, use_policy

@@ -26,11 +26,11 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from governor_sim.amt import DefaultTrialBehaviour
-from governor_sim.requests import tuning_request
-from governor_sim.runner import Delivery
-from governor_sim.simulation import CreateTuningJob, RetryPolicy, Scenario, Simulation, SimulationResult
-from governor_sim.slack_server import SlackWebhookServer
+from governor_client.amt import DefaultTrialBehaviour
+from governor_client.offline.slack_server import SlackWebhookServer
+from governor_client.simulator.requests import tuning_request
+from governor_client.simulator.runner import Delivery
+from governor_client.simulator.simulation import CreateTuningJob, RetryPolicy, Scenario, Simulation, SimulationResult
 from tests.faults import FaultInjector, Phase, deliver_until_done, environment_clients, failed_for_good
 from tests.integration.conftest import World
 from tuning_governor.app.sweep.run import run_sweep

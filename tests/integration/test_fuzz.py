@@ -36,11 +36,11 @@ from moto import mock_aws
 
 import training_events
 import tuning_events
-from governor_sim.amt import AmtStandIn, VirtualClock
-from governor_sim.offline import OfflineEnvironment, build_environment
-from governor_sim.runner import FakeLambdaContext, deliver_event
-from governor_sim.scenarios import seed_tuning_request
-from governor_sim.simulation.quiet import quiet_handlers
+from governor_client.amt import AmtStandIn, VirtualClock
+from governor_client.offline.environment import OfflineEnvironment, build_environment
+from governor_client.simulator.runner import FakeLambdaContext, deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
+from governor_client.simulator.simulation.quiet import quiet_handlers
 from tests.fuzzing import EventFuzzer, Fuzzed
 from tuning_governor.errors import Disposition, GovernorError
 from tuning_governor.models.events import TUNING_DETAIL_TYPE

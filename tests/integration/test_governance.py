@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from governor_sim.runner import deliver_event
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.runner import deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tuning_governor.governance.job import job_facts
 from tuning_governor.policy import Policy, parse_policy

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim.report import collect, write_report
+from governor_client.report.page import collect, write_report
 from tests.integration.conftest import World
 from tests.integration.test_governance import ENFORCE, _budget_job, launch_two_teams
 
@@ -150,7 +150,7 @@ def test_the_account_view_stacks_every_team_against_the_quota_and_marks_the_brea
     # Then one account view per instance type is drawn, beside the page and on it
     assert (page.parent / "account-ml.p3.2xlarge.png").exists()
     assert "Instances against the quota" in text
-    from governor_sim.pictures.account import account_usage
+    from governor_client.report.pictures.account import account_usage
 
     usage = account_usage(collect(store))["ml.p3.2xlarge"]
     # ... usage by team and job, the quota the governor applied, and the arrival that breached it
@@ -170,7 +170,7 @@ def test_a_job_stopped_on_arrival_has_no_empty_cost_plot(world: World, tmp_path:
     page = write_report(world.env.services.store, tmp_path / "r", title="t", job="team-b-hpo")
     assert sorted(p.name for p in page.parent.glob("*.png")) == ["account-ml.p3.2xlarge.png"]
     # (one job's page still shows the account: vision's reservation is what speech's arrival did not fit beside)
-    from governor_sim.pictures.account import account_usage, window
+    from governor_client.report.pictures.account import account_usage, window
 
     views = collect(world.env.services.store)
     shown = [v for v in views if v.name == "team-b-hpo"]

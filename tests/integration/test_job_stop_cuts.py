@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 
 JOB = "xgb-owner-stop"

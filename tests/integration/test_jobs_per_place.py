@@ -13,8 +13,8 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.runner import deliver_event
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.runner import deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tuning_governor.adapters.assumed_roles import AssumedRoles
 from tuning_governor.adapters.sagemaker import SageMakerGateway

@@ -7,8 +7,8 @@ import importlib.util
 from types import ModuleType
 from typing import Any
 
-from governor_sim.runner import deliver_all
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.runner import deliver_all
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 from tests.integration.conftest import World
 from tests.integration.test_governance import decisions, record_stop_calls, use_policy

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from governor_sim.runner import deliver_event
+from governor_client.simulator.runner import deliver_event
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import HOURLY, P3_8X, SWEEP_EVERY, LongTrials, big_job, run_sweep
 from tests.integration.test_governance import decisions, record_stop_calls, use_policy

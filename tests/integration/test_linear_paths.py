@@ -1,7 +1,7 @@
 """Work per event does not grow with a job's history, nor with the account's (issue 9, "Lean and linear").
 
 Every DynamoDB and SageMaker call the handlers make is counted through botocore's hooks on the clients
-the adapters use (governor_sim.metering): calls per operation, DynamoDB items read (``ScannedCount``
+the adapters use (governor_client.simulator.metering): calls per operation, DynamoDB items read (``ScannedCount``
 for a Query or Scan, one per key for a get) and written (one per PutItem/UpdateItem/DeleteItem, one
 per transaction entry). The same kind of event is measured on a job with 10 trials already recorded
 and on one with 200, and the arrival and the sweep with 5 and 50 finished jobs in the account.
@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 import pytest
 from moto import mock_aws
 
-from governor_sim.amt import AmtStandIn, VirtualClock
-from governor_sim.metering import (
+from governor_client.amt import AmtStandIn, VirtualClock
+from governor_client.offline.environment import build_environment
+from governor_client.simulator.metering import (
     Counts,
     Meter,
     deliver_measured,
@@ -25,8 +26,7 @@ from governor_sim.metering import (
     small_job_request,
     sweep_measured,
 )
-from governor_sim.offline import build_environment
-from governor_sim.runner import deliver_event
+from governor_client.simulator.runner import deliver_event
 from tests.conftest import REGION
 from tuning_governor.models.events import TUNING_DETAIL_TYPE
 from tuning_governor.policy import parse_policy

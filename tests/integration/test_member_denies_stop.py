@@ -21,8 +21,8 @@ from botocore.exceptions import ClientError
 
 import training_events
 import tuning_events
-from governor_sim.runner import FakeLambdaContext
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.runner import FakeLambdaContext
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tuning_governor.adapters.assumed_roles import AssumedRoles
 from tuning_governor.adapters.sagemaker import SageMakerGateway

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from governor_sim.offline import OfflineEnvironment, build_environment
-from governor_sim.runner import deliver_all, deliver_event
+from governor_client.offline.environment import OfflineEnvironment, build_environment
+from governor_client.simulator.runner import deliver_all, deliver_event
 from tests.conftest import load_event
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.policy import Policy

@@ -15,8 +15,8 @@ import pytest
 from aws_lambda_powertools.utilities.parameters import SSMProvider
 
 import budget_check
-from governor_sim.cli import main
-from governor_sim.runner import FakeLambdaContext, deliver_event
+from governor_client.__main__ import main
+from governor_client.simulator.runner import FakeLambdaContext, deliver_event
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import P3_8X, LongTrials, big_job, run_sweep
 from tests.integration.test_governance import decisions, record_stop_calls

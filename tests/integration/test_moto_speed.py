@@ -1,4 +1,4 @@
-"""``governor_sim.moto_speed`` keeps moto's DynamoDB behaviour: a cancelled transaction leaves every
+"""``governor_client.offline.moto_speed`` keeps moto's DynamoDB behaviour: a cancelled transaction leaves every
 item as it was, and each direct response is the document moto's serializer writes."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from governor_sim import moto_speed
-from governor_sim.offline import TABLE_NAME, create_table
+from governor_client.offline import moto_speed
+from governor_client.offline.environment import TABLE_NAME, create_table
 
 
 def _table_items(client: Any) -> list[dict[str, Any]]:

@@ -16,8 +16,8 @@ import pytest
 
 import budget_check
 import training_events
-from governor_sim.memory import MemoryStore
-from governor_sim.runner import FakeLambdaContext
+from governor_client.memory import MemoryStore
+from governor_client.simulator.runner import FakeLambdaContext
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, deliver, mid_month  # noqa: F401 - fixture
 from tests.integration.test_exactly_once import OneFault

@@ -20,8 +20,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from governor_sim.runner import deliver_event
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.runner import deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tuning_governor.adapters.assumed_roles import AssumedRoles
 from tuning_governor.adapters.sagemaker import SageMakerGateway

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from governor_sim import demo
-from governor_sim.cli import main
+from governor_client.__main__ import main
+from governor_client.demo import run as demo
 from tests.conftest import ROOT
 
 # One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.

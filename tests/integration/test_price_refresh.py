@@ -18,10 +18,10 @@ from botocore.exceptions import ReadTimeoutError
 from botocore.stub import Stubber
 
 import price_refresh
-from governor_sim.amt import AmtStandIn, VirtualClock
-from governor_sim.offline import OfflineEnvironment, build_environment
-from governor_sim.runner import deliver_all
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.amt import AmtStandIn, VirtualClock
+from governor_client.offline.environment import OfflineEnvironment, build_environment
+from governor_client.simulator.runner import deliver_all
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.price_list import answer, product, row
 from tuning_governor.adapters.pricing import PriceListGateway
 from tuning_governor.app.prices import RefreshServices

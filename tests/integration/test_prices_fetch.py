@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from governor_sim.check import check_request
-from governor_sim.check.result import CheckResult
-from governor_sim.cli import main
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.__main__ import main
+from governor_client.check import check_request
+from governor_client.check.result import CheckResult
+from governor_client.simulator.scenarios import seed_tuning_request
 from tuning_governor.domain.pricing import PriceCatalog, bundled_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,7 +136,7 @@ def test_aws_unreachable_is_one_line_and_exit_3(user_catalogue: Path) -> None:
 
 
 def test_an_offer_file_read_from_disk_gives_the_same_catalogue() -> None:
-    from governor_sim.prices_fetch import offer_catalog
+    from governor_client.prices.fetch import offer_catalog
 
     path = OFFERS / OFFER_PATH.format(region="us-west-2").lstrip("/")
     catalog = offer_catalog(json.loads(path.read_text()), "us-west-2", str(path), datetime(2026, 12, 2, tzinfo=UTC))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from governor_sim.cli import main
-from governor_sim.progress import progress_bar
+from governor_client.__main__ import main
+from governor_client.cli.progress import progress_bar
 from tests.conftest import ROOT
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_queue_requeue import _launch, _requeue_world, _run
 from tests.integration.test_queue_submission import P3, created_jobs, queue_world, record, request

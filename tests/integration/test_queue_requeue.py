@@ -10,8 +10,8 @@ import json
 import boto3
 import queue_submissions
 
-from governor_sim.runner import FakeLambdaContext, deliver_event
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.runner import FakeLambdaContext, deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.conftest import REGION
 from tests.integration.conftest import World
 from tests.integration.test_governance import P3_2X, record_stop_calls

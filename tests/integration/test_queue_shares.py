@@ -8,7 +8,7 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.scenarios import ROLE_ARN
+from governor_client.simulator.scenarios import ROLE_ARN
 from tests.conftest import REGION
 from tests.integration.conftest import World
 from tests.integration.test_queue_submission import (

@@ -19,10 +19,10 @@ import boto3
 import pytest
 import queue_submissions
 
-from governor_sim.memory import MemoryStore
-from governor_sim.runner import FakeLambdaContext, deliver_event
-from governor_sim.scenarios import ROLE_ARN, seed_tuning_request
-from governor_sim.submissions import StaticPrincipals, lambda_event, send_submission
+from governor_client.memory import MemoryStore
+from governor_client.simulator.runner import FakeLambdaContext, deliver_event
+from governor_client.simulator.scenarios import ROLE_ARN, seed_tuning_request
+from governor_client.submit.submissions import StaticPrincipals, lambda_event, send_submission
 from tests.conftest import REGION
 from tests.integration.conftest import World
 from tuning_governor.adapters.submissions import IamPrincipals, SageMakerLauncher
@@ -373,7 +373,7 @@ def test_a_request_without_an_instance_shape_is_refused_with_the_reason(queue_wo
 
 
 def test_a_standalone_training_job_ending_admits_the_request_waiting_for_its_instances(queue_world: Any) -> None:
-    from governor_sim.requests import training_job_request
+    from governor_client.simulator.requests import training_job_request
 
     world, queue, ids = queue_world
     services = world.env.services

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from governor_sim.offline import TABLE_NAME
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.offline.environment import TABLE_NAME
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tuning_governor.adapters.dynamodb import EXPIRY_ATTRIBUTE, GovernorStore
 from tuning_governor.policy import Policy

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from governor_sim.report import Account, collect, write_report
-from governor_sim.report_cli import add_arguments
+from governor_client.report.command import add_arguments
+from governor_client.report.page import Account, collect, write_report
 from tests.integration.conftest import World
 from tests.integration.test_jobs_per_place import HOME, MEMBER, NAME, _member_world, _request, _run
 

@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from governor_sim.offline import TABLE_NAME
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.offline.environment import TABLE_NAME
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tuning_governor.adapters.channels.slack import SlackNotifier
 from tuning_governor.domain.reports import Report

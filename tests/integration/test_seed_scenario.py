@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from governor_sim.runner import deliver_all, deliver_event
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.runner import deliver_all, deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 
 JOB = "xgb-churn-hb"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from governor_sim.cli import main
+from governor_client.__main__ import main
 from tests.conftest import ROOT
 
 # One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from governor_sim.cli import main
+from governor_client.__main__ import main
 
 SCENARIO = """\
 seed: 7

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import tuning_events
-from governor_sim.runner import FakeLambdaContext, deliver_event
+from governor_client.simulator.runner import FakeLambdaContext, deliver_event
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import LongTrials, big_job, run_sweep
 from tuning_governor.adapters.channels.slack import SlackNotifier

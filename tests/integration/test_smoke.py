@@ -8,7 +8,7 @@ from pathlib import Path
 
 import sweep
 import tuning_events
-from governor_sim.runner import FakeLambdaContext
+from governor_client.simulator.runner import FakeLambdaContext
 from tests.conftest import load_event
 from tests.integration.conftest import World
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from governor_sim.amt import TrialPlan
-from governor_sim.runner import deliver_all, deliver_event
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.amt import TrialPlan
+from governor_client.simulator.runner import deliver_all, deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_governance import decisions, record_stop_calls, use_policy
 from tests.integration.test_sweep_and_stop import run_sweep

@@ -18,8 +18,8 @@ from decimal import Decimal
 from typing import Any
 
 import budget_check
-from governor_sim.amt.plans import TrialPlan
-from governor_sim.runner import FakeLambdaContext, deliver_event
+from governor_client.amt.plans import TrialPlan
+from governor_client.simulator.runner import FakeLambdaContext, deliver_event
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import HOURLY, P3_8X, SWEEP_EVERY, big_job, run_sweep
 from tests.integration.test_governance import record_stop_calls, use_policy

@@ -8,8 +8,8 @@ from pathlib import Path
 import boto3
 import pytest
 
-from governor_sim.cli import main
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.__main__ import main
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.conftest import REGION
 from tuning_governor.app.queue.requests import read_record
 
@@ -85,6 +85,6 @@ def test_submit_takes_the_region_from_the_queue_url(
     ],
 )
 def test_queue_region_reads_the_url(url: str, region: str | None) -> None:
-    from governor_sim.submit_cli import queue_region
+    from governor_client.submit.command import queue_region
 
     assert queue_region(url) == region

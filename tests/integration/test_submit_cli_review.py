@@ -11,9 +11,9 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from governor_sim import submit_cli
-from governor_sim.cli import main
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.__main__ import main
+from governor_client.simulator.scenarios import seed_tuning_request
+from governor_client.submit import command as submit_cli
 from tests.conftest import REGION, ROOT
 
 DENIED_MESSAGE = (

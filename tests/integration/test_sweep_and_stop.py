@@ -11,9 +11,9 @@ from botocore.exceptions import ClientError
 
 import sweep
 import tuning_governor.app.sweep.warm_pools as warm_pools_module
-from governor_sim.amt import DefaultTrialBehaviour
-from governor_sim.runner import FakeLambdaContext, deliver_all, deliver_event
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.amt import DefaultTrialBehaviour
+from governor_client.simulator.runner import FakeLambdaContext, deliver_all, deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.standin.builders import training_job
 from tests.integration.test_governance import decisions, record_stop_calls, status, use_policy

@@ -13,8 +13,8 @@ from typing import Any
 
 import queue_submissions
 
-from governor_sim.requests import tuning_request
-from governor_sim.runner import FakeLambdaContext, deliver_event
+from governor_client.simulator.requests import tuning_request
+from governor_client.simulator.runner import FakeLambdaContext, deliver_event
 from tests.integration.conftest import World
 from tests.integration.test_queue_requeue import _launch, _requeue_world
 from tuning_governor.app.queue.admission import QueueServices

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim.runner import deliver_event
+from governor_client.simulator.runner import deliver_event
 from tests.integration.conftest import T0, World
 from tests.integration.test_accrued_budgets import count_calls, deliver, run_sweep
 from tests.integration.test_governance import decisions, record_stop_calls, use_policy

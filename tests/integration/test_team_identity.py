@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from governor_sim.amt import AmtStandIn, VirtualClock
-from governor_sim.offline import build_environment
-from governor_sim.slack_server import SlackWebhookServer
+from governor_client.amt import AmtStandIn, VirtualClock
+from governor_client.offline.environment import build_environment
+from governor_client.offline.slack_server import SlackWebhookServer
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import P3_8X, SWEEP_EVERY, LongTrials, big_job, deliver, run_sweep
 from tests.integration.test_governance import decisions, record_stop_calls, use_policy

@@ -9,7 +9,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from governor_sim.replay.run import replay_lines
+from governor_client.replay.run import replay_lines
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import SWEEP_EVERY, LongTrials, big_job, deliver, mid_month, run_sweep
 from tests.integration.test_governance import decisions, use_policy

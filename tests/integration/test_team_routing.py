@@ -13,11 +13,11 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.amt import AmtStandIn, VirtualClock
-from governor_sim.offline import build_environment, subscribe_queue
-from governor_sim.runner import deliver_event
-from governor_sim.scenarios import seed_tuning_request
-from governor_sim.slack_server import SlackWebhookServer
+from governor_client.amt import AmtStandIn, VirtualClock
+from governor_client.offline.environment import build_environment, subscribe_queue
+from governor_client.offline.slack_server import SlackWebhookServer
+from governor_client.simulator.runner import deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import T0, World
 from tests.integration.test_exactly_once import run_redelivering, sweep_later
 from tests.integration.test_governance import record_stop_calls, use_policy

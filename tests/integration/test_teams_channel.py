@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 import boto3
 import pytest
 
-from governor_sim.memory import MemoryStore
-from governor_sim.slack_server import SlackWebhookServer
+from governor_client.memory import MemoryStore
+from governor_client.offline.slack_server import SlackWebhookServer
 from tuning_governor.adapters.channels import ChannelClients, ChannelNotifiers
 from tuning_governor.adapters.channels.msteams import CARD_CONTENT_TYPE, escape_markdown, render_card
 from tuning_governor.app.services import Services

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from governor_sim.amt import TrialPlan
-from governor_sim.runner import deliver_event
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.amt import TrialPlan
+from governor_client.simulator.runner import deliver_event
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.conftest import World
 from tests.integration.test_accrued_budgets import P3_8X, LongTrials
 from tests.integration.test_governance import decisions, record_stop_calls, use_policy

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from governor_sim.cli import main
+from governor_client.__main__ import main
 from tests.integration.conftest import World
 
 POLICY = """\

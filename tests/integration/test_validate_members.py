@@ -16,9 +16,9 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-import governor_sim.cli_aws
-from governor_sim.cli import main
-from governor_sim.validate.members import FORWARDING
+import governor_client.cli.aws
+from governor_client.__main__ import main
+from governor_client.validate.members import FORWARDING
 from tests.integration.conftest import World
 
 GOOD, NO_RULE, DENIED = "313131313131", "323232323232", "343434343434"
@@ -71,13 +71,13 @@ def _deploy_rules(account: str, detail_types: list[str]) -> None:
 def members(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     _deploy_rules(GOOD, list(FORWARDING))
     _deploy_rules(NO_RULE, ["SageMaker HyperParameter Tuning Job State Change"])
-    real = governor_sim.cli_aws.cli_client
+    real = governor_client.cli.aws.cli_client
 
     def cli_client(service: str, region: str | None = None, **kwargs: Any) -> Any:
         made = real(service, region, **kwargs)
         return _RefusingSts(made) if service == "sts" else made
 
-    monkeypatch.setattr(governor_sim.cli_aws, "cli_client", cli_client)
+    monkeypatch.setattr(governor_client.cli.aws, "cli_client", cli_client)
     path = tmp_path / "policy.yaml"
     path.write_text(POLICY)
     return path

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from governor_sim import running_cost
+from governor_client.prices import running_cost
 from tests.template.cfn import channel_secret_parameters, resources_of_type
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,9 +44,11 @@ def test_the_scp_denies_the_policys_governance_tags_to_everyone_but_the_platform
 
 def test_the_readme_cost_table_is_what_the_script_computes_today(cfn_template: dict[str, Any]) -> None:
     printed = subprocess.run(
-        [sys.executable, "-m", "governor_sim.running_cost"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "governor_client.prices.running_cost"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    assert printed in README, "README's running-cost table is stale: paste `python -m governor_sim.running_cost`"
+    assert printed in README, (
+        "README's running-cost table is stale: paste `python -m governor_client.prices.running_cost`"
+    )
     # and the script counts the alarms the template really has (a single-account deploy's: organisation
     # mode adds its unmanaged-member alarm)
     alarms = {

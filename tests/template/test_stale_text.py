@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from governor_sim.offline import store_kind
+from governor_client.offline.environment import store_kind
 from tuning_governor.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governor_sim.check import check_request
-from governor_sim.requests import tuning_request
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.check import check_request
+from governor_client.simulator.requests import tuning_request
+from governor_client.simulator.scenarios import seed_tuning_request
 from tuning_governor.domain.pricing import bundled_catalog
 from tuning_governor.policy import parse_policy
 
@@ -184,7 +184,7 @@ def test_prioritized_instance_configs_cost_the_dearest_in_the_worst_case() -> No
 
 @pytest.mark.parametrize("status", ["ok", "warnings", "refused", "invalid"])
 def test_every_status_has_its_exit_code(status: str) -> None:
-    from governor_sim.check.result import EXIT_CODES
+    from governor_client.check.result import EXIT_CODES
 
     assert EXIT_CODES[status] == {"ok": 0, "warnings": 1, "refused": 2, "invalid": 2}[status]
 
@@ -192,12 +192,12 @@ def test_every_status_has_its_exit_code(status: str) -> None:
 def test_the_published_schema_is_the_results_own() -> None:
     import json
 
-    from governor_sim.check import json_schema
+    from governor_client.check import json_schema
     from tests.conftest import ROOT
 
     published = json.loads((ROOT / "docs" / "check-result.schema.json").read_text(encoding="utf-8"))
     assert published == json.loads(json.dumps(json_schema(), sort_keys=True)), (
-        "docs/check-result.schema.json is stale: run `python -m governor_sim.check > docs/check-result.schema.json`"
+        "docs/check-result.schema.json is stale: run `python -m governor_client.check > docs/check-result.schema.json`"
     )
 
 
@@ -227,7 +227,7 @@ def _waiting(name: str, team: str, parallel: int, minutes_ago: int) -> Any:
 
 
 def test_submitted_a_request_that_can_never_fit_its_teams_share_is_refused_with_the_reason() -> None:
-    from governor_sim.check import SubmissionQueue
+    from governor_client.check import SubmissionQueue
 
     # 4 x 3 = 12 ml.m5.xlarge: within the quota of 16, above churn's RESERVE share of 8
     result = check_request(seed_tuning_request(), SHARED, queue=SubmissionQueue(SHARED))
@@ -236,7 +236,7 @@ def test_submitted_a_request_that_can_never_fit_its_teams_share_is_refused_with_
 
 
 def test_submitted_a_request_that_fits_later_is_queued_with_its_position_and_what_it_waits_behind() -> None:
-    from governor_sim.check import SubmissionQueue
+    from governor_client.check import SubmissionQueue
 
     # churn's share is full (8 running) and a churn request is already waiting
     held = [_holder("churn-running", "churn", 8)]
@@ -247,7 +247,7 @@ def test_submitted_a_request_that_fits_later_is_queued_with_its_position_and_wha
 
 
 def test_submitted_with_consent_a_request_is_created_now_with_the_parallelism_that_fits() -> None:
-    from governor_sim.check import SubmissionQueue
+    from governor_client.check import SubmissionQueue
 
     held = [_holder("churn-running", "churn", 5)]  # 3 of churn's 8 idle: one trial of 3 instances
     queue = SubmissionQueue(SHARED, held, fit_to_share=True)

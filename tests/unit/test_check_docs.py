@@ -18,7 +18,7 @@ def _script() -> ModuleType:
 
 
 def test_the_example_requests_are_the_seed_and_its_variants() -> None:
-    from governor_sim.scenarios import seed_tuning_request
+    from governor_client.simulator.scenarios import seed_tuning_request
 
     seed = json.loads((ROOT / "docs" / "examples" / "check" / "seed.json").read_text(encoding="utf-8"))
     assert seed == seed_tuning_request()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from governor_sim.check import SubmissionQueue, check_request
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.check import SubmissionQueue, check_request
+from governor_client.simulator.scenarios import seed_tuning_request
 from tuning_governor.policy import parse_policy
 
 POLICY = "mode: enforce\nquotas: {ml.p3.2xlarge: 8}\nteams:\n  churn:\n    instances: {ml.p3.2xlarge: 4}\n"

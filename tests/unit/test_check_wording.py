@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from governor_sim.check.validation import model_findings
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.check.validation import model_findings
+from governor_client.simulator.scenarios import seed_tuning_request
 
 
 def _finding(path: str, request: dict[str, object]) -> str:

@@ -8,7 +8,7 @@ import io
 import pytest
 from botocore.exceptions import ClientError
 
-from governor_sim.cli_errors import CommandError, ExitCode, classify, fail
+from governor_client.cli.errors import CommandError, ExitCode, classify, fail
 
 
 def _client_error(code: str, message: str = "m") -> ClientError:

@@ -59,10 +59,10 @@ class Block(importlib.abc.MetaPathFinder):
             raise ImportError(f"{name} is a dev-only package")
         return None
 sys.meta_path.insert(0, Block())
-import governor_sim
-for module in pkgutil.walk_packages(governor_sim.__path__, "governor_sim."):
+import governor_client
+for module in pkgutil.walk_packages(governor_client.__path__, "governor_client."):
     importlib.import_module(module.name)
-from governor_sim.cli import main
+from governor_client.__main__ import main
 raise SystemExit(main(["--help"]))
 """
 

@@ -10,19 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 
 # A fresh interpreter: what ``main(argv)`` imported, printed as JSON after its exit status.
 IMPORTS = """
 import contextlib, io, json, sys
-from governor_sim.cli import main
+from governor_client.__main__ import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main(sys.argv[1:])
 heavy = sorted({m.split(".")[0] for m in sys.modules} & {"moto", "pydantic", "boto3", "yaml", "tuning_governor",
                                                       "matplotlib", "jinja2", "rich", "aws_lambda_powertools"})
-loaded = sorted(m for m in sys.modules if m.startswith("governor_sim."))
+loaded = sorted(m for m in sys.modules if m.startswith("governor_client."))
 print(json.dumps({"code": code, "out": out.getvalue(), "heavy": heavy, "loaded": loaded}))
 """
 
@@ -42,7 +42,7 @@ def test_help_and_version_import_no_command(argv: list[str]) -> None:
 
     assert report["code"] == 0
     assert report["heavy"] == []
-    assert report["loaded"] == ["governor_sim.cli", "governor_sim.cli_errors"]
+    assert report["loaded"] == ["governor_client.__main__", "governor_client.cli", "governor_client.cli.errors"]
 
 
 def test_version_names_the_installed_distribution() -> None:
@@ -60,7 +60,12 @@ def test_a_command_loads_only_its_own_module() -> None:
     assert report["code"] == 0
     assert "simulate [-h]" in str(report["out"])
     loaded = set(report["loaded"])  # type: ignore[arg-type]
-    assert not loaded & {"governor_sim.replay", "governor_sim.check", "governor_sim.report", "governor_sim.validate"}
+    assert not loaded & {
+        "governor_client.replay",
+        "governor_client.check",
+        "governor_client.report.page",
+        "governor_client.validate",
+    }
 
 
 def test_top_help_lists_every_command() -> None:
@@ -76,7 +81,7 @@ def test_a_closed_pipe_exits_quietly_with_the_commands_own_status(tmp_path: Path
     request["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxParallelTrainingJobs"] = 40
     (tmp_path / "request.json").write_text(json.dumps(request), encoding="utf-8")
     (tmp_path / "policy.yaml").write_text("quotas: {ml.m5.xlarge: 8}\n", encoding="utf-8")
-    argv = [sys.executable, "-m", "governor_sim.cli", "check", "request.json", "--policy", "policy.yaml"]
+    argv = [sys.executable, "-m", "governor_client", "check", "request.json", "--policy", "policy.yaml"]
     whole = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False)  # noqa: S603
     assert whole.returncode == 2 and whole.stdout, whole.stderr
 
@@ -95,9 +100,9 @@ def test_a_closed_pipe_exits_quietly_with_the_commands_own_status(tmp_path: Path
 def test_the_version_constant_is_pyprojects() -> None:
     import tomllib
 
-    import governor_sim
+    import governor_client
 
-    assert governor_sim.__version__ == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert governor_client.__version__ == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
 def test_a_command_does_not_load_the_x_ray_sdk(tmp_path: Path) -> None:
@@ -111,7 +116,7 @@ def test_a_command_does_not_load_the_x_ray_sdk(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import contextlib, io, sys; from governor_sim.cli import main\n"
+            "import contextlib, io, sys; from governor_client.__main__ import main\n"
             "with contextlib.redirect_stdout(io.StringIO()): main(['validate', sys.argv[1]])\n"
             "print(sorted(m for m in sys.modules if m.startswith('aws_xray_sdk')))",
             str(tmp_path / "policy.yaml"),
@@ -127,6 +132,6 @@ def test_a_command_does_not_load_the_x_ray_sdk(tmp_path: Path) -> None:
 
 
 def test_demo_runs_through_its_runner() -> None:
-    from governor_sim.cli import _demo, build_parser
+    from governor_client.__main__ import _demo, build_parser
 
     assert build_parser(["demo"]).parse_args(["demo"]).command is _demo

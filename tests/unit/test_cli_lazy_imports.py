@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 
 # A fresh interpreter: main(argv)'s exit status and every module it imported, as JSON.
 MODULES = """
 import contextlib, io, json, sys
-from governor_sim.cli import main
+from governor_client.__main__ import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = main(sys.argv[1:])
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
@@ -56,12 +56,12 @@ def test_a_usage_error_loads_no_command_machinery(argv: list[str], tmp_path: Pat
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["prices", "--help"], ["prices", "fetch", "--help"]])
 def test_help_loads_no_command_machinery(argv: list[str], tmp_path: Path) -> None:
-    # The prices command's arguments live in a module of argparse alone (governor_sim.prices_cli)
+    # The prices command's arguments live in a module of argparse alone (governor_client.prices.command)
     code, modules = _modules(tmp_path, *argv)
 
     assert code == 0
     assert _loaded(modules, *SIMULATOR_AND_PICTURES, "pydantic", "botocore") == []
-    assert _under(modules, "tuning_governor", "governor_sim.prices_fetch", "governor_sim.prices_export") == []
+    assert _under(modules, "tuning_governor", "governor_client.prices.fetch", "governor_client.prices.export") == []
 
 
 @pytest.mark.parametrize("name", ["replay", "validate", "report", "simulate", "check", "submit", "demo"])
@@ -84,7 +84,15 @@ def test_a_request_sagemakers_model_refuses_loads_only_the_model(tmp_path: Path)
     assert code == 2
     assert _loaded(modules, *SIMULATOR_AND_PICTURES) == []
     assert _under(modules, "tuning_governor.app", "tuning_governor.adapters", "tuning_governor.policy.model") == []
-    assert _under(modules, "governor_sim.validate.account", "governor_sim.check.verdict", "governor_sim.offline") == []
+    assert (
+        _under(
+            modules,
+            "governor_client.validate.account",
+            "governor_client.check.verdict",
+            "governor_client.offline.environment",
+        )
+        == []
+    )
 
 
 def test_a_submission_sagemakers_model_refuses_loads_only_the_model(tmp_path: Path) -> None:
@@ -109,7 +117,7 @@ def test_a_broken_policy_loads_neither_botocore_nor_the_semantic_checks(tmp_path
     assert _loaded(modules, *SIMULATOR_AND_PICTURES) == []
     # (the package botocore alone is the Powertools logger's: it reads its version)
     assert _under(modules, "botocore.loaders", "botocore.model", "botocore.session", "botocore.client") == []
-    assert _under(modules, "governor_sim.validate.checks", "governor_sim.validate.account") == []
+    assert _under(modules, "governor_client.validate.checks", "governor_client.validate.account") == []
     assert _under(modules, "tuning_governor.adapters", "tuning_governor.app", "tuning_governor.policy.routing") == []
 
 
@@ -119,7 +127,7 @@ def test_the_lazy_packages_still_export_their_api() -> None:
         [
             sys.executable,
             "-c",
-            "import governor_sim.check as c, governor_sim.validate as v, governor_sim.replay as r,"
+            "import governor_client.check as c, governor_client.validate as v, governor_client.replay as r,"
             " tuning_governor.policy as p\n"
             "for m in (c, v, r, p):\n"
             "    for name in m.__all__: getattr(m, name)\n"

@@ -21,15 +21,18 @@ from tuning_governor.policy.model import Policy
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = sorted([ROOT / "README.md", *ROOT.glob("docs/**/*.md")])
 #: Where a path a doc gives may be rooted: the repository, the layer's and the client's packages.
-PATH_ROOTS = (ROOT, ROOT / "layers/governor/tuning_governor", ROOT / "client/governor_sim", ROOT / "layers/governor")
-PACKAGES = {"tuning_governor": ROOT / "layers/governor/tuning_governor", "governor_sim": ROOT / "client/governor_sim"}
+PATH_ROOTS = (ROOT, ROOT / "layers/governor/tuning_governor", ROOT / "client/governor_client", ROOT / "layers/governor")
+PACKAGES = {
+    "tuning_governor": ROOT / "layers/governor/tuning_governor",
+    "governor_client": ROOT / "client/governor_client",
+}
 _CODE = re.compile(r"`([^`\n]+)`")
 #: A path into the tree: under one of its source folders (a page or a file the governor writes is not).
 _PATH = re.compile(
     r"^((app|governance|adapters|domain|models|policy|ports|layers|client|functions|scripts|benchmarks|tests|docs"
     r"|examples|events)/[\w./-]+|test_\w+\.py)(::\w+)?$"
 )
-_DOTTED = re.compile(r"^(tuning_governor|governor_sim)(\.\w+)+$")
+_DOTTED = re.compile(r"^(tuning_governor|governor_client)(\.\w+)+$")
 _COMMAND = re.compile(r"^tuning-governor ([a-z][a-z-]*)")
 #: A policy key: a section of the policy, then the keys (or a mapping's ``<placeholder>``) below it.
 _POLICY_KEY = re.compile(rf"^({'|'.join(Policy.model_fields)})\.([\w<>.-]+)(:|$| )")
@@ -91,7 +94,7 @@ def _dotted_exists(cited: str) -> bool:
 def _commands() -> set[str]:
     """The CLI's commands, as its own ``--help`` lists them."""
     shown = subprocess.run(
-        [sys.executable, "-m", "governor_sim.cli", "--help"], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-m", "governor_client", "--help"], capture_output=True, text=True, check=True, timeout=120
     ).stdout
     listing = shown.split("commands:", 1)[1]
     return set(re.findall(r"^ {4}([a-z][a-z-]*) {2,}\S", listing, re.MULTILINE))
@@ -169,7 +172,7 @@ def test_every_cited_command_is_a_command_of_the_cli() -> None:
 
 
 def test_every_cited_option_is_an_option_of_its_command() -> None:
-    from governor_sim.cli import build_parser
+    from governor_client.__main__ import build_parser
 
     options = dict(_options(build_parser()))
     unknown = {

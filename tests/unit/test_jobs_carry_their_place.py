@@ -97,7 +97,7 @@ def test_a_tag_change_is_looked_up_under_the_key_of_the_place_its_arn_names(plac
 
 
 def test_the_queue_consumer_releases_a_member_jobs_reservation_in_its_own_ledger() -> None:
-    from governor_sim.memory import MemoryStore
+    from governor_client.memory import MemoryStore
     from tests.contract.conftest import reservation
     from tuning_governor.app.queue.admission import QueueServices
     from tuning_governor.app.queue.consumer import process_queue_event

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.scenarios import seed_tuning_request
 from tuning_governor.domain.large_batch import (
     BatchFinding,
     LargeBatchSettings,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim.check.validation import model_findings
+from governor_client.check.validation import model_findings
 from tests.conftest import ROOT
 from tuning_governor.domain.large_batch import findings
 
@@ -56,7 +56,7 @@ def test_each_fixture_names_its_source_and_is_a_request_botocore_would_send(name
 
 
 def test_the_corpus_has_forty_requests_and_the_seed_job_unlabelled() -> None:
-    from governor_sim.scenarios import seed_tuning_request
+    from governor_client.simulator.scenarios import seed_tuning_request
 
     assert len(FIXTURES) >= 40
     seed = dict(FIXTURES)["seed-xgboost-hyperband"]

@@ -8,8 +8,8 @@ import json
 from decimal import Decimal
 from types import ModuleType
 
-from governor_sim.check import check_request
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.check import check_request
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.builders import job_facts
 from tests.conftest import ROOT
 from tuning_governor.domain.large_batch import findings

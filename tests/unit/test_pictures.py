@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from governor_sim.replay.figures import StopRow
-from governor_sim.replay.timeline import SpendPoint
-from governor_sim.report import JobView
+from governor_client.replay.figures import StopRow
+from governor_client.replay.timeline import SpendPoint
+from governor_client.report.page import JobView
 from tuning_governor.models.records import TrialRecord
 from tuning_governor.policy import parse_policy
 
@@ -101,7 +101,7 @@ def test_the_cost_plot_marks_the_earliest_stop_not_the_first_in_key_order_and_th
     job = view([trial(n, end=20 + 3 * n) for n in range(8)], decisions, budget_check_at=at(47).isoformat())
     # Then the job's stop is the earliest one
     assert job.stop == (at(43.75), "team-budget: stopped")
-    from governor_sim.pictures.job import cost_figure
+    from governor_client.report.pictures.job import cost_figure
 
     figure = cost_figure(job)
     assert figure is not None
@@ -114,7 +114,7 @@ def test_the_cost_plot_marks_the_earliest_stop_not_the_first_in_key_order_and_th
 
 
 def test_a_job_stopped_on_arrival_gets_no_cost_plot_but_a_sentence() -> None:
-    from governor_sim.pictures.job import cost_figure, job_note
+    from governor_client.report.pictures.job import cost_figure, job_note
 
     job = view([], [decision("concurrency", "stopped", at(10))])
     assert cost_figure(job) is None
@@ -122,7 +122,7 @@ def test_a_job_stopped_on_arrival_gets_no_cost_plot_but_a_sentence() -> None:
 
 
 def test_the_cost_axes_span_the_job_and_start_at_zero_dollars() -> None:
-    from governor_sim.pictures.job import cost_figure
+    from governor_client.report.pictures.job import cost_figure
 
     job = view([trial(1, end=20, cost=0.04), trial(2, end=25, cost=0.02)], [])
     figure = cost_figure(job)
@@ -137,7 +137,7 @@ def test_the_cost_axes_span_the_job_and_start_at_zero_dollars() -> None:
 
 
 def test_hyperband_trials_stopped_early_are_drawn_apart_from_completed_ones() -> None:
-    from governor_sim.pictures.job import objective_figure
+    from governor_client.report.pictures.job import objective_figure
 
     trials = [trial(1, end=20, value=0.6), trial(2, status="Stopped", end=22, value=0.52), trial(3, end=30, value=0.8)]
     figure = objective_figure(view(trials, [], status="Completed"))
@@ -149,7 +149,7 @@ def test_hyperband_trials_stopped_early_are_drawn_apart_from_completed_ones() ->
 
 
 def test_team_spend_is_one_panel_per_team_so_a_small_team_is_readable_beside_a_large_one() -> None:
-    from governor_sim.pictures.spend import spend_figure
+    from governor_client.report.pictures.spend import spend_figure
 
     policy = parse_policy("teams: {nlp: {monthly_budget_usd: 20000}, speech: {monthly_budget_usd: 40}}", "t")
 

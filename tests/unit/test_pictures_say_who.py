@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from governor_sim.replay.timeline import SpendPoint
+from governor_client.replay.timeline import SpendPoint
 from tests.unit.test_pictures import assert_legends_off_the_data, at, decision, trial, view
 from tuning_governor.policy import parse_policy
 
@@ -15,7 +15,7 @@ pytest.importorskip("matplotlib")
 
 
 def test_a_would_stop_in_monitor_mode_is_drawn_as_a_would_stop_not_a_stop() -> None:
-    from governor_sim.pictures.job import cost_figure
+    from governor_client.report.pictures.job import cost_figure
 
     # Given nlp-bert-pilot in monitor mode: a budget would-stop at 09:31, nothing stopped, the job ran on
     job = view(
@@ -33,7 +33,7 @@ def test_a_would_stop_in_monitor_mode_is_drawn_as_a_would_stop_not_a_stop() -> N
 
 
 def test_trials_are_cut_by_the_jobs_stop_only_when_the_job_was_really_stopped_while_they_ran() -> None:
-    from governor_sim.pictures.job import trial_kind
+    from governor_client.report.pictures.job import trial_kind
 
     stop = at(49)
     running_at_stop = trial(1, status="Stopped", end=50)  # started 09:40, ended after the stop
@@ -44,7 +44,7 @@ def test_trials_are_cut_by_the_jobs_stop_only_when_the_job_was_really_stopped_wh
 
 
 def test_a_replayed_stop_cuts_no_trial_of_the_history_that_ran_on() -> None:
-    from governor_sim.pictures.job import objective_figure
+    from governor_client.report.pictures.job import objective_figure
 
     # Given a replay: the policy stopped the job at 09:49, but the captured history ran on (Completed),
     # and Hyperband stopped trials early after that time
@@ -60,7 +60,7 @@ def test_a_replayed_stop_cuts_no_trial_of_the_history_that_ran_on() -> None:
 
 
 def test_a_small_teams_panel_keeps_its_own_scale_when_its_budget_is_far_above_and_still_says_the_budget() -> None:
-    from governor_sim.pictures.spend import spend_figure
+    from governor_client.report.pictures.spend import spend_figure
 
     policy = parse_policy("teams: {vision: {monthly_budget_usd: 20000}}", "t")
     points = [

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from governor_sim.cli import main
+from governor_client.__main__ import main
 from tuning_governor.domain.shares import ShareTerms
 from tuning_governor.policy import PolicyError
 from tuning_governor.policy.document import parse_policy

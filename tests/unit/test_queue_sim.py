@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from governor_sim.queue_sim.__main__ import main
-from governor_sim.queue_sim.engine import MODES, simulate
-from governor_sim.queue_sim.table import _day_use, measure
-from governor_sim.queue_sim.workload import TEAMS, arrivals
+from governor_client.simulator.queue_study.__main__ import main
+from governor_client.simulator.queue_study.engine import MODES, simulate
+from governor_client.simulator.queue_study.table import _day_use, measure
+from governor_client.simulator.queue_study.workload import TEAMS, arrivals
 
 SEEDS = (1, 2, 3, 4, 5)
 

@@ -1,14 +1,14 @@
 """How the handler-driven Must-show table counts what happened to one arrival on the stand-in
-(client/governor_sim/queue_sim/chains.py): a job stopped for capacity is KILLED only when its work ends
+(client/governor_client/simulator/queue_study/chains.py): a job stopped for capacity is KILLED only when its work ends
 lost; a preempted job resumed to completion is not; trials are counted over the whole resume chain."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from governor_sim.queue_sim.chains import JobRecord, TrialRecord, account
-from governor_sim.queue_sim.usage import render_usage, usage_by_block
-from governor_sim.queue_sim.workload import START, Job
+from governor_client.simulator.queue_study.chains import JobRecord, TrialRecord, account
+from governor_client.simulator.queue_study.usage import render_usage, usage_by_block
+from governor_client.simulator.queue_study.workload import START, Job
 
 ARRIVAL = Job("vision-001", "vision", START, max_parallel=4, instances=2, trials=10, trial_minutes=60, priority=0)
 

@@ -92,7 +92,7 @@ def test_a_policy_key_without_a_description_fails_the_generation() -> None:
 def test_every_subcommand_and_option_of_the_cli_is_on_the_page() -> None:
     import argparse
 
-    from governor_sim.cli import SUBCOMMANDS, build_parser
+    from governor_client.__main__ import SUBCOMMANDS, build_parser
 
     page = _page("docs/reference/cli.md")
     cli_docs = _script("cli_docs")

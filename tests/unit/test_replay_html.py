@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from governor_sim.replay.figures import decided_by, job_savings, stop_rows
-from governor_sim.replay.model import (
+from governor_client.replay.figures import decided_by, job_savings, stop_rows
+from governor_client.replay.model import (
     ActionResult,
     DecisionResult,
     EarlyStoppingResult,

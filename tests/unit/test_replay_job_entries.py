@@ -10,7 +10,7 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 from pydantic import ValidationError
 
-from governor_sim.replay.model import JobResult, ReplayResult, result_schema
+from governor_client.replay.model import JobResult, ReplayResult, result_schema
 
 T = "2026-11-30T10:00:00Z"
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from governor_sim.replay.model import (
+from governor_client.replay.model import (
     ReplayResult,
     avoidable_cost,
     schema_text,
@@ -54,7 +54,7 @@ def trial(start_min: float | None, end_min: float | None, cost: str | None, bill
 def test_the_checked_in_schema_is_generated_from_the_model() -> None:
     assert SCHEMA.read_text() == schema_text(), (
         "docs/replay-result.schema.json is stale: run"
-        " `.venv/bin/python -m governor_sim.replay.schema > docs/replay-result.schema.json`"
+        " `.venv/bin/python -m governor_client.replay.schema > docs/replay-result.schema.json`"
     )
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim.slack_server import SlackWebhookServer
+from governor_client.offline.slack_server import SlackWebhookServer
 from tuning_governor.adapters.channels.slack import SlackNotifier
 from tuning_governor.domain.reports import Report, decision_report
 

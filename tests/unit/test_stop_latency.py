@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from governor_sim.memory import MemoryStore
+from governor_client.memory import MemoryStore
 from tests.builders import facts_builder
 from tuning_governor.app.stop_latencies import learn_stop_latency
 from tuning_governor.domain import stop_latency

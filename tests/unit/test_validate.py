@@ -9,8 +9,8 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
-from governor_sim import validate
-from governor_sim.cli import main
+from governor_client import validate
+from governor_client.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "docs" / "validate-result.schema.json"
@@ -145,7 +145,7 @@ def test_the_json_output_follows_the_published_schema(tmp_path: Path, capsys: py
     schema = json.loads(SCHEMA.read_text())
     assert schema == json.loads(json.dumps(validate.json_schema(), sort_keys=True)), (
         "docs/validate-result.schema.json is stale: run"
-        " `.venv/bin/python -m governor_sim.validate > docs/validate-result.schema.json`"
+        " `.venv/bin/python -m governor_client.validate > docs/validate-result.schema.json`"
     )
     for text in (GOOD, WARNED, BROKEN):
         _run(tmp_path, text, "--format", "json")

@@ -1,6 +1,6 @@
 """One live-disorder run, and its comparison with perfect delivery of the same scenario and seed.
 
-A run is the :class:`~governor_sim.simulation.Simulation` in enforce mode with the deployed schedule
+A run is the :class:`~governor_client.simulator.simulation.Simulation` in enforce mode with the deployed schedule
 (the sweep every 5 virtual minutes, the one-time budget checks at their time), under one delivery
 profile. What it yields is read from the stand-in, not from logs:
 
@@ -34,10 +34,10 @@ from typing import Any
 
 from moto import mock_aws
 
-from governor_sim.amt.tuning_job import SimTuningJob
-from governor_sim.delivery import DeliveryFaults
-from governor_sim.schedule import DEFAULT_SWEEP_EVERY
-from governor_sim.simulation import Simulation
+from governor_client.amt.tuning_job import SimTuningJob
+from governor_client.simulator.delivery import DeliveryFaults
+from governor_client.simulator.schedule import DEFAULT_SWEEP_EVERY
+from governor_client.simulator.simulation import Simulation
 from tuning_governor.app.events.tags import is_tag_event
 from tuning_governor.domain.resume import resume_name
 from tuning_governor.policy import parse_policy

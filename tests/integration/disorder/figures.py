@@ -13,7 +13,7 @@ import argparse
 import time
 import warnings
 
-from governor_sim.offline_env import use_offline_environment
+from governor_client.offline.env_vars import use_offline_environment
 
 use_offline_environment()
 

@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from governor_sim.amt import DefaultTrialBehaviour
-from governor_sim.requests import tuning_request
-from governor_sim.simulation import CreateTuningJob, Scenario, TagTuningJob
+from governor_client.amt import DefaultTrialBehaviour
+from governor_client.simulator.requests import tuning_request
+from governor_client.simulator.simulation import CreateTuningJob, Scenario, TagTuningJob
 
 P3_2X, P3_8X, M5 = "ml.p3.2xlarge", "ml.p3.8xlarge", "ml.m5.xlarge"
 

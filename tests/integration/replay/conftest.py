@@ -14,12 +14,12 @@ import boto3
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 from moto import mock_aws
 
-from governor_sim.amt import AmtStandIn, VirtualClock
-from governor_sim.delivery import DeliveryFaults
-from governor_sim.offline import build_environment
-from governor_sim.runner import deliver_all
-from governor_sim.simulation import Simulation
-from governor_sim.workload import many_jobs
+from governor_client.amt import AmtStandIn, VirtualClock
+from governor_client.offline.environment import build_environment
+from governor_client.simulator.delivery import DeliveryFaults
+from governor_client.simulator.runner import deliver_all
+from governor_client.simulator.simulation import Simulation
+from governor_client.simulator.workload import many_jobs
 from tests.conftest import ROOT
 from tuning_governor.models.records import JobSummary
 

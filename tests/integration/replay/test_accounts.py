@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from governor_sim.replay import replay_lines
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.replay import replay_lines
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.replay.conftest import Capture, capture
 from tuning_governor.policy import parse_policy
 

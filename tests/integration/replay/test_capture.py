@@ -20,11 +20,11 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.cli import main
-from governor_sim.replay import load_policy, replay_events, replay_file
-from governor_sim.replay.capture import records
-from governor_sim.replay.model import ReplayResult
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.__main__ import main
+from governor_client.replay import load_policy, replay_events, replay_file
+from governor_client.replay.capture import records
+from governor_client.replay.model import ReplayResult
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.replay.conftest import capture, write_jsonl
 
 # One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.

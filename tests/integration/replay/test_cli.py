@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from governor_sim.cli import main
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.__main__ import main
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 from tests.integration.replay.conftest import Capture, capture, schema_validator, write_jsonl
 
@@ -181,10 +181,10 @@ def test_an_unwritable_result_path_exits_2_before_replaying(
 @pytest.mark.parametrize(
     "command",
     [
-        [sys.executable, "-m", "governor_sim.cli"],
+        [sys.executable, "-m", "governor_client"],
         [str(Path(sys.executable).parent / "tuning-governor")],
     ],
-    ids=["python -m governor_sim.cli", "console script"],
+    ids=["python -m governor_client", "console script"],
 )
 def test_the_command_runs_as_a_program(history: Path, enforce_policy: Path, tmp_path: Path, command: list[str]) -> None:
     out = tmp_path / "result.json"

@@ -15,9 +15,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from governor_sim.cli import main
-from governor_sim.offline import create_table
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.__main__ import main
+from governor_client.offline.environment import create_table
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.replay.conftest import capture, write_jsonl
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.domain.pricing import CatalogFile, PriceListRow, RegionCatalog, bundled_catalog

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from governor_sim.replay import replay_lines
-from governor_sim.replay.model import JobResult, ReplayResult
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.replay import replay_lines
+from governor_client.replay.model import JobResult, ReplayResult
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.replay.conftest import Capture, capture
 from tuning_governor.models.records import JobSummary
 from tuning_governor.policy import Policy
@@ -38,7 +38,7 @@ def history() -> Capture:
 def noisy(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """EventBridge's at-least-once, unordered delivery applied to the captured stream."""
     try:
-        from governor_sim.delivery import DeliveryFaults, delivery_order
+        from governor_client.simulator.delivery import DeliveryFaults, delivery_order
     except ImportError:  # pragma: no cover - the delivery model is a colleague's module
         rng = random.Random(3)
         terminal = [e for e in events if e["detail"].get("HyperParameterTuningJobStatus") in TERMINAL]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim.replay import EventSourcedSageMaker, parse_line
+from governor_client.replay import EventSourcedSageMaker, parse_line
 from tests.conftest import load_event
 from tuning_governor.adapters.sagemaker import SageMakerGateway
 from tuning_governor.errors import JobNotFound, RejectedEvent

@@ -2,7 +2,7 @@
 
 ``replay_file`` reads the file twice: first to find each job's last line, then to replay it. The
 in-memory store drops a job's items, and the event-sourced SageMaker its state, once the job has
-settled (``governor_sim.replay.forget``). These tests hold the result to the one of a replay that
+settled (``governor_client.replay.forget``). These tests hold the result to the one of a replay that
 forgets nothing (``replay_lines`` without ``reread``), and check what keeps a job from being forgotten.
 """
 
@@ -17,10 +17,10 @@ from typing import Any, cast
 
 import pytest
 
-from governor_sim.memory import MemoryStore
-from governor_sim.replay import ReplayInputError, replay_file, replay_lines
-from governor_sim.replay.forget import settled
-from governor_sim.replay.lines import job_key_of, last_lines
+from governor_client.memory import MemoryStore
+from governor_client.replay import ReplayInputError, replay_file, replay_lines
+from governor_client.replay.forget import settled
+from governor_client.replay.lines import job_key_of, last_lines
 from tests.integration.replay.conftest import busy_account_log
 from tuning_governor.adapters.checks import PendingChecks
 from tuning_governor.domain.capacity import Ledger

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from governor_sim.cli import main
-from governor_sim.replay import load_policy, replay_file
-from governor_sim.replay.timeline import Timeline
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.__main__ import main
+from governor_client.replay import load_policy, replay_file
+from governor_client.replay.timeline import Timeline
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.conftest import ROOT
 from tests.integration.replay.conftest import capture, savings_by_hand, write_jsonl
 from tests.integration.replay.test_policies import price

@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from governor_sim.replay import DEFAULT_SWEEP_EVERY, replay_lines
-from governor_sim.replay.model import ReplayResult
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.replay import DEFAULT_SWEEP_EVERY, replay_lines
+from governor_client.replay.model import ReplayResult
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.replay.conftest import (
     TRAINING,
     TUNING,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim.replay import replay_file
+from governor_client.replay import replay_file
 from tests.conftest import EVENTS_DIR
 from tests.integration.replay.conftest import (
     billable_seconds,

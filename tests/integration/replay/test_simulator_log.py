@@ -6,9 +6,9 @@ from pathlib import Path
 
 from moto import mock_aws
 
-from governor_sim.delivery import DeliveryFaults
-from governor_sim.replay import replay_file
-from governor_sim.simulation import Simulation
+from governor_client.replay import replay_file
+from governor_client.simulator.delivery import DeliveryFaults
+from governor_client.simulator.simulation import Simulation
 from tests.integration.replay.test_equivalence import assert_same
 from tests.integration.simulator.conftest import teams_scenario
 from tuning_governor.policy import Policy

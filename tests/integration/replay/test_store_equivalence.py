@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from governor_sim.cli import main
+from governor_client.__main__ import main
 from tests.integration.replay.conftest import busy_account_log
 
 # One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.

@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
-from governor_sim.cli import build_parser, main
-from governor_sim.replay import (
+from governor_client.__main__ import build_parser, main
+from governor_client.replay import (
     DEFAULT_SWEEP_EVERY,
     DEFAULT_SWEEP_SCHEDULE,
     ReplayInputError,
     parse_sweep_every,
     replay_lines,
 )
-from governor_sim.replay.model import ReplayResult
+from governor_client.replay.model import ReplayResult
 from tests.conftest import load_event
 from tests.integration.replay.conftest import schema_validator, write_jsonl
 from tests.template.cfn import load_template

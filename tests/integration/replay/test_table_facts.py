@@ -9,11 +9,11 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.offline import create_table
-from governor_sim.replay.engine import Clock
-from governor_sim.replay.facts import read_table_facts
-from governor_sim.replay.lines import ReplayInputError
-from governor_sim.replay.sagemaker import EventSourcedSageMaker
+from governor_client.offline.environment import create_table
+from governor_client.replay.engine import Clock
+from governor_client.replay.facts import read_table_facts
+from governor_client.replay.lines import ReplayInputError
+from governor_client.replay.sagemaker import EventSourcedSageMaker
 from tests.conftest import load_event
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.store.jobs import job_attributes

@@ -19,11 +19,11 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.offline import create_table
-from governor_sim.replay import render_summary, replay_events, replay_lines
-from governor_sim.replay.cli import add_arguments, run_command
-from governor_sim.replay.model import ReplayResult
-from governor_sim.scenarios import seed_tuning_request
+from governor_client.offline.environment import create_table
+from governor_client.replay import render_summary, replay_events, replay_lines
+from governor_client.replay.cli import add_arguments, run_command
+from governor_client.replay.model import ReplayResult
+from governor_client.simulator.scenarios import seed_tuning_request
 from tests.integration.replay.conftest import (
     REGION,
     TUNING,
@@ -234,8 +234,8 @@ def _args(argv: list[str]) -> Any:
 
 
 def test_the_html_page_lists_the_jobs_judged_on_incomplete_facts(month: Capture, tmp_path: Path) -> None:
-    from governor_sim.replay.page import ReplayInputs, write_replay_page
-    from governor_sim.replay.timeline import Timeline
+    from governor_client.replay.page import ReplayInputs, write_replay_page
+    from governor_client.replay.timeline import Timeline
 
     policy = parse_policy(POLICY, "policy")
     timeline = Timeline(jobs_drawn=0)

@@ -9,9 +9,15 @@ from typing import Any
 
 from moto import mock_aws
 
-from governor_sim.amt import DefaultTrialBehaviour, FailurePhase
-from governor_sim.requests import training_job_request, tuning_request
-from governor_sim.simulation import CreateTrainingJob, CreateTuningJob, Scenario, Simulation, SimulationResult
+from governor_client.amt import DefaultTrialBehaviour, FailurePhase
+from governor_client.simulator.requests import training_job_request, tuning_request
+from governor_client.simulator.simulation import (
+    CreateTrainingJob,
+    CreateTuningJob,
+    Scenario,
+    Simulation,
+    SimulationResult,
+)
 
 MICRO = Decimal("0.000001")
 #: Every failure phase equally likely, so a small run shows all three.

@@ -1,4 +1,4 @@
-"""EventBridge delivery semantics (governor_sim.delivery): pure and seeded, no AWS."""
+"""EventBridge delivery semantics (governor_client.simulator.delivery): pure and seeded, no AWS."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from governor_sim.delivery import Deliverer, DeliveryFaults, ScheduledDelivery, delivery_order, emission_time
+from governor_client.simulator.delivery import (
+    Deliverer,
+    DeliveryFaults,
+    ScheduledDelivery,
+    delivery_order,
+    emission_time,
+)
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 N = 4000

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from governor_sim.amt.plans import TrialPlan
-from governor_sim.requests import tuning_request
-from governor_sim.scenarios import ROLE_ARN
-from governor_sim.simulation import CreateTuningJob, Scenario, Simulation, SubmitTuningJob
+from governor_client.amt.plans import TrialPlan
+from governor_client.simulator.requests import tuning_request
+from governor_client.simulator.scenarios import ROLE_ARN
+from governor_client.simulator.simulation import CreateTuningJob, Scenario, Simulation, SubmitTuningJob
 from tuning_governor.models.queue import job_name_for
 from tuning_governor.policy import parse_policy
 

@@ -1,4 +1,4 @@
-"""Issue 20's Must-show table through the real handlers (client/governor_sim/queue_sim/handlers.py): on
+"""Issue 20's Must-show table through the real handlers (client/governor_client/simulator/queue_study/handlers.py): on
 the same arrivals, every queue mode kills none of the jobs stop-on-arrival kills for capacity and uses
 the quota at least as well; lend/borrow lends idle share (teams above their share at times), and
 fit-to-share admits jobs with a lowered MaxParallel."""
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from governor_sim.queue_sim.handlers import HANDLER_MODES, HandlerMode, measure_handlers, render_handlers
-from governor_sim.queue_sim.workload import TEAMS
+from governor_client.simulator.queue_study.handlers import HANDLER_MODES, HandlerMode, measure_handlers, render_handlers
+from governor_client.simulator.queue_study.workload import TEAMS
 
 # One worker runs this module: its module-scoped (or cached) runs are built once, not once per worker.
 pytestmark = pytest.mark.xdist_group("queue_table_handlers")

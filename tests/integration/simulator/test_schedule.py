@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from governor_sim.amt.plans import TrialPlan
-from governor_sim.delivery import DeliveryFaults
-from governor_sim.requests import tuning_request
-from governor_sim.schedule import first_tick
-from governor_sim.simulation import CreateTuningJob, Scenario, Simulation
+from governor_client.amt.plans import TrialPlan
+from governor_client.simulator.delivery import DeliveryFaults
+from governor_client.simulator.requests import tuning_request
+from governor_client.simulator.schedule import first_tick
+from governor_client.simulator.simulation import CreateTuningJob, Scenario, Simulation
 from tuning_governor.policy import parse_policy
 
 START = datetime(2026, 11, 30, 9, 0, 40, tzinfo=UTC)

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from governor_sim.amt.events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE
-from governor_sim.delivery import DeliveryFaults
-from governor_sim.requests import tuning_request
-from governor_sim.simulation import (
+from governor_client.amt.events import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE
+from governor_client.offline.slack_server import SlackWebhookServer
+from governor_client.simulator.delivery import DeliveryFaults
+from governor_client.simulator.requests import tuning_request
+from governor_client.simulator.simulation import (
     CreateTuningJob,
     Progress,
     RetryPolicy,
@@ -22,7 +23,6 @@ from governor_sim.simulation import (
     read_delivery_log,
     read_event_log,
 )
-from governor_sim.slack_server import SlackWebhookServer
 from tests.contract.conftest import moto_dump
 from tuning_governor.errors import TransientError
 

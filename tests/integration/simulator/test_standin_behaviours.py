@@ -12,8 +12,8 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.amt import AmtStandIn, DefaultTrialBehaviour, TrialPlan, VirtualClock
-from governor_sim.requests import GRID_RANGES, training_job_request, tuning_request
+from governor_client.amt import AmtStandIn, DefaultTrialBehaviour, TrialPlan, VirtualClock
+from governor_client.simulator.requests import GRID_RANGES, training_job_request, tuning_request
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 

@@ -9,7 +9,7 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.amt import AmtStandIn, VirtualClock
+from governor_client.amt import AmtStandIn, VirtualClock
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 

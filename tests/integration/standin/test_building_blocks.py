@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governor_sim.amt import DefaultTrialBehaviour, HyperbandPolicy, MedianStoppingPolicy, TrialPlan, VirtualClock
-from governor_sim.amt.layout import build_timeline
-from governor_sim.amt.sampling import ParameterSpace
+from governor_client.amt import DefaultTrialBehaviour, HyperbandPolicy, MedianStoppingPolicy, TrialPlan, VirtualClock
+from governor_client.amt.layout import build_timeline
+from governor_client.amt.sampling import ParameterSpace
 
 from .builders import RANGES, definition, tuning_config
 

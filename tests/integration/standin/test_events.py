@@ -12,7 +12,7 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.amt import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE, AmtStandIn, VirtualClock
+from governor_client.amt import TRAINING_DETAIL_TYPE, TUNING_DETAIL_TYPE, AmtStandIn, VirtualClock
 
 from .builders import seed_job, training_job
 from .conftest import T0

@@ -10,7 +10,7 @@ from moto.sagemaker.models import SageMakerModelBackend, sagemaker_backends
 from moto.sagemaker.responses import SageMakerResponse
 from moto.servicequotas.models import ServiceQuotasBackend, servicequotas_backends
 
-from governor_sim.amt import AmtStandIn
+from governor_client.amt import AmtStandIn
 
 from .builders import seed_job, training_job
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from governor_sim.amt import AmtStandIn
+from governor_client.amt import AmtStandIn
 
 from .builders import RANGES, definition, seed_job, tuning_config
 

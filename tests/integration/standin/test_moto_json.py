@@ -1,4 +1,4 @@
-"""``governor_sim.moto_json`` keeps moto's JSON responses byte for byte: in check mode every direct
+"""``governor_client.offline.moto_json`` keeps moto's JSON responses byte for byte: in check mode every direct
 response of a tuning job's life on the AMT stand-in is also written by moto's serializer and compared;
 a result moto may read otherwise (an alias key) goes to moto's serializer; the action lookup answers as
 moto's ``inspect.getmembers`` listing does."""
@@ -17,8 +17,8 @@ from moto.core.utils import get_service_model, method_names_from_class
 from moto.sagemaker.responses import SageMakerResponse
 from moto.sns.responses import SNSResponse
 
-from governor_sim import moto_json
-from governor_sim.amt import AmtStandIn
+from governor_client.amt import AmtStandIn
+from governor_client.offline import moto_json
 
 from .builders import seed_job
 

@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
-from governor_sim.amt import AmtStandIn, stub_pricing
+from governor_client.amt import AmtStandIn, stub_pricing
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from typing import Any
 import boto3
 import pytest
 
-from governor_sim.amt import TRAINING_DETAIL_TYPE, AmtStandIn
+from governor_client.amt import TRAINING_DETAIL_TYPE, AmtStandIn
 
 REGION = "us-east-1"
 ROLE = "arn:aws:iam::123456789012:role/SageMakerExecutionRole"

@@ -7,7 +7,7 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
-from governor_sim.amt import AmtStandIn, TrialPlan
+from governor_client.amt import AmtStandIn, TrialPlan
 
 from .builders import OBJECTIVE, RANGES, definition, training_job, tuning_config
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from governor_sim.amt import AmtStandIn, VirtualClock
+from governor_client.amt import AmtStandIn, VirtualClock
 
 from .builders import RANGES, definition, seed_job, tuning_config
 from .conftest import T0

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from governor_sim.amt import AmtStandIn
+from governor_client.amt import AmtStandIn
 from tuning_governor.domain.resume import RESUMED_FROM_TAG, ResumePlan, StoppedJob, plan_resume
 
 from .builders import seed_job, tuning_config

@@ -1,7 +1,7 @@
 """The SageMaker port: the reads and the one write (stop) the governor makes.
 
 Adapters: :class:`tuning_governor.adapters.sagemaker.SageMakerGateway` (boto3, in Lambda and on moto)
-and the replay's event-sourced SageMaker (``governor_sim``), which answers from the events it has read.
+and the replay's event-sourced SageMaker (``governor_client``), which answers from the events it has read.
 """
 
 from __future__ import annotations

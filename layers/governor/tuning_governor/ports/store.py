@@ -5,7 +5,7 @@
 ``JudgementStore`` (the rules' marks on a job), ``DeliveryStore``, ``TeamMonthStore``, ``CapacityStore``,
 ``SweepStore`` (the places' last sweeps, on the capacity adapters), ``PriceStore`` and ``QueueStore``. ``Store`` joins them for the wiring; a module that needs one area asks for that
 area's port. Adapters: :class:`tuning_governor.adapters.dynamodb.GovernorStore` (DynamoDB, in Lambda)
-and ``governor_sim.memory.MemoryStore`` (in memory, for replays, the simulator and the demo). One
+and ``governor_client.memory.MemoryStore`` (in memory, for replays, the simulator and the demo). One
 contract suite per area (``tests/contract``) runs against both, so they cannot drift.
 
 What every adapter promises, beyond the signatures:

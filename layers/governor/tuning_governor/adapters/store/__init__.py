@@ -2,7 +2,7 @@
 
 :class:`TableStore` implements every area port (``tuning_governor.ports``), one module per area, over an
 :class:`ItemTable` (``port``; conditions in ``conditions``), which DynamoDB's table
-(``tuning_governor.adapters.dynamodb``) renders to expressions and ``governor_sim.memory``'s evaluates.
+(``tuning_governor.adapters.dynamodb``) renders to expressions and ``governor_client.memory``'s evaluates.
 Each area's module builds its items; keys are built in ``keys`` (docs/reference/table-items.md).
 """
 

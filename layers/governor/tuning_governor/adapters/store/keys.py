@@ -7,7 +7,7 @@ Expiry (the table's TTL attribute ``expires_at``, epoch seconds): report deliver
 and team) expire 90 days after they were claimed; finished trials ``trial_retention_days`` after they
 ended when the stack sets ``TrialRetentionDays`` (0, the default: kept); every other item is kept.
 
-Both tables (DynamoDB's and ``governor_sim.memory``'s) hold the keys built here. Nothing here talks to AWS.
+Both tables (DynamoDB's and ``governor_client.memory``'s) hold the keys built here. Nothing here talks to AWS.
 """
 
 from __future__ import annotations
