@@ -37,6 +37,28 @@ def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
 
 
+def _numstat(patch: Path) -> tuple[str, list[list[str]]]:
+    """``git apply --check --numstat --summary`` of ``patch`` against the tree: its output (the summary's
+    create lines) and one [added, removed, path] row per file; the patch applies to the tree as it is."""
+    listed = _git("apply", "--check", "--numstat", "--summary", str(patch), cwd=ROOT)
+    assert listed.returncode == 0, listed.stderr
+    return listed.stdout, [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
+
+
+def _assert_ruff_clean(tree: Path, files: list[str]) -> None:
+    """This interpreter's ruff finds nothing in ``files`` of ``tree``, lint or format."""
+    for command in (["check"], ["format", "--check"]):
+        run = subprocess.run(  # noqa: S603 - this interpreter's ruff, on the example's files
+            [sys.executable, "-m", "ruff", *command, *files],
+            cwd=tree,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+
+
 @pytest.fixture(scope="module")
 def patched(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the layer package and the rule tests with the example applied."""
@@ -55,12 +77,10 @@ def patched(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_example_touches_three_files_two_new_and_the_generated_page() -> None:
-    listed = _git("apply", "--numstat", "--summary", str(PATCH), cwd=ROOT)
-    assert listed.returncode == 0, listed.stderr
-    rows = [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
+    summary, rows = _numstat(PATCH)
     assert sorted(path for _, _, path in rows) == TOUCHED
     # New modules, and the page: no list of rules, no shared policy model, no governance module, no client check.
-    assert all(f"create mode 100644 {path}" in listed.stdout for path in CREATED)
+    assert all(f"create mode 100644 {path}" in summary for path in CREATED)
     assert all(int(added) <= 400 for added, _, _ in rows)
     assert all(removed == "0" for _, removed, path in rows if path != REGENERATED)
 
@@ -103,16 +123,7 @@ def test_the_example_applies_and_its_tests_and_the_registry_checks_pass(patched:
 
 
 def test_the_example_is_lint_clean(patched: Path) -> None:
-    for command in (["check"], ["format", "--check"]):
-        run = subprocess.run(  # noqa: S603 - this interpreter's ruff, on the example's files
-            [sys.executable, "-m", "ruff", *command, *CREATED],
-            cwd=patched,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert run.returncode == 0, run.stdout + run.stderr
+    _assert_ruff_clean(patched, CREATED)
 
 
 # -- a new report channel -------------------------------------------------------------------------------
@@ -135,11 +146,9 @@ CHANNEL_RUN_THERE = [
 
 
 def test_the_channel_example_touches_four_files_its_module_registration_parameter_and_test() -> None:
-    listed = _git("apply", "--check", "--numstat", "--summary", str(CHANNEL_PATCH), cwd=ROOT)
-    assert listed.returncode == 0, listed.stderr  # it applies to the tree as it is
-    rows = [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
+    summary, rows = _numstat(CHANNEL_PATCH)
     assert sorted(path for _, _, path in rows) == sorted([*CHANNEL_CREATED, *CHANNEL_EDITED])
-    assert all(f"create mode 100644 {path}" in listed.stdout for path in CHANNEL_CREATED)
+    assert all(f"create mode 100644 {path}" in summary for path in CHANNEL_CREATED)
     registration = next(row for row in rows if row[2] == CHANNEL_EDITED[0])
     assert registration[:2] == ["1", "0"], "the registration is one added line"
 
@@ -208,12 +217,10 @@ STORE_RUN_THERE = [
 
 
 def test_the_store_area_example_touches_three_files_its_module_its_contract_test_and_the_page() -> None:
-    listed = _git("apply", "--check", "--numstat", "--summary", str(STORE_PATCH), cwd=ROOT)
-    assert listed.returncode == 0, listed.stderr  # it applies to the tree as it is
-    rows = [line.split("\t") for line in listed.stdout.splitlines() if "\t" in line]
+    summary, rows = _numstat(STORE_PATCH)
     assert sorted(path for _, _, path in rows) == sorted([*STORE_CREATED, STORE_EDITED])
     # Neither table's code, no façade, no port union, no keys module, no conftest: only new files and the page.
-    assert all(f"create mode 100644 {path}" in listed.stdout for path in STORE_CREATED)
+    assert all(f"create mode 100644 {path}" in summary for path in STORE_CREATED)
 
 
 @pytest.fixture(scope="module")
@@ -230,13 +237,4 @@ def test_the_store_area_example_applies_and_runs_alike_on_both_tables(store_tree
         "test_both_tables_give_the_same_outcomes_and_hold_the_same_items",
         "test_the_table_items_page_names_every_key_the_layer_writes_and_no_other",
     } <= passed
-    for command in (["check"], ["format", "--check"]):
-        run = subprocess.run(  # noqa: S603 - this interpreter's ruff, on the example's files
-            [sys.executable, "-m", "ruff", *command, *STORE_CREATED],
-            cwd=store_tree,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert run.returncode == 0, run.stdout + run.stderr
+    _assert_ruff_clean(store_tree, STORE_CREATED)
