@@ -10,8 +10,9 @@ Pure: no AWS, no I/O.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tuning_governor.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tuning_governor.domain.large_batch.devices import devices_per_instance
@@ -31,13 +32,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = ["BatchFinding", "LargeBatchSettings", "Role", "devices_per_instance", "findings", "rescale_findings"]
