@@ -20,6 +20,9 @@ print(json.dumps({"channels": [n.channel for n in services.notifiers],
                   "xray": sorted(m for m in sys.modules if m.split(".")[0] == "aws_xray_sdk"),
                   "heavy": sorted(m for m in sys.modules
                                   if m.startswith(("pydantic_settings", "aws_lambda_powertools.utilities.parser"))),
+                  "queue_and_batch_reads": sorted(m for m in sys.modules if m in (
+                      "tuning_governor.models.queue", "tuning_governor.domain.large_batch.arrival",
+                      "tuning_governor.domain.large_batch.read", "tuning_governor.domain.large_batch.devices")),
                   "made": [n._client._client is not None for n in services.notifiers if n.channel == "sns"]
                           + [services.quotas._client._client is not None]}))
 """
@@ -94,3 +97,12 @@ def test_cold_start_builds_no_client_it_may_not_need_and_imports_no_parser_model
     assert report["heavy"] == []
     # And the SNS and Service Quotas clients are not made yet (the first report, the first arrival)
     assert report["made"] == [False, False]
+
+
+def test_cold_start_builds_neither_the_queued_request_model_nor_the_large_batch_request_reader() -> None:
+    # Given the stack's environment, after the handlers' import and their services
+    report = _cold_start("")
+
+    # Then the queue's request model (read on the queue's paths) and what the large-batch checks read of
+    # a job's request (on a job's upsert) are not loaded: no first event of these handlers needs them yet
+    assert report["queue_and_batch_reads"] == []

@@ -15,7 +15,6 @@ from tuning_governor.adapters.store.area import META, Area
 from tuning_governor.adapters.store.conditions import Cond, all_of, any_of, exists, fresh, missing, not_in
 from tuning_governor.adapters.store.keys import iso, job_pk
 from tuning_governor.adapters.store.port import Delete, Put, Update, assign, remove, sets
-from tuning_governor.domain.large_batch.arrival import checked_request
 from tuning_governor.models.records import JobSummary
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
 from tuning_governor.models.tuning_job import TuningJob
@@ -30,8 +29,7 @@ class Jobs(Area):
         modified = job_modified(job, event_time)
         changes = sets(job_attributes(job, region=region, team=team, owner=owner, event_time=event_time))
         if job.status == "Stopping":
-            # When the job itself was stopped (its first Stopping change): the summary uses it to tell
-            # trials early stopping ended from trials the job's stop cut.
+            # The job's own stop (its first Stopping): the summary tells trials early stopping ended from cut ones.
             changes.append(assign("stopping_at", modified, if_missing=True))
         return self._update((job_pk(job.key), META), changes, fresh(TUNING_TERMINAL, modified))
 
@@ -84,6 +82,8 @@ def job_attributes(
     job: TuningJob, *, region: str, team: str | None, owner: str | None, event_time: datetime
 ) -> dict[str, Any]:
     """What ``upsert_job`` sets on the job's META item (attributes whose value is None are left alone)."""
+    from tuning_governor.domain.large_batch.arrival import checked_request  # noqa: PLC0415 - job writers' only
+
     created = iso(job.creation_time or event_time)
     spot = {definition.enable_managed_spot_training for definition in job.definitions()}
     attributes: dict[str, Any] = {

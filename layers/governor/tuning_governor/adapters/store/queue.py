@@ -4,12 +4,10 @@
 |-----------------|--------------------|----------|---------------------------------------------------|
 | queued request  | ``QUEUE#<job name>`` | ``META`` | ``QUEUE#waiting`` / ``<1000 - priority>#<enqueued>#<token>`` |
 
-Waiting requests in the queue's order are one Query on ``gsi1`` (priority, then FIFO: the sort key
-orders them); a finished request leaves the index (its gsi keys are removed). The request is kept as
-JSON text: DynamoDB would turn its floats into numbers of another type.
+Waiting requests in order (priority, then FIFO: the sort key orders them) are one Query on ``gsi1``; a finished one
+leaves it (its gsi keys are removed). The request is kept as JSON text: DynamoDB would make its floats another type.
 
-Every state change is one conditional update of the request's item, so two admissions never both claim
-or finish it.
+Every state change is one conditional update of the request's item: two admissions never both claim or finish it.
 """
 
 from __future__ import annotations
@@ -17,13 +15,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuning_governor.adapters.store.area import Area
 from tuning_governor.adapters.store.conditions import all_of, any_of, eq, lt, missing, one_of
 from tuning_governor.adapters.store.keys import iso
 from tuning_governor.adapters.store.port import Put, assign, removes, sets
-from tuning_governor.models.queue import QueuedRequest, QueueState
+
+if TYPE_CHECKING:  # the model is built with the first request read: only the queue's paths read one
+    from tuning_governor.models.queue import QueuedRequest, QueueState
 
 WAITING = "QUEUE#waiting"
 META = "META"
@@ -34,8 +34,7 @@ def request_pk(job_name: str) -> str:
 
 
 def waiting_sk(entry: QueuedRequest) -> str:
-    """Ascending order is the queue's order: higher priority first (priorities are -1000..1000), then
-    the earlier enqueued, then the token."""
+    """The queue's order, ascending: higher priority first (-1000..1000), then earlier enqueued, then token."""
     return f"{1000 - entry.priority:04d}#{iso(entry.enqueued_at)}#{entry.client_token}"
 
 
@@ -65,8 +64,9 @@ def request_item(entry: QueuedRequest) -> dict[str, Any]:
 
 
 def request_of(item: dict[str, Any]) -> QueuedRequest:
-    """The request an item holds (its numbers come back as Decimal, its times as ISO text: the model
-    makes them ints and datetimes again; the item's keys and index attributes are not its fields)."""
+    """The request an item holds (the model makes its Decimals and ISO texts ints and datetimes again)."""
+    from tuning_governor.models.queue import QueuedRequest  # noqa: PLC0415 - see the import above
+
     return QueuedRequest.model_validate(item | {"request": json.loads(str(item["request_json"]))})
 
 
