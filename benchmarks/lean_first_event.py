@@ -8,8 +8,9 @@ first event, so moving cost from the import to the first event does not show as 
 
 Each fresh process imports moto, starts ``mock_aws`` and creates the governor's table and the policy
 parameter (untimed: moto, which answers no applied Service Quotas, loads boto3, botocore and much of the standard library). Then, timed from that
-point: the handler's import, its services and its first event (a sample from events/, or the sweep's
-schedule). Medians over ``--processes`` processes per handler, interleaved. The figures are absolute
+point: the handler's import, its services and its first event (a sample from events/, the schedule for
+the sweep and the queue, an unknown job's budget check). Medians over ``--processes`` processes per
+handler, interleaved. The figures are absolute
 (no floor: moto has loaded what the floor would); compare them before and after a change, on the same
 machine in the same session.
 """
@@ -32,6 +33,13 @@ FIRST_EVENTS = {
     "tuning_events": ("tuning_events", "events/tuning-inprogress.json"),
     "training_events": ("training_events", "events/training-inprogress.json"),
     "sweep": ("sweep", '{"source": "aws.scheduler", "detail-type": "Scheduled Event", "detail": {}}'),
+    # A check for a job SageMaker does not know (moto has none): read, policy loaded, Describe, dropped.
+    "budget_check": ("budget_check", '{"budget_check": {"job": "xgb-churn-hb-20261130"}}'),
+    # The queue's schedule: admission runs over an empty queue (its queue services are made here).
+    "queue_submissions": (
+        "queue_submissions",
+        '{"source": "aws.scheduler", "detail-type": "Scheduled Event", "detail": {}}',
+    ),
 }
 CHILD = """
 import json, time

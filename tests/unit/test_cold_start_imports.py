@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +107,86 @@ def test_cold_start_builds_neither_the_queued_request_model_nor_the_large_batch_
     # Then the queue's request model (read on the queue's paths) and what the large-batch checks read of
     # a job's request (on a job's upsert) are not loaded: no first event of these handlers needs them yet
     assert report["queue_and_batch_reads"] == []
+
+
+# A trial starting (the first event of a training-events function), on moto: which of the governor's
+# pydantic models have their schema built, after the cold start and after the event.
+TRIAL_START = """
+import json, sys
+from pathlib import Path
+from moto import mock_aws
+import boto3
+import pydantic
+mock = mock_aws()
+mock.start()
+boto3.client("dynamodb").create_table(
+    TableName="governor-test", BillingMode="PAY_PER_REQUEST",
+    AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "gsi1pk", "gsi1sk")],
+    KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+    GlobalSecondaryIndexes=[{"IndexName": "gsi1", "Projection": {"ProjectionType": "ALL"}, "KeySchema": [
+        {"AttributeName": "gsi1pk", "KeyType": "HASH"}, {"AttributeName": "gsi1sk", "KeyType": "RANGE"}]}],
+)
+boto3.client("ssm").put_parameter(Name="/tuning-governor/policy", Type="String", Value=Path(sys.argv[1]).read_text())
+from governor_client.simulator.runner import FakeLambdaContext
+def built():
+    seen, todo = set(), [pydantic.BaseModel]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                todo.append(sub)
+    return sorted(f"{c.__module__}.{c.__qualname__}" for c in seen
+                  if c.__module__.startswith("tuning_governor.") and c.__pydantic_complete__)
+import training_events
+training_events.default_services()
+cold = built()
+result = training_events.handler(json.loads(Path(sys.argv[2]).read_text()), FakeLambdaContext("training-events"))
+print(json.dumps({"outcome": result.get("outcome"), "cold": cold, "event": built()}))
+"""
+
+
+def test_a_trial_starting_builds_no_schema_of_the_models_it_does_not_validate() -> None:
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(  # noqa: S603 - this interpreter, our own snippet
+        [
+            sys.executable,
+            "-c",
+            TRIAL_START,
+            str(root / "policy.example.yaml"),
+            str(root / "events/training-inprogress.json"),
+        ],
+        env={
+            **ENVIRONMENT,
+            "SLACK_SECRET_ARN": "",
+            "POLICY_PARAMETER": "/tuning-governor/policy",
+            "POWERTOOLS_LOG_LEVEL": "WARNING",
+            "POWERTOOLS_METRICS_DISABLED": "true",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])
+
+    # Then the cold start (import and services) built the schemas of what it validates only: the
+    # settings, the bundled price catalog, and the policy's defaults made at import (its field defaults)
+    assert report["cold"] == [
+        "tuning_governor.domain.large_batch.settings.LargeBatchSettings",
+        "tuning_governor.domain.pricing.CatalogFile",
+        "tuning_governor.policy.model.Defaults",
+        "tuning_governor.settings.Settings",
+    ]
+    # And the trial's first event built its event's and the policy's, but none of a tuning job's
+    # (its summary, its records) or a report's: a trial starting validates none of them
+    assert report["outcome"] == "progress"
+    assert "tuning_governor.policy.model.Policy" in report["event"]
+    assert [m for m in report["event"] if m.startswith(NOT_ON_A_TRIAL_START)] == []
+
+
+NOT_ON_A_TRIAL_START = (
+    "tuning_governor.models.tuning_job.",
+    "tuning_governor.models.records.",
+    "tuning_governor.domain.reports.",
+)

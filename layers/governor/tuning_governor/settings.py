@@ -12,7 +12,9 @@ import os
 from functools import cache
 from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BeforeValidator, ConfigDict, Field, model_validator
+
+from tuning_governor.model_base import GovernorModel
 
 
 def _json_object(value: Any) -> Any:
@@ -22,7 +24,7 @@ def _json_object(value: Any) -> Any:
     return value
 
 
-class Settings(BaseModel):
+class Settings(GovernorModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     table_name: str = Field(validation_alias="TABLE_NAME", min_length=3)

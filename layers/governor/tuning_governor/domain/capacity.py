@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from tuning_governor.model_base import GovernorModel
 
 
-class _Frozen(BaseModel):
+class _Frozen(GovernorModel):
     model_config = ConfigDict(frozen=True)
 
 

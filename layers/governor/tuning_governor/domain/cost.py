@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from tuning_governor.domain.pricing import PriceCatalog
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.training_job import TrainingJob
 
 MICRO = Decimal("0.000001")
@@ -23,7 +24,7 @@ def usd(value: Decimal) -> Decimal:
     return value.quantize(MICRO)
 
 
-class ClusterRate(BaseModel):
+class ClusterRate(GovernorModel):
     """The hourly price of a whole cluster; ``hourly_usd`` is None if any type in it is unpriced everywhere.
 
     ``approximate_types`` were priced on the fallback (the type's highest price in any region), because
@@ -63,7 +64,7 @@ def cluster_rate(instances: dict[str, int], region: str, catalog: PriceCatalog) 
     return ClusterRate(hourly_usd=total, approximate=approximate, approximate_types=tuple(fallback))
 
 
-class PricingFacts(BaseModel):
+class PricingFacts(GovernorModel):
     """How well a job's instance types are priced in its region (what the ``pricing`` rule reports)."""
 
     model_config = ConfigDict(frozen=True)
@@ -107,7 +108,7 @@ def pricing_facts(
     )
 
 
-class TrialCost(BaseModel):
+class TrialCost(GovernorModel):
     model_config = ConfigDict(frozen=True)
 
     instances: dict[str, int]

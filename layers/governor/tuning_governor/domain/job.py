@@ -11,11 +11,12 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from tuning_governor.domain import spend
 from tuning_governor.domain.capacity import AdmissionPlan
 from tuning_governor.domain.stagnation import StagnationState, objectives_from_item, resolve_objective
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.keys import job_key_of
 from tuning_governor.models.objectives import DefinitionObjective, ObjectiveSpec
 from tuning_governor.models.sagemaker import TUNING_TERMINAL
@@ -30,7 +31,7 @@ def time_of(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
 
-class JobState(BaseModel):
+class JobState(GovernorModel):
     """A tuning job as its job item records it, read once per event (see the module docstring)."""
 
     # Always made by ``from_item`` (model_construct, no validation): its schema is built only if something

@@ -25,7 +25,9 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from tuning_governor.model_base import GovernorModel
 
 Quality = Literal["price-list", "secondary", "hosting-proxy", "policy"]
 # Qualities whose figure is not AWS's own list price for training in that region.
@@ -74,10 +76,8 @@ BILLING_CODES: dict[str, str] = {
     "me-south-1": "MES1",
     "me-central-1": "MEC1",
 }
-UNVERIFIED_BILLING_CODES: frozenset[str] = frozenset(
-    {"sa-east-1", "eu-west-2", "eu-west-3", "eu-central-1", "eu-central-2", "eu-north-1", "eu-south-1",
-     "eu-south-2", "il-central-1", "me-south-1", "me-central-1"}
-)  # fmt: skip
+UNVERIFIED_BILLING_CODES: frozenset[str] = frozenset({"sa-east-1", "eu-west-2", "eu-west-3", "eu-central-1",
+    "eu-central-2", "eu-north-1", "eu-south-1", "eu-south-2", "il-central-1", "me-south-1", "me-central-1"})  # fmt: skip
 # Other codes seen for a region's usage types: eu-west-1 is "EU" in billing reports, "EUW1" in some
 # third-party SageMaker listings (aws-facts.md section 5.1, inferred). Both are accepted.
 BILLING_CODE_ALIASES: dict[str, frozenset[str]] = {"eu-west-1": frozenset({"EUW1"})}
@@ -89,7 +89,7 @@ def billing_codes(region: str) -> frozenset[str]:
     return (frozenset({primary}) if primary else frozenset()) | BILLING_CODE_ALIASES.get(region, frozenset())
 
 
-class PriceEntry(BaseModel):
+class PriceEntry(GovernorModel):
     model_config = ConfigDict(frozen=True)
 
     usd_per_hour: Decimal = Field(gt=0)
@@ -103,14 +103,14 @@ class PriceEntry(BaseModel):
     """When the refresh read it from the Price List (None for bundled and policy prices)."""
 
 
-class CatalogFile(BaseModel):
+class CatalogFile(GovernorModel):
     schema_version: Literal[1]
     currency: Literal["USD"]
     unit: Literal["instance-hour"]
     regions: dict[str, dict[str, PriceEntry]]
 
 
-class PriceQuote(BaseModel):
+class PriceQuote(GovernorModel):
     """The price a cost is computed with, and how good it is.
 
     ``basis`` is ``exact`` when the catalog has the type in the job's region, ``highest-other-region``
@@ -236,7 +236,7 @@ class PriceCatalog:
 _TRAINING_USAGE = re.compile(r"^(?P<code>[A-Z0-9]+)-Train:(?P<type>ml\.[a-z0-9.-]+)$")
 
 
-class PriceListRow(BaseModel):
+class PriceListRow(GovernorModel):
     """One on-demand training price read from a GetProducts PriceList entry."""
 
     model_config = ConfigDict(frozen=True)
@@ -329,7 +329,7 @@ def parse_price_list_row(text: str, region: str) -> PriceListRow:
     )
 
 
-class RegionCatalog(BaseModel):
+class RegionCatalog(GovernorModel):
     """What the refresh stores for one region: its prices and their provenance."""
 
     model_config = ConfigDict(frozen=True)

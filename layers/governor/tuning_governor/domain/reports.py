@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Literal, NotRequired, TypedDict, Unpack
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.decisions import Decision
 from tuning_governor.models.records import JobSummary
 
@@ -27,7 +28,7 @@ _MAX_OWNER = 256
 TEAM_OWNER = "Team / owner"
 
 
-class Fact(BaseModel):
+class Fact(GovernorModel):
     """A labelled value. ``role``: ``owner`` (the value is the job's owner: a channel may mention its
     handle instead) or ``team-owner`` (``team / owner``, with ``team`` the team alone)."""
 
@@ -39,7 +40,7 @@ class Fact(BaseModel):
     team: str | None = None
 
 
-class Lead(BaseModel):
+class Lead(GovernorModel):
     """The line a decision report leads with: ``title`` (the rule) emphasised, ``qualifier`` (the
     verdict) beside it, then ``text`` (why)."""
 
@@ -50,7 +51,7 @@ class Lead(BaseModel):
     text: str
 
 
-class Note(BaseModel):
+class Note(GovernorModel):
     """A small-print line under the facts; ``warning`` marks it as one."""
 
     model_config = ConfigDict(frozen=True)
@@ -59,7 +60,7 @@ class Note(BaseModel):
     warning: bool = False
 
 
-class Report(BaseModel):
+class Report(GovernorModel):
     """One message, rendered by every channel. ``text`` is the whole report as plain text (SNS, email);
     ``headline``, ``lead``, ``facts``, ``notes`` and ``paragraphs`` are its parts for channels that draw
     them. ``attributes`` feed SNS filter policies; ``team`` routes it to the team's own channels too (see

@@ -27,8 +27,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.queue import JOB_NAME_PREFIX, QUEUE_TOKEN_TAG, job_name_for
 
 MAX_PARENTS = 5
@@ -47,7 +48,7 @@ _CHAIN_TAGS = (RESUMED_FROM_TAG, RESUME_ROOT_TAG, RESUME_N_TAG, TRIALS_USED_TAG,
 _COPIED = ("HyperParameterTuningJobConfig", "TrainingJobDefinition", "TrainingJobDefinitions")
 
 
-class StoppedJob(BaseModel):
+class StoppedJob(GovernorModel):
     """The stopped tuning job: its Describe response (as boto3 returns it) and its tags (a flat map)."""
 
     model_config = ConfigDict(frozen=True)
@@ -85,7 +86,7 @@ class StoppedJob(BaseModel):
         return [str(p["HyperParameterTuningJobName"]) for p in warm.get("ParentHyperParameterTuningJobs") or []]
 
 
-class ResumePlan(BaseModel):
+class ResumePlan(GovernorModel):
     """The resumed job: ``request`` is the CreateHyperParameterTuningJob kwargs, ready to send."""
 
     model_config = ConfigDict(frozen=True)
@@ -98,7 +99,7 @@ class ResumePlan(BaseModel):
     resume_number: int
 
 
-class ResumeRefused(BaseModel):
+class ResumeRefused(GovernorModel):
     """The job cannot be resumed, and why (for the owner's report)."""
 
     model_config = ConfigDict(frozen=True)

@@ -19,10 +19,11 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from tuning_governor.domain.cost import SECONDS_PER_HOUR, cluster_rate, usd
 from tuning_governor.domain.pricing import PriceCatalog
+from tuning_governor.model_base import GovernorModel
 
 RUNNING_PREFIX = "running#"
 """Attribute-name prefix of a running trial's entry on a team's RUNNING item (one top-level attribute
@@ -34,7 +35,7 @@ MONTH_PREFIX = "month#"
 touches one team item whatever months it ran in (ADD works on top-level attributes only)."""
 
 
-class RunningTrial(BaseModel):
+class RunningTrial(GovernorModel):
     """A trial that has started billing (TrainingStartTime) and not finished, as the store keeps it."""
 
     model_config = ConfigDict(frozen=True)
@@ -72,7 +73,7 @@ def spot_factor(billed_usd: Any, on_demand_usd: Any) -> Decimal | None:
     return min(Decimal(1), max(Decimal(0), billed / on_demand))
 
 
-class Accrual(BaseModel):
+class Accrual(GovernorModel):
     """What running trials have accrued. ``usd`` is None when a trial's instance type has no price."""
 
     model_config = ConfigDict(frozen=True)

@@ -20,8 +20,9 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.objectives import DefinitionObjective, ObjectiveSpec
 from tuning_governor.models.records import TrialRecord
 
@@ -30,7 +31,7 @@ IMPROVEMENT = Decimal("0.01")
 OBJECTIVE_HYPERPARAMETER = "_tuning_objective_metric"
 
 
-class _Frozen(BaseModel):
+class _Frozen(GovernorModel):
     model_config = ConfigDict(frozen=True)
 
 

@@ -6,10 +6,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from tuning_governor.domain.capacity import AdmissionPlan, LimitSource
 from tuning_governor.domain.stagnation import StagnationState
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.objectives import DefinitionObjective
 from tuning_governor.policy import Budget, Policy
 from tuning_governor.policy.rules.base import JudgedOn
@@ -19,7 +20,7 @@ Trigger = JudgedOn
 nothing finished, so only the rules that read time or spend run); the scheduled sweep."""
 
 
-class Frozen(BaseModel):
+class Frozen(GovernorModel):
     model_config = ConfigDict(frozen=True)
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from tuning_governor.model_base import GovernorModel
 
 #: breach: the rule wants the job stopped; warning: report only; grace: a breach whose stop waits for
 #: the rule's grace period (governance/grace.py); enforced: a breach decided while the policy was
@@ -14,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 Verdict = Literal["breach", "warning", "grace", "enforced", "passed"]
 
 
-class Decision(BaseModel):
+class Decision(GovernorModel):
     """What a rule found. ``numbers`` are the figures that decided it, for the audit trail and the report."""
 
     model_config = ConfigDict(frozen=True)

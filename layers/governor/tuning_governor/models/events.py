@@ -11,8 +11,9 @@ import re
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.limits import utf8_text
 from tuning_governor.models.place import Place, away
 from tuning_governor.models.training_job import TrainingJob
@@ -41,7 +42,7 @@ def _envelope_id(value: str) -> str:
     return utf8_text(value)
 
 
-class EventBridgeEvent(BaseModel):
+class EventBridgeEvent(GovernorModel):
     """The envelope EventBridge puts around every event (version "0", a UUID id, ISO-8601 time)."""
 
     model_config = ConfigDict(populate_by_name=True)

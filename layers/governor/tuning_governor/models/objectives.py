@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from tuning_governor.model_base import GovernorModel
 
 
-class _Frozen(BaseModel):
+class _Frozen(GovernorModel):
     model_config = ConfigDict(frozen=True)
 
 

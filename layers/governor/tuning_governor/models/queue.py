@@ -11,7 +11,9 @@ import hmac
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from tuning_governor.model_base import GovernorModel
 
 QueueState = Literal["queued", "admitting", "admitted", "expired", "refused"]
 OPEN_STATES: frozenset[str] = frozenset({"queued", "admitting"})
@@ -48,7 +50,7 @@ def token_tag(team: str, client_token: str, key: str = "") -> str:
     return _digest(key, "token", team, client_token)[:32]
 
 
-class QueuedRequest(BaseModel):
+class QueuedRequest(GovernorModel):
     """One submission, as the queue stores it."""
 
     model_config = ConfigDict(frozen=True)

@@ -6,12 +6,14 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from tuning_governor.model_base import GovernorModel
 
 CostStatus = Literal["priced", "partial", "unpriced"]
 
 
-class Record(BaseModel):
+class Record(GovernorModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
 

@@ -16,9 +16,10 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, PrivateAttr
+from pydantic import BeforeValidator, ConfigDict, PrivateAttr
 from pydantic.alias_generators import to_pascal
 
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.limits import (
     Count,
     HyperParameters,
@@ -93,7 +94,7 @@ Tags = Annotated[dict[str, str], BeforeValidator(parse_tags)]
 StrMap = HyperParameters
 
 
-class AwsShape(BaseModel):
+class AwsShape(GovernorModel):
     """Base: PascalCase aliases as in the AWS APIs, unknown fields ignored, immutable."""
 
     model_config = ConfigDict(

@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
+from pydantic import ConfigDict, Field, RootModel, field_validator
 
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.events import EventBridgeEvent, _envelope_id, _envelope_region
 
 TAG_CHANGE_DETAIL_TYPE = "Tag Change on Resource"
@@ -34,7 +35,7 @@ _SAGEMAKER_ARN = re.compile(
 )
 
 
-class _TagChangeDetail(BaseModel):
+class _TagChangeDetail(GovernorModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     service: str
@@ -54,7 +55,7 @@ class TagChangeOnResource(EventBridgeEvent):
         return self.resources[0] if len(self.resources) == 1 else None
 
 
-class _ApiCallDetail(BaseModel):
+class _ApiCallDetail(GovernorModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
     event_source: Literal["sagemaker.amazonaws.com"] = Field(alias="eventSource")
@@ -81,7 +82,7 @@ class TagChangeEvent(RootModel[Annotated[TagChangeOnResource | TagApiCall, Field
     """Either event, told apart by its source."""
 
 
-class TaggedResource(BaseModel):
+class TaggedResource(GovernorModel):
     """The SageMaker resource a tag event names: its ARN, resource type and name."""
 
     model_config = ConfigDict(frozen=True)

@@ -19,9 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol, Self
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.place import Place as ModelPlace
 from tuning_governor.models.place import place_in_key
 from tuning_governor.policy.fields import none_to_empty
@@ -54,7 +55,7 @@ AccountId = Annotated[str, BeforeValidator(_quoted), AfterValidator(_account_id)
 Region = Annotated[str, AfterValidator(_region)]
 
 
-class AccountPolicy(BaseModel):
+class AccountPolicy(GovernorModel):
     """One member account: the team its jobs belong to (teams may span accounts), its mode, its regions."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -70,7 +71,7 @@ class AccountPolicy(BaseModel):
 Accounts = dict[AccountId, Annotated[AccountPolicy, BeforeValidator(none_to_empty)]]
 
 
-class AccountKeys(BaseModel):
+class AccountKeys(GovernorModel):
     """The policy's ``accounts`` key (a base of ``policy.model.Policy``): the member accounts governed."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

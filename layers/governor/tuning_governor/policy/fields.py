@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import re
 from decimal import Decimal
+from functools import cache
 from typing import Annotated, Any
 
 from pydantic import (
@@ -135,13 +136,16 @@ TagKey = Annotated[str, Field(min_length=1, max_length=128)]
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
 # Regions a policy may price beyond the commercial ones the refresh covers (no Price List refresh there).
 _OTHER_PARTITION_REGIONS = frozenset({"us-gov-west-1", "us-gov-east-1", "cn-north-1", "cn-northwest-1"})
-_PRICE_ADAPTER: TypeAdapter[Decimal] = TypeAdapter(Price)
-_REGION_PRICES_ADAPTER: TypeAdapter[dict[str, Decimal]] = TypeAdapter(
-    Annotated[
-        dict[Annotated[str, AfterValidator(_instance_type)], Price],
-        BeforeValidator(none_to_empty),
-    ]
-)
+
+
+@cache
+def _prices_adapter(*, per_region: bool) -> TypeAdapter[Any]:
+    """What validates one entry: an instance type's price, or a region's prices (built on first use)."""
+    if not per_region:
+        return TypeAdapter(Price)
+    return TypeAdapter(
+        Annotated[dict[Annotated[str, AfterValidator(_instance_type)], Price], BeforeValidator(none_to_empty)]
+    )
 
 
 def _price_key_problem(key: Any) -> str | None:
@@ -173,7 +177,7 @@ def validate_prices(value: Any, handler: ValidatorFunctionWrapHandler) -> dict[s
         if problem is not None:
             errors.append({"type": PydanticCustomError("price_key", problem), "loc": (str(key), "[key]"), "input": key})
             continue
-        adapter: TypeAdapter[Any] = _PRICE_ADAPTER if _INSTANCE_TYPE.match(key) else _REGION_PRICES_ADAPTER
+        adapter = _prices_adapter(per_region=not _INSTANCE_TYPE.match(key))
         try:
             out[key] = adapter.validate_python(item)
         except ValidationError as exc:

@@ -11,11 +11,12 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WrapValidator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, WrapValidator, model_validator
 from pydantic_core import PydanticCustomError
 
 from tuning_governor.domain.large_batch.settings import LargeBatchSettings
 from tuning_governor.domain.shares import ShareTerms
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.policy.accounts import AccountKeys
 from tuning_governor.policy.errors import render_path
 from tuning_governor.policy.fields import (
@@ -55,7 +56,7 @@ _DEPRECATED_BUDGET = (
 )
 
 
-class _PolicyModel(BaseModel):
+class _PolicyModel(GovernorModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -159,7 +160,7 @@ class TeamPolicy(_PolicyModel):
         return self.job_budget_usd if self.job_budget_usd is not None else self.budget_usd
 
 
-class Budget(BaseModel):
+class Budget(GovernorModel):
     """The budget of one tuning job and which level of the policy decided it.
 
     ``usd`` is None when the job has no budget (a level set 0, or no level set anything); it is never 0.

@@ -16,16 +16,17 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from tuning_governor.domain.shares import MAX_CAPACITY_LIMITS, UNLIMITED_BORROW, ShareTerms, Strategy
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.policy.fields import Count, InstanceType
 
 MAX_PRIORITY = 1000
 
 
-class Share(BaseModel):
+class Share(GovernorModel):
     """One team's quota share."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.limits import dynamodb_number_problem
 from tuning_governor.policy.errors import render_value
 from tuning_governor.policy.fields import MAX_BUDGET_USD
@@ -48,7 +49,7 @@ def _amount(raw: str) -> Decimal | None:
         return None
 
 
-class TagWarning(BaseModel):
+class TagWarning(GovernorModel):
     """A governance tag the governor does not honour as written: which tag, its value, and why."""
 
     model_config = ConfigDict(frozen=True)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import AwareDatetime, ConfigDict, ValidationError, model_validator
 
 from tuning_governor.app.envelope import handle_errors
 from tuning_governor.app.starting_checks import RECHECK_GAP, schedule_starting_checks
@@ -16,6 +16,7 @@ from tuning_governor.domain.job import job_state
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.governance.engine import govern
 from tuning_governor.governance.trial_truth import reconcile_trials
+from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.limits import TuningJobName
 from tuning_governor.models.place import Place, job_key
 from tuning_governor.policy.accounts import AccountId, Region
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 MAX_WAIT = timedelta(seconds=120)
 
 
-class _BudgetCheck(BaseModel):
+class _BudgetCheck(GovernorModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     job: TuningJobName

@@ -7,10 +7,11 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from tuning_governor.domain.large_batch.read import Definition, Hyperparameter, Span, devices, normal
 from tuning_governor.domain.large_batch.settings import LargeBatchSettings
+from tuning_governor.model_base import GovernorModel
 
 SOURCE_RANGE = (
     "SageMaker Developer Guide, distributed training concepts (batch size: global batch = per-device batch x"
@@ -31,7 +32,7 @@ SOURCE_JUDGED = (
 )
 
 
-class BatchFinding(BaseModel):
+class BatchFinding(GovernorModel):
     """One large-batch finding: a stable ``code``, how bad, why (with the numbers), where the rule comes
     from, and the worst-case cost of the trials it puts at risk (None when no price or trial count is known)."""
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from tuning_governor.model_base import GovernorModel
 
 #: What a hyperparameter means to the checks. Per device: one process's batch (PyTorch DDP, Hugging Face's
 #: ``per_device_train_batch_size``); per machine: one instance's batch, split over its devices (the built-in
@@ -25,7 +27,7 @@ Role = Literal[
 HyperparameterName = Annotated[str, Field(min_length=1, max_length=256)]
 
 
-class LargeBatchSettings(BaseModel):
+class LargeBatchSettings(GovernorModel):
     """Thresholds of the large-batch checks (``domain.large_batch``), each with the literature's default.
 
     ``names`` maps a team's own hyperparameter names to what they mean (``bs: per_device_batch``), for

@@ -16,6 +16,8 @@ from typing import Any, Literal, NamedTuple, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict
 
+from tuning_governor.model_base import GovernorModel
+
 Scope = Literal["job", "team"]
 #: When the engine judges a rule (``governance.facts.Trigger``).
 JudgedOn = Literal["arrival", "trial", "trial-progress", "sweep"]
@@ -50,7 +52,7 @@ class Finding(NamedTuple):
 Judge = Callable[[Any, JobView], Finding | None]
 
 
-class RuleSettings(BaseModel):
+class RuleSettings(GovernorModel):
     """A rule's own keys under ``defaults``: the policy's ``Defaults`` model composes every registered
     rule's settings (``policy.rules.compose_defaults``), so the keys users write stay where they were."""
 
