@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from governor_client.offline import shared_loader
+
 # Powertools reads these when its singletons are created, i.e. at import of the handlers.
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "tuning-governor")
@@ -25,6 +27,10 @@ if os.environ.get("TUNING_GOVERNOR_MOTO_SPEED", "1") == "1":
     from governor_client.offline import moto_speed
 
     moto_speed.install()
+
+# One botocore data loader per process: moto drops boto3's default session at every start, and each
+# session would parse the service models again (governor_client.offline.shared_loader).
+shared_loader.install()
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENTS_DIR = ROOT / "events"

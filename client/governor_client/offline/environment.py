@@ -19,7 +19,7 @@ import boto3
 
 from governor_client.cli.defaults import STORE_KINDS, StoreKind
 from governor_client.memory import MemoryStore
-from governor_client.offline import moto_speed
+from governor_client.offline import moto_speed, shared_loader
 from tuning_governor.adapters.channels import ChannelClients, ChannelNotifiers, default_notifiers
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.quotas import QuotaGateway
@@ -171,6 +171,7 @@ def build_environment(  # noqa: PLR0913 - which offline adapters to build, keywo
 
 def _store(kind: StoreKind, region: str) -> tuple[Any, GovernorStore | MemoryStore]:
     """The DynamoDB client (None in memory) and the governor's store of ``kind``."""
+    shared_loader.install()
     if kind == "moto":
         dynamodb = boto3.client("dynamodb", region_name=region)
         create_table(dynamodb)
@@ -203,7 +204,10 @@ def _channels(region: str, slack_url: str | None) -> _Channels:
 
 
 def _clients(channels: _Channels) -> ChannelClients:
-    return ChannelClients(sns_client=lambda: channels.sns_client, secrets_client=lambda: channels.secrets)
+    # No real back-off offline (the webhooks are local servers): a refused post is retried at once.
+    return ChannelClients(
+        sns_client=lambda: channels.sns_client, secrets_client=lambda: channels.secrets, sleep=lambda _seconds: None
+    )
 
 
 def _notifiers(channels: _Channels, sns: bool) -> list[Notifier]:

@@ -37,11 +37,14 @@ def permissions() -> frozenset[str]:
 @dataclass
 class ChannelClients:
     """The AWS clients channels are built with, each made on first use: an SNS client, and the
-    Powertools ``SecretsProvider`` webhook URLs are read (and cached ``secret_max_age`` seconds) through."""
+    Powertools ``SecretsProvider`` webhook URLs are read (and cached ``secret_max_age`` seconds) through;
+    ``sleep`` is how a webhook channel waits before a retry (None: ``time.sleep``; offline runs against a
+    local server pass one that does not wait)."""
 
     sns_client: Callable[[], Any]
     secrets_client: Callable[[], Any]
     secret_max_age: int = 300
+    sleep: Callable[[float], None] | None = None
     _provider: SecretsProvider | None = field(default=None, init=False, repr=False)
 
     def sns(self) -> Any:

@@ -112,11 +112,14 @@ def _retry_wait(handler: RetryHandler, state: RetryState, response: HttpResponse
     return float(handler.interval_calculator.calculate_sleep_duration(state.current_attempt))
 
 
-def retry_handlers(max_retries: int, *, deadline: float | None, request_s: float) -> list[RetryHandler]:
+def retry_handlers(
+    max_retries: int, *, deadline: float | None, request_s: float, sleep: Callable[[float], None] | None = None
+) -> list[RetryHandler]:
     """slack_sdk's retry handlers for a request that could not be sent (URLError), 429 and 500/503,
     each allowed a retry only when its wait and one more request fit before ``deadline`` (monotonic;
-    None: no bound). A post whose answer is lost (read timeout, a connection reset or closed after the
-    request went out) is never retried here: it may have landed (see ``SlackNotifier.send``)."""
+    None: no bound), then waiting that very wait through ``sleep`` (None: ``time.sleep``). A post whose answer is lost (read
+    timeout, a connection reset or closed after the request went out) is never retried here: it may have
+    landed (see ``SlackNotifier.send``)."""
     from slack_sdk.http_retry.builtin_handlers import (  # noqa: PLC0415
         ConnectionErrorRetryHandler,
         RateLimitErrorRetryHandler,
@@ -128,17 +131,21 @@ def retry_handlers(max_retries: int, *, deadline: float | None, request_s: float
         def __init__(self, inner: RetryHandler) -> None:
             super().__init__(inner.max_retry_count, inner.interval_calculator)
             self.inner = inner
+            self.wait = 0.0
 
         def _can_retry(self, *, state: Any, request: Any, response: Any = None, error: Any = None) -> bool:
             if not self.inner._can_retry(state=state, request=request, response=response, error=error):
                 return False
-            wait = _retry_wait(self.inner, state, response)
-            return deadline is None or time.monotonic() + wait + request_s <= deadline
+            self.wait = _retry_wait(self.inner, state, response)
+            return deadline is None or time.monotonic() + self.wait + request_s <= deadline
 
         def prepare_for_next_attempt(
             self, *, state: Any, request: Any, response: Any = None, error: Any = None
         ) -> None:
-            self.inner.prepare_for_next_attempt(state=state, request=request, response=response, error=error)
+            # The wait the deadline was checked with (slack_sdk's own would draw its jitter again).
+            state.next_attempt_requested = True
+            (sleep or time.sleep)(self.wait)
+            state.increment_current_attempt()
 
     return [
         WithinDeadline(ConnectionErrorRetryHandler(max_retry_count=max_retries, error_types=[URLError])),
@@ -159,8 +166,10 @@ class SlackNotifier:
         max_retries: int = 2,
         timeout: int = 10,
         reserve_s: float = 10.0,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         self.channel = channel
+        self._sleep = sleep
         # What a post leaves of the invocation for the rest of it: the delivery's own writes (at most
         # 1.55 s of in-place retries), the other channels, the rules still to judge.
         self._reserve = reserve_s
@@ -179,7 +188,7 @@ class SlackNotifier:
             url=url,
             timeout=timeout,
             logger=guard_secret_logging(url),
-            retry_handlers=retry_handlers(self._max_retries, deadline=deadline, request_s=timeout),
+            retry_handlers=retry_handlers(self._max_retries, deadline=deadline, request_s=timeout, sleep=self._sleep),
         )
 
     def _deadline(self) -> float | None:
@@ -222,5 +231,7 @@ PERMISSIONS = SlackNotifier.permissions
 def build(target: str, *, channel: str, clients: ChannelClients) -> SlackNotifier:
     """The notifier posting to the webhook whose URL the secret ``target`` holds."""
     return SlackNotifier(
-        webhook_from_secret(clients.secrets(), target, max_age=clients.secret_max_age), channel=channel
+        webhook_from_secret(clients.secrets(), target, max_age=clients.secret_max_age),
+        channel=channel,
+        sleep=clients.sleep,
     )
