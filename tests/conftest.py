@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from governor_client.offline import shared_loader
 
@@ -31,6 +32,12 @@ if os.environ.get("TUNING_GOVERNOR_MOTO_SPEED", "1") == "1":
 # One botocore data loader per process: moto drops boto3's default session at every start, and each
 # session would parse the service models again (governor_client.offline.shared_loader).
 shared_loader.install()
+
+# No per-example deadline: on a shared 2-core machine an example's wall time says more about the load
+# than about the code (speed is shown by benchmarks/, not by tests), and a deadline missed under load
+# fails a property that holds.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENTS_DIR = ROOT / "events"
