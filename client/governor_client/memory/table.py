@@ -18,7 +18,7 @@ from tuning_governor.adapters.store.conditions import Cond, Path
 from tuning_governor.adapters.store.port import Change, Check, Delete, Item, Key, Outcome, Put, Update
 
 _ABSENT = object()
-_CONTAINERS = (dict, list, set)
+_CONTAINERS = frozenset({dict, list, set})  # a set: one hashed lookup per value, not three comparisons
 
 
 def copied(value: Any) -> Any:

@@ -13,13 +13,13 @@ from datetime import datetime
 from typing import Any
 
 from governor_client.replay.facts import FactGaps, KnownFacts, Missing, has_configuration, has_instances
-from tuning_governor.domain.trial_record import OBJECTIVE_HYPERPARAMETER
+from governor_client.replay.trial_summaries import TrialSummaries
 from tuning_governor.errors import JobNotFound
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.place import Place, job_key, place_in_key
 from tuning_governor.models.sagemaker import TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
-from tuning_governor.models.tuning_job import ObjectiveMetric, TrialSummary, TuningJob
+from tuning_governor.models.tuning_job import TrialSummary, TuningJob
 from tuning_governor.ports import SageMaker, StopResult
 
 # Deleting a job long after it ran says nothing about the run: such events never replace a known state.
@@ -128,6 +128,7 @@ class EventSourcedSageMaker:
         self._ranges: dict[str, set[str]] = {}
         self._trials: dict[str, dict[str, None]] = {}
         self._jobs_seen: dict[str, None] = {}
+        self._summaries = TrialSummaries()
         self._stopped: set[str] = set()
         self.stops: list[StopCall] = []
         self.trial_types: dict[str, set[str]] = {}  # region -> the instance types its trials ran on (kept)
@@ -202,6 +203,7 @@ class EventSourcedSageMaker:
         for facts in (self._config, self._shapes, self._tags):
             facts.pop(key, None)
         self._ranges.pop(key, None)
+        self._summaries.forget(key)
         self._stopped.discard(key)
 
     # -- the SageMaker port ----------------------------------------------------------------------------------
@@ -253,42 +255,8 @@ class EventSourcedSageMaker:
         """ListTrainingJobsForHyperParameterTuningJob of tuning job ``key`` (its key, in any place)."""
         tuning = self.tuning_job(key)
         trials = sorted(self.trials_of(key), key=lambda t: t.name)
-        return [self._summary(trial, tuning, key) for trial in trials]
-
-    def _summary(self, trial: TrainingJob, tuning: TuningJob | None, key: str) -> TrialSummary:
         ranges = self._ranges.get(key, set())
-        if ranges:
-            tuned = {k: v for k, v in trial.hyper_parameters.items() if k in ranges}
-        else:
-            static = {k for d in (tuning.definitions() if tuning else []) for k in d.static_hyper_parameters}
-            tuned = {k: v for k, v in trial.hyper_parameters.items() if k not in static and not k.startswith("_")}
-        objective = tuning.objective if tuning else None
-        name = trial.hyper_parameters.get(OBJECTIVE_HYPERPARAMETER, "").strip('"') or (
-            objective.metric_name if objective else None
-        )
-        value = trial.metric(name) if name else None
-        metric = None
-        if name is not None and value is not None:
-            metric = ObjectiveMetric(type=objective.type if objective else None, metric_name=name, value=value)
-        if metric is not None:
-            objective_status = "Succeeded"
-        elif trial.status in TUNING_TERMINAL:
-            objective_status = "Failed"
-        else:
-            objective_status = "Pending"
-        return TrialSummary(
-            training_job_name=trial.name,
-            training_job_arn=trial.arn,
-            tuning_job_name=tuning.name if tuning else key,
-            creation_time=trial.creation_time,
-            training_start_time=trial.training_start_time,
-            training_end_time=trial.training_end_time,
-            training_job_status=trial.status,
-            tuned_hyper_parameters=tuned,
-            failure_reason=trial.failure_reason,
-            final_hyper_parameter_tuning_job_objective_metric=metric,
-            objective_status=objective_status,
-        )
+        return [self._summaries.of(key, trial, tuning, ranges) for trial in trials]
 
     def list_tuning_jobs(self, status: str) -> list[dict[str, Any]]:
         return [

@@ -18,6 +18,7 @@ their own clock.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -120,13 +121,23 @@ class PendingChecks:
 
     pending: dict[str, tuple[datetime, str]] = field(default_factory=dict)
     requested: int = 0
+    # Every (time, job key) asked for, earliest first: an entry whose job has since been asked for another
+    # time, or fired, is dropped when it comes to the top (a replay asks for the next due at every line).
+    _times: list[tuple[datetime, str]] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._times = sorted((at, key) for key, (at, _) in self.pending.items())
 
     def schedule(self, job_key: str, job_name: str, at: datetime) -> None:
         self.pending[job_key] = (at, job_name)
         self.requested += 1
+        heapq.heappush(self._times, (at, job_key))
 
     def next_due(self) -> datetime | None:
-        return min((at for at, _ in self.pending.values()), default=None)
+        times = self._times
+        while times and (times[0][1] not in self.pending or self.pending[times[0][1]][0] != times[0][0]):
+            heapq.heappop(times)
+        return times[0][0] if times else None
 
     def due(self, until: datetime) -> list[tuple[datetime, str]]:
         """The checks due at or before ``until`` as (time, job key), earliest first; they are removed,

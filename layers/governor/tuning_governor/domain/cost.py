@@ -41,6 +41,16 @@ class ClusterRate(GovernorModel):
 
 
 def cluster_rate(instances: dict[str, int], region: str, catalog: PriceCatalog) -> ClusterRate:
+    """The cluster's hourly price in ``region``, worked out once per catalog (each judgement prices every
+    running trial again, and the clusters are few)."""
+    key = (region, *sorted(instances.items()))
+    rate: ClusterRate | None = catalog.rates.get(key)
+    if rate is None:
+        rate = catalog.rates[key] = _cluster_rate(instances, region, catalog)
+    return rate
+
+
+def _cluster_rate(instances: dict[str, int], region: str, catalog: PriceCatalog) -> ClusterRate:
     total = Decimal(0)
     unpriced: list[str] = []
     fallback: list[str] = []

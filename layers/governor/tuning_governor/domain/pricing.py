@@ -78,8 +78,7 @@ BILLING_CODES: dict[str, str] = {
 }
 UNVERIFIED_BILLING_CODES: frozenset[str] = frozenset({"sa-east-1", "eu-west-2", "eu-west-3", "eu-central-1",
     "eu-central-2", "eu-north-1", "eu-south-1", "eu-south-2", "il-central-1", "me-south-1", "me-central-1"})  # fmt: skip
-# Other codes seen for a region's usage types: eu-west-1 is "EU" in billing reports, "EUW1" in some
-# third-party SageMaker listings (aws-facts.md section 5.1, inferred). Both are accepted.
+# Also accepted: eu-west-1's "EUW1" of some third-party SageMaker listings (aws-facts.md 5.1, inferred).
 BILLING_CODE_ALIASES: dict[str, frozenset[str]] = {"eu-west-1": frozenset({"EUW1"})}
 
 
@@ -155,6 +154,7 @@ class PriceCatalog:
         self._regions = {region: dict(types) for region, types in regions.items()}
         self._overrides = dict(overrides or {})
         self._any_region = dict(any_region or {})
+        self.rates: dict[tuple[Any, ...], Any] = {}  # by domain.cost.cluster_rate: a catalog never changes
 
     @classmethod
     def from_json(cls, text: str) -> PriceCatalog:

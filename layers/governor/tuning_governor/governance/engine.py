@@ -27,7 +27,7 @@ from tuning_governor.governance.actions import act
 from tuning_governor.governance.checks import check_time, schedule_check
 from tuning_governor.governance.enforce import under_enforce
 from tuning_governor.governance.facts import JobFacts, Trigger
-from tuning_governor.governance.job import job_facts, with_pricing_facts, with_stop_lead
+from tuning_governor.governance.job import job_facts, pricing_update, stop_lead_update
 from tuning_governor.governance.ports import EngineServices
 from tuning_governor.governance.reporting import all_delivered, deliver
 from tuning_governor.governance.rules import Decision, Rule, registry
@@ -170,11 +170,11 @@ def load_facts(
     and how well it is priced."""
     catalog = catalog or services.price_catalog(policy)
     facts = with_stagnation_spend(job_facts(job, now=now, policy=policy, catalog=catalog), services)
-    facts = facts.model_copy(update={"budget": policy.budget_for(job.tags, job.roles)})
-    facts = with_stop_lead(facts, policy, services.store)
+    budget = policy.budget_for(job.tags, job.roles)
+    update = {"budget": budget} | stop_lead_update(facts.demand, budget, policy, services.store)
     if team_month:
-        facts = facts.model_copy(update={"team_month": team_month_facts(facts.team, now, policy, catalog, services)})
-    return with_pricing_facts(facts, job, catalog)
+        update["team_month"] = team_month_facts(facts.team, now, policy, catalog, services)
+    return facts.model_copy(update=update | pricing_update(facts, job, catalog))
 
 
 def govern(

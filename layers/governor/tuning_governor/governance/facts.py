@@ -6,7 +6,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 from tuning_governor.domain.capacity import AdmissionPlan, LimitSource
 from tuning_governor.domain.stagnation import StagnationState
@@ -31,7 +31,7 @@ class JobFacts(Frozen):
     job_name: str
     team: str | None
     tags: dict[str, str]
-    roles: list[str] = []
+    roles: list[str] = Field(default_factory=list)
     """The execution roles the job runs as (they may name its team: ``Policy.team_identity``)."""
     status: str
     created_at: datetime | None
@@ -54,33 +54,33 @@ class JobFacts(Frozen):
     """Trials billing now (from TrainingStartTime) and not finished."""
     spent_accrued_usd: Decimal | None = Decimal(0)
     """Cost accrued so far by the running trials (elapsed x instances x price); None when any is unpriced."""
-    running_accrued_usd: list[Decimal] = []
+    running_accrued_usd: list[Decimal] = Field(default_factory=list)
     """What each running trial has accrued (for the projection)."""
     burn_usd_per_hour: Decimal = Decimal(0)
     """What the priced running trials add per hour now (spot at the observed discount)."""
-    unpriced_running_types: list[str] = []
+    unpriced_running_types: list[str] = Field(default_factory=list)
     """Instance types of running trials that have no price anywhere."""
     spend_approximate: bool = False
     """True when a running trial's accrual rests on a fallback price (or an approximate catalog figure)."""
     team_month: TeamMonthFacts | None = None
     """The job's team's spend in the current calendar month; None when its team has no monthly budget."""
-    objectives: list[DefinitionObjective] = []
+    objectives: list[DefinitionObjective] = Field(default_factory=list)
     """The job's objectives, per training job definition (what its trials are judged against)."""
-    admission: list[AdmissionPlan] = []
+    admission: list[AdmissionPlan] = Field(default_factory=list)
     """The plans the job may run on, in AMT's priority order (empty: ``demand`` as on-demand)."""
     arrival_facts_incomplete: bool = False
     """Its item was written from facts lacking its configuration (``TuningJob.lacks_arrival_facts``
     after Describe, e.g. a replay of a thin capture): an admission on them is made again on full ones."""
     # -- pricing (what the ``pricing`` rule reports; see domain.cost.pricing_facts) ------------------
     region: str | None = None
-    unpriced_types: list[str] = []
+    unpriced_types: list[str] = Field(default_factory=list)
     """The job's instance types priced nowhere (no region, no policy): its spend is unknown, never $0."""
-    approximate_types: list[str] = []
+    approximate_types: list[str] = Field(default_factory=list)
     """Types with no price in the job's region, judged at their highest price in any region."""
-    price_notes: dict[str, str] = {}
+    price_notes: dict[str, str] = Field(default_factory=dict)
     """Per unpriced or approximate type: the price used and where it comes from."""
 
-    batch_request: dict[str, Any] = {}
+    batch_request: dict[str, Any] = Field(default_factory=dict)
     """The parts of its request the large-batch checks read (``domain.large_batch.arrival``; empty: none)."""
     budget: Budget | None = None
     """The job's budget as the policy sets it, loaded once per judgement (None: not loaded yet)."""
@@ -114,7 +114,7 @@ class TeamMonthFacts(Frozen):
     """What the team's priced running trials add per hour (when its month crosses its budget)."""
     unpriced_trials: int = 0
     """Trials of the month with no price: while any, the spend is a lower bound."""
-    unpriced_running_types: list[str] = []
+    unpriced_running_types: list[str] = Field(default_factory=list)
 
     @property
     def spent_usd(self) -> Decimal:

@@ -12,7 +12,7 @@ from tuning_governor.domain.cost import pricing_facts
 from tuning_governor.domain.job import JobState
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.governance.facts import JobFacts
-from tuning_governor.policy import Policy
+from tuning_governor.policy import Budget, Policy
 from tuning_governor.policy.rules.budgets import BudgetSettings
 from tuning_governor.ports import PriceStore
 
@@ -66,9 +66,9 @@ def job_facts(
     )
 
 
-def with_pricing_facts(facts: JobFacts, job: JobState, catalog: PriceCatalog) -> JobFacts:
-    """``facts`` with how well the job is priced: its demand's types judged in its region against the
-    catalog in force, plus the unpriced and approximate types its recorded trials found."""
+def pricing_update(facts: JobFacts, job: JobState, catalog: PriceCatalog) -> dict[str, Any]:
+    """How well the job is priced, as fields of its facts: its demand's types judged in its region
+    against the catalog in force, plus the unpriced and approximate types its recorded trials found."""
     found = pricing_facts(
         facts.demand,
         job.region,
@@ -76,24 +76,30 @@ def with_pricing_facts(facts: JobFacts, job: JobState, catalog: PriceCatalog) ->
         recorded_unpriced=job.unpriced_types,
         recorded_approximate=job.approximate_types,
     )
-    return facts.model_copy(
-        update={
-            "region": job.region,
-            "unpriced_types": list(found.unpriced_types),
-            "approximate_types": list(found.approximate_types),
-            "price_notes": dict(found.notes),
-        }
-    )
+    return {
+        "region": job.region,
+        "unpriced_types": list(found.unpriced_types),
+        "approximate_types": list(found.approximate_types),
+        "price_notes": dict(found.notes),
+    }
 
 
 def with_stop_lead(facts: JobFacts, policy: Policy, store: PriceStore) -> JobFacts:
-    """``facts`` with the stop lead learned for its instance families (one read per family), for a job
-    with a budget only (nothing else reads it)."""
-    if facts.budget is None or facts.budget.usd is None:
-        return facts
-    learned = {family: store.stop_latencies(family) for family in sorted(families_of(facts.demand))}
-    lead = stop_latency.job_lead(facts.demand, learned, BudgetSettings.of(policy.defaults).budget_stop_lead_seconds)
-    return facts.model_copy(update={"stop_lead_seconds": lead})
+    """``facts`` with the stop lead learned for its instance families (see :func:`stop_lead_update`)."""
+    update = stop_lead_update(facts.demand, facts.budget, policy, store)
+    return facts.model_copy(update=update) if update else facts
+
+
+def stop_lead_update(
+    demand: Mapping[str, int], budget: Budget | None, policy: Policy, store: PriceStore
+) -> dict[str, Any]:
+    """The stop lead learned for the job's instance families (one read per family), as a field of its
+    facts; for a job with a budget only (nothing else reads it: else nothing)."""
+    if budget is None or budget.usd is None:
+        return {}
+    learned = {family: store.stop_latencies(family) for family in sorted(families_of(demand))}
+    lead = stop_latency.job_lead(demand, learned, BudgetSettings.of(policy.defaults).budget_stop_lead_seconds)
+    return {"stop_lead_seconds": lead}
 
 
 def families_of(demand: Mapping[str, int]) -> set[str]:

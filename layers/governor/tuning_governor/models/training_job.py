@@ -59,7 +59,7 @@ class TrainingJob(PlacedShape):
     tuning_job_arn: TuningJobArn | None = None
     # In AMT's trial summaries; not in DescribeTrainingJob (botocore 1.44): read when a source carries it.
     training_job_definition_name: Label | None = None
-    hyper_parameters: StrMap = {}
+    hyper_parameters: StrMap = Field(default_factory=dict)
     role_arn: RoleArn | None = None
     resource_config: Annotated[ResourceConfig | None, BeforeValidator(empty_to_none)] = None
     enable_managed_spot_training: bool = False
@@ -69,11 +69,11 @@ class TrainingJob(PlacedShape):
     last_modified_time: AwsTime = None
     training_time_in_seconds: Seconds | None = None
     billable_time_in_seconds: Seconds | None = None
-    final_metric_data_list: Annotated[list[MetricData], BeforeValidator(none_to_list)] = []
+    final_metric_data_list: Annotated[list[MetricData], BeforeValidator(none_to_list)] = Field(default_factory=list)
     warm_pool_status: Annotated[WarmPoolStatus | None, BeforeValidator(empty_to_none)] = None
     failure_reason: FailureReason = None
     stopping_condition: Annotated[StoppingCondition | None, BeforeValidator(empty_to_none)] = None
-    tags: Tags = {}
+    tags: Tags = Field(default_factory=dict)
 
     @property
     def roles(self) -> list[str]:

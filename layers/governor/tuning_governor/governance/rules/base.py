@@ -100,6 +100,7 @@ class Rule(ABC):
 class RuleRegistry:
     def __init__(self) -> None:
         self._rules: dict[str, Rule] = {}
+        self._by_trigger: dict[Trigger | None, list[Rule]] = {}  # registry order, per trigger; reset on register
 
     def register(self, rule_class: type[Rule]) -> type[Rule]:
         spec = rule_class.__dict__.get("spec")
@@ -108,16 +109,25 @@ class RuleRegistry:
         if rule_class.name in self._rules:
             raise ValueError(f"rule {rule_class.name!r} registered twice")
         self._rules[rule_class.name] = rule_class()
+        self._by_trigger.clear()
         return rule_class
 
     def _ordered(self) -> list[Rule]:
-        return sorted(self._rules.values(), key=lambda rule: (rule.order, rule.name))
+        return list(self._cached(None))
+
+    def _cached(self, trigger: Trigger | None) -> list[Rule]:
+        """The rules (of ``trigger``; None: all) in registry order, sorted once per registration."""
+        found = self._by_trigger.get(trigger)
+        if found is None:
+            ordered = sorted(self._rules.values(), key=lambda rule: (rule.order, rule.name))
+            found = self._by_trigger[trigger] = [r for r in ordered if trigger is None or trigger in r.triggers]
+        return found
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self._ordered())
 
     def for_trigger(self, trigger: Trigger) -> list[Rule]:
-        return [rule for rule in self._ordered() if trigger in rule.triggers]
+        return list(self._cached(trigger))
 
     def get(self, name: str) -> Rule:
         return self._rules[name]
