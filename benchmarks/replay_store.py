@@ -46,7 +46,7 @@ START_MARKER = "<!-- replay-store: written by benchmarks/replay_store.py --write
 END_MARKER = "<!-- replay-store: end -->"
 MODES = ("simulator", "replay-memory", "replay-memory-one-pass", "replay-moto", "replay-moto-fast")
 TARGET_SECONDS_50K = 60.0
-TARGET_RATIO = 3.0
+TARGET_RATIO = 2.0
 
 from governor_client.offline.env_vars import use_offline_environment  # noqa: E402 - imports only os
 
