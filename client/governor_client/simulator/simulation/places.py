@@ -34,10 +34,12 @@ def sagemaker_of(env: OfflineEnvironment, account: str | None, region: str | Non
     """The SageMaker client of (account, region): the environment's own when neither differs from it."""
     home = env.sagemaker
     where = region or home.meta.region_name
+    if account is None:  # the caller's own account: no need to ask STS which it is
+        return home if where == home.meta.region_name else boto3.client("sagemaker", region_name=where)
     own = boto3.client("sts", region_name=where).get_caller_identity()["Account"]
-    if (account is None or account == own) and where == home.meta.region_name:
+    if account == own and where == home.meta.region_name:
         return home
-    if account is None or account == own:
+    if account == own:
         return boto3.client("sagemaker", region_name=where)
     # Not cached: moto's state (and the credentials it issued) are per mock_aws.
     c = _credentials(account)
