@@ -1,7 +1,7 @@
-"""Two of moto's DynamoDB costs made proportional to the request, with moto's behaviour kept.
+"""Three of moto's DynamoDB costs made proportional to the request, with moto's behaviour kept.
 
-Offline runs (demo, replay ``--store moto``, simulator, tests) spend most of their time in two places
-of moto's DynamoDB, neither of them the governor's:
+Offline runs (demo, replay ``--store moto``, simulator, tests) spend most of their time in three places
+of moto's DynamoDB, none of them the governor's:
 
 * ``TransactWriteItems`` deep-copies every table the transaction names before it starts, to roll back
   on a cancellation. The governor keeps one table, so each transaction copied the whole table: the cost
@@ -13,6 +13,8 @@ of moto's DynamoDB, neither of them the governor's:
   shape (as moto's serializer prunes it) and its JSON text written directly when it holds only JSON
   types (no bytes, no timestamps, no None); moto's serializer is used otherwise. The document is the
   same; only the order of the top-level members may differ (moto's follows the model).
+* A ``Query`` of the table (no index) sorts every item of the table, then keeps the partition's. Here
+  its listing is the partition's items alone, in the same (range key) order; the rest of the query is moto's.
 
 ``install()`` also installs ``governor_client.offline.moto_json`` (moto's JSON-protocol responses and its per-request
 method listing, made cheap the same way). ``install()`` is idempotent and reversible (``uninstall()``). With ``TUNING_GOVERNOR_MOTO_SPEED_CHECK=1``
@@ -165,6 +167,39 @@ def _fast_transact(original: Callable[..., Any]) -> Callable[..., Any]:
     return transact_write_items
 
 
+def _fast_query(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A Query of the table itself (no index) lists only its partition, not the whole table sorted."""
+
+    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+        if index_name or hash_key is None or not self.range_key_attr:
+            return original(self, hash_key, *args, **kwargs)
+        _state.partition = hash_key
+        try:
+            fast = original(self, hash_key, *args, **kwargs)
+        finally:
+            _state.partition = None
+        if os.environ.get("TUNING_GOVERNOR_MOTO_SPEED_CHECK") == "1":
+            slow = original(self, hash_key, *args, **kwargs)
+            if slow != fast:
+                raise MotoSpeedMismatch(f"Query: {slow!r} != {fast!r}")
+        return fast
+
+    return query
+
+
+def _fast_all_items(original: Callable[..., Any]) -> Callable[..., Any]:
+    def all_items(self: Any) -> Any:
+        partition = getattr(_state, "partition", None)
+        if partition is None:
+            return original(self)
+        _state.partition = None  # the query's own listing only
+        # moto's order (by hash, then range) within the one partition whose hash equals the query's
+        return sorted(self.items.get(partition, {}).values(), key=lambda item: item.range_key)
+
+    return all_items
+
+
 def _fast_result(original: Callable[..., Any]) -> Callable[..., Any]:
     def execute_result(self: Any, context: Any) -> Any:
         operation = context.operation_model
@@ -194,10 +229,14 @@ def install() -> bool:
     _installed.update(
         transact=backend_cls.transact_write_items,
         execute=DynamoResult.execute_result,
+        query=Table.query,
+        all_items=Table.all_items,
     )
     models.copy = _CopyModule()  # type: ignore[attr-defined,assignment]
     backend_cls.transact_write_items = _fast_transact(_installed["transact"])  # type: ignore[method-assign]
     DynamoResult.execute_result = _fast_result(_installed["execute"])  # type: ignore[method-assign]
+    Table.query = _fast_query(_installed["query"])  # type: ignore[method-assign]
+    Table.all_items = _fast_all_items(_installed["all_items"])  # type: ignore[method-assign]
     moto_json.install()
     return True
 
@@ -209,5 +248,7 @@ def uninstall() -> None:
     models.copy = copy  # type: ignore[attr-defined]
     models.DynamoDBBackend.transact_write_items = _installed["transact"]  # type: ignore[method-assign]
     DynamoResult.execute_result = _installed["execute"]  # type: ignore[method-assign]
+    Table.query = _installed["query"]  # type: ignore[method-assign]
+    Table.all_items = _installed["all_items"]  # type: ignore[method-assign]
     moto_json.uninstall()
     _installed.clear()
