@@ -10,14 +10,20 @@ from tests.builders import facts_builder
 from tuning_governor.app.stop_latencies import learn_stop_latency
 from tuning_governor.domain import stop_latency
 from tuning_governor.domain.job import JobState
-from tuning_governor.governance.job import with_stop_lead
+from tuning_governor.governance.facts import JobFacts
+from tuning_governor.governance.job import stop_lead_update
 from tuning_governor.governance.rules import BudgetRule
 from tuning_governor.models.tuning_job import TrialSummary
-from tuning_governor.policy import parse_policy
+from tuning_governor.policy import Policy, parse_policy
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 P3_8X = "ml.p3.8xlarge"
 BUDGET = parse_policy("defaults: {job_budget_usd: 50}", "test")
+
+
+def with_stop_lead(facts: JobFacts, policy: Policy, store: MemoryStore) -> JobFacts:
+    """``facts`` with the stop lead learned for its families, as the engine's ``load_facts`` adds it."""
+    return facts.model_copy(update=stop_lead_update(facts.demand, facts.budget, policy, store))
 
 
 def test_an_instance_type_s_family() -> None:

@@ -3,7 +3,7 @@
 At a stopped job's finalisation its trials' TrainingEndTime, less the governor's stop
 (``stop_requested_at``), give one observation per instance family of the job (the longest of its
 trials'; ``domain.stop_latency``), kept once per job by the store. The budget rule's lead is read back
-from them (``governance.job.with_stop_lead``).
+from them (``governance.job.stop_lead_update``).
 """
 
 from __future__ import annotations

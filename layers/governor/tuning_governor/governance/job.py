@@ -84,12 +84,6 @@ def pricing_update(facts: JobFacts, job: JobState, catalog: PriceCatalog) -> dic
     }
 
 
-def with_stop_lead(facts: JobFacts, policy: Policy, store: PriceStore) -> JobFacts:
-    """``facts`` with the stop lead learned for its instance families (see :func:`stop_lead_update`)."""
-    update = stop_lead_update(facts.demand, facts.budget, policy, store)
-    return facts.model_copy(update=update) if update else facts
-
-
 def stop_lead_update(
     demand: Mapping[str, int], budget: Budget | None, policy: Policy, store: PriceStore
 ) -> dict[str, Any]:
