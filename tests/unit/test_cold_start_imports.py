@@ -119,13 +119,8 @@ import boto3
 import pydantic
 mock = mock_aws()
 mock.start()
-boto3.client("dynamodb").create_table(
-    TableName="governor-test", BillingMode="PAY_PER_REQUEST",
-    AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "gsi1pk", "gsi1sk")],
-    KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-    GlobalSecondaryIndexes=[{"IndexName": "gsi1", "Projection": {"ProjectionType": "ALL"}, "KeySchema": [
-        {"AttributeName": "gsi1pk", "KeyType": "HASH"}, {"AttributeName": "gsi1sk", "KeyType": "RANGE"}]}],
-)
+from governor_client.offline.environment import create_table
+create_table(boto3.client("dynamodb"), "governor-test")
 boto3.client("ssm").put_parameter(Name="/tuning-governor/policy", Type="String", Value=Path(sys.argv[1]).read_text())
 from governor_client.simulator.runner import FakeLambdaContext
 def built():
