@@ -15,6 +15,7 @@ import pytest
 from hypothesis import settings
 
 from governor_client.offline import shared_loader
+from tests import memory_guard
 
 # Powertools reads these when its singletons are created, i.e. at import of the handlers.
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
@@ -32,6 +33,9 @@ if os.environ.get("TUNING_GOVERNOR_MOTO_SPEED", "1") == "1":
 # One botocore data loader per process: moto drops boto3's default session at every start, and each
 # session would parse the service models again (governor_client.offline.shared_loader).
 shared_loader.install()
+
+# The in-memory table's readers get read-only views: one that changes what it read fails where it does.
+memory_guard.install()
 
 # No per-example deadline: on a shared 2-core machine an example's wall time says more about the load
 # than about the code (speed is shown by benchmarks/, not by tests), and a deadline missed under load

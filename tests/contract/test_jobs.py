@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import timedelta
 from decimal import Decimal
 
@@ -13,6 +14,7 @@ from tests.contract.conftest import (
     tuning_job,
     upsert,
 )
+from tests.memory_guard import ReadOnlyItemError
 from tuning_governor.adapters.store.jobs import Jobs
 from tuning_governor.adapters.store.trials import Trials
 from tuning_governor.ports import Store
@@ -45,13 +47,16 @@ def test_upsert_job_writes_the_job_and_refuses_stale_events(store: Store) -> Non
     assert store.get_job(KEY)["status"] == "Stopped"  # type: ignore[index]
 
 
-def test_get_job_of_an_unknown_job_is_none_and_reads_are_copies(store: Store) -> None:
+def test_get_job_of_an_unknown_job_is_none_and_a_reader_cannot_change_the_table(store: Store) -> None:
+    """DynamoDB hands each reader its own copy; the in-memory table hands the stored item, read-only in
+    the suite (tests/memory_guard.py): either way a reader's change never reaches the table."""
     assert store.get_job("nope") is None
     upsert(store)
     first = store.get_job(KEY)
     assert first is not None
-    first["status"] = "changed"
-    first["tags"]["x"] = "y"
+    for change in (lambda: first.__setitem__("status", "changed"), lambda: first["tags"].__setitem__("x", "y")):
+        with contextlib.suppress(ReadOnlyItemError):
+            change()
     again = store.get_job(KEY)
     assert again is not None
     assert again["status"] == "InProgress"

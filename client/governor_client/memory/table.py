@@ -3,7 +3,8 @@ hold, normalised as a round trip normalises them (:func:`~tuning_governor.adapte
 port's conditions and changes evaluated as DynamoDB does (a comparison with a missing attribute or another
 type is false; a nested path below a missing map is refused, nothing written; an update creates its item;
 a transaction checks every condition, then writes all). One lock serialises the operations (each is one
-request in DynamoDB); a read copies what it returns; the ``gsi1`` index is kept as items change.
+request in DynamoDB); a read returns the stored item itself, which no write changes (an update stores a
+changed copy), so readers must not change it (tests/memory_guard.py); the ``gsi1`` index follows items.
 """
 
 from __future__ import annotations
@@ -107,29 +108,28 @@ class MemoryItems:
 
     def get(self, key: Key) -> Item | None:
         with self._lock:
-            item = self._item(key)
-            return copied(item) if item is not None else None
+            return self._item(key)
 
     def query(self, pk: str, prefix: str = "") -> list[Item]:
         with self._lock:
             partition = self._partitions.get(pk, {})
-            return [copied(partition[sk]) for sk in sorted(partition) if sk.startswith(prefix)]
+            return [partition[sk] for sk in sorted(partition) if sk.startswith(prefix)]
 
     def index(self, partition: str, *, below: str | None = None) -> list[Item]:
         """Items of a gsi1 partition as DynamoDB's Query orders them (gsi1sk, then the table key)."""
         with self._lock:
             entries = self._gsi.get(partition, {})
             keys = sorted((gsi1sk, pk, sk) for (pk, sk), gsi1sk in entries.items() if below is None or gsi1sk < below)
-            return [copied(self._partitions[pk][sk]) for _, pk, sk in keys]
+            return [self._partitions[pk][sk] for _, pk, sk in keys]
 
     def write(self, op: Put | Update | Delete) -> Outcome:
         with self._lock:
             old = self._item(_key_of(op))
             if isinstance(op, Put | Update) and not holds(op.when, old):
-                return Outcome(False, copied(old) if old is not None else None)
+                return Outcome(False, old)
             _check_paths(old, op)
             new = self._apply(op, old)
-            return Outcome(True, copied(new) if isinstance(op, Update) and new is not None else None)
+            return Outcome(True, new if isinstance(op, Update) else None)
 
     def transact(self, ops: Sequence[Put | Update | Check]) -> frozenset[int]:
         with self._lock:
@@ -144,14 +144,14 @@ class MemoryItems:
             return failed
 
     def _apply(self, op: Put | Update | Delete, old: Item | None) -> Item | None:
-        """Write ``op`` (its condition held, its paths are valid); an update changes the item in place."""
+        """Write ``op`` (its condition held, its paths are valid); an update stores a changed copy."""
         pk, sk = _key_of(op)
         self._reindex(old, keep=False)
         if isinstance(op, Delete):
             self._partitions.get(pk, {}).pop(sk, None)
             return None
         partition = self._partitions.setdefault(pk, {})
-        new = partition[sk] = stored(op.item) if isinstance(op, Put) else old or {"pk": pk, "sk": sk}
+        new = partition[sk] = stored(op.item) if isinstance(op, Put) else copied(old) if old else {"pk": pk, "sk": sk}
         if isinstance(op, Update):
             _change(new, op.changes)
         self._reindex(new, keep=True)
