@@ -9,6 +9,7 @@ changed copy), so readers must not change it (tests/memory_guard.py); the ``gsi1
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
@@ -19,27 +20,6 @@ from tuning_governor.adapters.store.conditions import Cond, Path
 from tuning_governor.adapters.store.port import Change, Check, Delete, Item, Key, Outcome, Put, Update
 
 _ABSENT = object()
-_CONTAINERS = frozenset({dict, list, set})  # a set: one hashed lookup per value, not three comparisons
-
-
-def copied(value: Any) -> Any:
-    """A copy of a stored value the caller may change (containers are exactly dict, list and set)."""
-    kind = type(value)
-    if kind is dict:
-        out = value.copy()  # a shallow copy in C, then only the nested containers are copied again
-        for k, v in out.items():
-            if type(v) in _CONTAINERS:
-                out[k] = copied(v)
-        return out
-    if kind is list:
-        items = value.copy()
-        for i, v in enumerate(items):
-            if type(v) in _CONTAINERS:
-                items[i] = copied(v)
-        return items
-    if kind is set:
-        return set(value)
-    return value
 
 
 def _at(item: Item | None, path: Path) -> Any:
@@ -80,9 +60,17 @@ def _check_paths(item: Item | None, op: Put | Update | Check | Delete) -> None:
             raise ValueError("The document path provided in the update expression is invalid for update")
 
 
+def _own(item: Item, path: Path) -> Any:
+    """The map at ``path`` in ``item`` (a new item), each map on the way copied: a stored one never changes."""
+    parent = item
+    for name in path:
+        parent[name] = parent = dict(parent[name])
+    return parent
+
+
 def _change(item: Item, changes: Sequence[Change]) -> None:
     for change in changes:
-        parent, name, value = _at(item, change.path[:-1]), change.path[-1], stored(change.value)
+        parent, name, value = _own(item, change.path[:-1]), change.path[-1], stored(change.value)
         if change.op == "remove":
             parent.pop(name, None)
         elif change.op == "add":
@@ -151,7 +139,7 @@ class MemoryItems:
             self._partitions.get(pk, {}).pop(sk, None)
             return None
         partition = self._partitions.setdefault(pk, {})
-        new = partition[sk] = stored(op.item) if isinstance(op, Put) else copied(old) if old else {"pk": pk, "sk": sk}
+        new = partition[sk] = stored(op.item) if isinstance(op, Put) else dict(old or {"pk": pk, "sk": sk})
         if isinstance(op, Update):
             _change(new, op.changes)
         self._reindex(new, keep=True)
@@ -170,7 +158,7 @@ class MemoryItems:
     def scan(self) -> Iterator[Item]:
         """Every item (copies), by key: for dumps and tests, as a Scan of the table."""
         with self._lock:
-            items = [copied(item) for partition in self._partitions.values() for item in partition.values()]
+            items = [copy.deepcopy(item) for partition in self._partitions.values() for item in partition.values()]
         yield from sorted(items, key=lambda item: (item["pk"], item["sk"]))
 
     def drop_partition(self, pk: str) -> None:

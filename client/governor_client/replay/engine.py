@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from governor_client.memory import MemoryStore
 from governor_client.replay.facts import TableFacts, facts_info
-from governor_client.replay.forget import settled
+from governor_client.replay.forget import Holders, settled
 from governor_client.replay.lines import ReplayInputError, StateChange, job_key_of, parse_line, short
 from governor_client.replay.model import LineProblem, PolicyInfo, ReplayResult
 from governor_client.replay.results import JobOutcome, Recorded, RecordingNotifier, Tally, build_result, job_outcome
@@ -175,8 +175,9 @@ class Replay:
         """Take the outcome of every ended job that has settled, then drop its state (see replay.forget)."""
         store = self.services.store
         assert isinstance(store, MemoryStore)  # replay_lines passes last_lines with the in-memory store only
+        holders = Holders(store)
         for key in sorted(self._ended):
-            if settled(key, self.sagemaker, store, self.checks):
+            if settled(key, self.sagemaker, store, self.checks, holders):
                 self._forgotten[key] = self._outcome(key)
                 store.forget_job(key)
                 self.sagemaker.forget(key)

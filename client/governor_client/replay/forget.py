@@ -22,6 +22,7 @@ that forgets gives the same result as one that does not.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Protocol
 
 from tuning_governor.adapters.checks import PendingChecks
@@ -40,10 +41,26 @@ class JobHistory(Protocol):
     def trials_of(self, key: str) -> list[TrainingJob]: ...
 
 
-def settled(key: str, history: JobHistory, store: Store, checks: PendingChecks) -> bool:
+class Holders:
+    """The jobs the capacity ledger reserves for and the trials keeping warm pools, read on first use:
+    once for every job asked about in one pass (forgetting a job changes neither)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    @cached_property
+    def reserved(self) -> frozenset[str]:
+        return frozenset(self._store.read_ledger().reservations)
+
+    @cached_property
+    def pools(self) -> frozenset[str]:
+        return frozenset(name.lower() for name in self._store.warm_pool_names())
+
+
+def settled(key: str, history: JobHistory, store: Store, checks: PendingChecks, holders: Holders | None = None) -> bool:
     """Whether nothing the sweep or a budget check could do would change tuning job ``key`` any more."""
     trials = _ended_trials(key, history, checks)
-    return trials is not None and _table_settled(key, store, trials)
+    return trials is not None and _table_settled(key, store, trials, holders or Holders(store))
 
 
 def _ended_trials(key: str, history: JobHistory, checks: PendingChecks) -> list[TrainingJob] | None:
@@ -60,7 +77,7 @@ def _ended_trials(key: str, history: JobHistory, checks: PendingChecks) -> list[
     return trials
 
 
-def _table_settled(key: str, store: Store, trials: list[TrainingJob]) -> bool:
+def _table_settled(key: str, store: Store, trials: list[TrainingJob], holders: Holders) -> bool:
     """Whether the governor's table has nothing left to finish for the job (see the module docstring)."""
     meta, _, decisions = job_partition(items := store.items(key))
     if meta is None or meta.get("status") not in TUNING_TERMINAL or not any(i.get("sk") == "SUMMARY" for i in items):
@@ -74,7 +91,6 @@ def _table_settled(key: str, store: Store, trials: list[TrainingJob]) -> bool:
     team = meta.get("team")
     if team and any(running.job_key == key for running in store.team_running(str(team))):
         return False
-    if key in store.read_ledger().reservations:
+    if key in holders.reserved:
         return False
-    names = {trial.name.lower() for trial in trials}
-    return not names & {name.lower() for name in store.warm_pool_names()}
+    return not {trial.name.lower() for trial in trials} & holders.pools

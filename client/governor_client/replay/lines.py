@@ -11,6 +11,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pydantic_core import from_json
+
 from tuning_governor.app.envelope import parse_event
 from tuning_governor.errors import RejectedEvent
 from tuning_governor.models.events import (
@@ -45,6 +47,15 @@ def short(text: str) -> str:
     return flat if len(flat) <= MAX_REASON else flat[: MAX_REASON - 3] + "..."
 
 
+def decoded(raw: bytes | str) -> Any:
+    """``json.loads(raw)``: pydantic-core's parser first (about twice as fast), the standard library's for
+    anything it refuses (so the same lines are accepted, and a refusal carries json's own message)."""
+    try:
+        return from_json(raw)
+    except ValueError:
+        return json.loads(raw)
+
+
 def parse_line(text: str) -> tuple[dict[str, Any], StateChange]:
     """One line as an EventBridge event of SageMaker's, or ``RejectedEvent`` saying why not.
 
@@ -52,7 +63,7 @@ def parse_line(text: str) -> tuple[dict[str, Any], StateChange]:
     or training job state change; the governor's own event models (the handlers' validation).
     """
     try:
-        event = json.loads(text)
+        event = decoded(text)
     except json.JSONDecodeError as exc:
         raise RejectedEvent(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
     except (ValueError, RecursionError) as exc:
@@ -109,7 +120,7 @@ def last_lines(lines: Iterable[bytes | str]) -> dict[str, int]:
     last: dict[str, int] = {}
     for number, raw in enumerate(lines, start=1):
         try:
-            event = json.loads(raw)
+            event = decoded(raw)
         except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
             continue
         if not isinstance(event, dict):

@@ -14,6 +14,7 @@ team's month), ``billed / on-demand equivalent``; with none observed yet, at the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -25,6 +26,8 @@ from tuning_governor.domain.cost import SECONDS_PER_HOUR, cluster_rate, usd
 from tuning_governor.domain.pricing import PriceCatalog
 from tuning_governor.model_base import GovernorModel
 
+_ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
+_ENTRY_KEYS = frozenset({"job_key", "trial", "start", "instances", "spot", "region", "max_seconds"})
 RUNNING_PREFIX = "running#"
 """Attribute-name prefix of a running trial's entry on a team's RUNNING item (one top-level attribute
 per trial, so adding and removing one is a single SET / REMOVE whatever else the item holds). On a
@@ -59,9 +62,62 @@ def running_trials(item: Mapping[str, Any] | None) -> list[RunningTrial]:
     item (its ``running#...`` attributes), oldest first."""
     item = item or {}
     values = list((item.get("running") or {}).values())
-    values += [value for name, value in item.items() if str(name).startswith(RUNNING_PREFIX)]
-    out = [RunningTrial.model_validate(dict(value)) for value in values if isinstance(value, Mapping)]
+    if item.get("sk") != "META":  # a job's META item keeps its entries in ``running`` only
+        values += [value for name, value in item.items() if str(name).startswith(RUNNING_PREFIX)]
+    out = [_entry_read_before(value) for value in values if isinstance(value, Mapping)]
     return sorted(out, key=lambda t: (t.start, t.trial))
+
+
+_READ: dict[int, tuple[Mapping[str, Any], RunningTrial]] = {}
+"""Entries read recently, by identity (kept, so no other object takes the id): the in-memory table hands
+back an unchanged entry itself (it writes by copy, and its readers never change what they read)."""
+
+
+def _entry_read_before(value: Mapping[str, Any]) -> RunningTrial:
+    hit = _READ.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    if len(_READ) >= 4096:
+        _READ.clear()
+    trial = _READ[id(value)] = (value, running_entry(value))
+    return trial[1]
+
+
+def running_entry(value: Mapping[str, Any]) -> RunningTrial:
+    """One entry as ``RunningTrial.to_item`` wrote it and the store gives it back (ISO start, Decimal
+    counts), built without a second validation; any other shape or type is validated."""
+    start, instances = value.get("start"), value.get("instances", {})
+    spot, region, seconds = value.get("spot", False), value.get("region"), value.get("max_seconds")
+    simple = (
+        type(start) is str
+        and _ISO_UTC.match(start) is not None
+        and type(value.get("job_key")) is str
+        and type(value.get("trial")) is str
+        and type(instances) is dict
+        and all(type(k) is str and _count(v) for k, v in instances.items())
+        and type(spot) is bool
+        and (region is None or type(region) is str)
+        and (seconds is None or _count(seconds))
+        and not value.keys() - _ENTRY_KEYS
+    )
+    if not simple:
+        return RunningTrial.model_validate(dict(value))
+    return RunningTrial.from_fields(
+        {
+            "job_key": value["job_key"],
+            "trial": value["trial"],
+            "start": datetime.fromisoformat(str(start)),
+            "instances": {k: int(v) for k, v in instances.items()},
+            "spot": spot,
+            "region": region,
+            "max_seconds": int(seconds) if seconds is not None else None,
+        }
+    )
+
+
+def _count(value: Any) -> bool:
+    """A whole number as the store gives it back (Decimal) or as written (int)."""
+    return (type(value) is Decimal and value.is_finite() and value == value.to_integral_value()) or type(value) is int
 
 
 def spot_factor(billed_usd: Any, on_demand_usd: Any) -> Decimal | None:

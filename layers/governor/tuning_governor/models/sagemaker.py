@@ -109,7 +109,9 @@ class PlacedShape(AwsShape):
     _place: Place | None = PrivateAttr(default=None)
 
     def at(self, place: Place | None) -> Self:
-        """This job, known to run in ``place`` (None: the home place)."""
+        """This job, known to run in ``place`` (None: the home place); itself when already so placed."""
+        if place == self._place:
+            return self  # frozen: the same job
         placed = self.model_copy()
         placed._place = place
         return placed

@@ -71,8 +71,19 @@ class Capacity(Area):
     def places_swept(self) -> dict[str, datetime]:
         return {str(i["sk"]): datetime.fromisoformat(str(i["swept_at"])) for i in self._items.query(SWEPT_PK)}
 
+    _seen: dict[int, tuple[Any, Reservation]] = {}
+    """The last read's entries by identity: the in-memory table hands back an unchanged entry itself."""
+
     def read_ledger(self) -> Ledger:
-        return ledger_from_item(self._items.get(self._ledger))
+        seen, self._seen = self._seen, {}
+
+        def read(key: str, value: dict[str, Any]) -> Reservation:
+            hit = seen.get(id(value))
+            known = hit[1] if hit is not None and hit[0] is value and hit[1].job_key == key else None
+            self._seen[id(value)] = (value, reservation := known or reservation_from_item(key, value))
+            return reservation
+
+        return ledger_from_item(self._items.get(self._ledger), read)
 
     def commit_admission(
         self,
@@ -204,11 +215,13 @@ def new_ledger_item(put: dict[str, Reservation], ledger: tuple[str, str] = LEDGE
     return {"pk": ledger[0], "sk": ledger[1], "type": "capacity-ledger", "version": 1, "reservations": reservations}
 
 
-def ledger_from_item(item: dict[str, Any] | None) -> Ledger:
+def ledger_from_item(
+    item: dict[str, Any] | None, read: Callable[[str, dict[str, Any]], Reservation] | None = None
+) -> Ledger:
     """The ledger an item holds (version 0 and no reservations when there is none yet), its running
-    reservations apart from the ended ones."""
-    item = item or {}
-    every = [reservation_from_item(str(key), value) for key, value in (item.get("reservations") or {}).items()]
+    reservations apart from the ended ones; each entry read by ``read`` (default ``reservation_from_item``)."""
+    item, read = item or {}, read or reservation_from_item
+    every = [read(str(key), value) for key, value in (item.get("reservations") or {}).items()]
     return Ledger(
         version=int(item.get("version") or 0),
         reservations={r.job_key: r for r in every if not r.ended},
