@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from governor_client.offline import shared_loader
+from governor_client.offline import shared_loader, sns_key
 from tests import memory_guard
 
 # Powertools reads these when its singletons are created, i.e. at import of the handlers.
@@ -33,6 +33,8 @@ if os.environ.get("TUNING_GOVERNOR_MOTO_SPEED", "1") == "1":
 # One botocore data loader per process: moto drops boto3's default session at every start, and each
 # session would parse the service models again (governor_client.offline.shared_loader).
 shared_loader.install()
+# One RSA key per process for moto's SNS signatures, not one per subscription (governor_client.offline.sns_key).
+sns_key.install()
 
 # The in-memory table's readers get read-only views: one that changes what it read fails where it does.
 memory_guard.install()
