@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from governor_client.offline import shared_loader, sns_key
+from governor_client.offline import shared_loader, sns_key, user_agent
 from tests import memory_guard
 
 # Powertools reads these when its singletons are created, i.e. at import of the handlers.
@@ -35,6 +35,8 @@ if os.environ.get("TUNING_GOVERNOR_MOTO_SPEED", "1") == "1":
 shared_loader.install()
 # One RSA key per process for moto's SNS signatures, not one per subscription (governor_client.offline.sns_key).
 sns_key.install()
+# botocore's User-Agent components sanitised once per text, not per request (governor_client.offline.user_agent).
+user_agent.install()
 
 # The in-memory table's readers get read-only views: one that changes what it read fails where it does.
 memory_guard.install()
