@@ -172,7 +172,6 @@ def build_environment(  # noqa: PLR0913 - which offline adapters to build, keywo
 def _store(kind: StoreKind, region: str) -> tuple[Any, GovernorStore | MemoryStore]:
     """The DynamoDB client (None in memory) and the governor's store of ``kind``."""
     shared_loader.install()
-    sns_key.install()
     user_agent.install()
     if kind == "moto":
         dynamodb = boto3.client("dynamodb", region_name=region)
@@ -194,6 +193,7 @@ class _Channels:
 
 
 def _channels(region: str, slack_url: str | None) -> _Channels:
+    sns_key.install()
     sns_client = boto3.client("sns", region_name=region)
     sqs = boto3.client("sqs", region_name=region)
     topic_arn = sns_client.create_topic(Name=TOPIC_NAME, Attributes={"KmsMasterKeyId": "alias/aws/sns"})["TopicArn"]

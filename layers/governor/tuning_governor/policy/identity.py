@@ -13,7 +13,7 @@ does not list keeps its trimmed spelling. Pure: no AWS, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -68,3 +68,21 @@ def resolve_team(tag_value: str | None, roles: Iterable[str], team_roles: Mappin
         problem = f"ignored: team {tagged} is identified by its execution roles and the job runs as none of them"
         return TeamIdentity(None, tag_value, problem)
     return TeamIdentity(tagged)
+
+
+_RESOLVED: dict[tuple[int, str | None, tuple[str, ...]], tuple[object, TeamIdentity]] = {}
+
+
+def resolved_for(
+    policy: object, team_roles: Callable[[], Mapping[str, Iterable[str]]], tag_value: str | None, roles: Iterable[str]
+) -> TeamIdentity:
+    """``resolve_team`` for an immutable ``policy`` (``team_roles``: its teams' roles), remembered per policy,
+    tag value and roles (the policy is kept with the answer, so no other object takes its id)."""
+    key = (id(policy), tag_value, tuple(roles))
+    known = _RESOLVED.get(key)
+    if known is not None and known[0] is policy:
+        return known[1]
+    if len(_RESOLVED) >= 4096:
+        _RESOLVED.clear()
+    _RESOLVED[key] = (policy, identity := resolve_team(tag_value, key[2], team_roles()))
+    return identity

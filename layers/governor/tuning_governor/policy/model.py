@@ -35,7 +35,7 @@ from tuning_governor.policy.fields import (
     none_to_empty,
     validate_prices,
 )
-from tuning_governor.policy.identity import RoleArn, TeamIdentity, resolve_team, role_key
+from tuning_governor.policy.identity import RoleArn, TeamIdentity, resolved_for, role_key
 from tuning_governor.policy.rules import GraceMinutes, compose_defaults
 from tuning_governor.policy.shares import Share
 from tuning_governor.policy.tags import TagWarning, bad_budget, near_misses, parse_budget_tag, tag_lookup
@@ -247,8 +247,8 @@ class Policy(_PolicyModel, AccountKeys):
         team whose ``execution_roles`` lists one of the job's ``roles``, else the tag's value (trimmed,
         in the policy's spelling when it names a listed team ignoring case) unless that team lists
         execution roles."""
-        team_roles = {name: team.execution_roles for name, team in self.teams.items()}
-        return resolve_team(tags.get(self.team_tag), roles, team_roles)
+        team_roles = lambda: {name: team.execution_roles for name, team in self.teams.items()}  # noqa: E731
+        return resolved_for(self, team_roles, tags.get(self.team_tag), roles)
 
     def team_of(self, tags: Mapping[str, str], roles: Iterable[str] = ()) -> str | None:
         """The owning team (see ``team_identity``); None when none. The team need not be listed under
