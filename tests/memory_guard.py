@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, NoReturn
 
 from governor_client.memory import table
+from tuning_governor.domain.stored_item import StoredItem
 
 
 class ReadOnlyItemError(TypeError):
@@ -21,7 +22,7 @@ def _refuse(*_args: Any, **_kwargs: Any) -> NoReturn:
     raise ReadOnlyItemError("an item read from the in-memory table was changed by its reader (copy it first)")
 
 
-class ReadOnlyDict(dict[Any, Any]):
+class ReadOnlyDict(StoredItem):
     __setitem__ = __delitem__ = __ior__ = pop = popitem = setdefault = update = clear = _refuse
 
     def __copy__(self) -> dict[Any, Any]:
@@ -63,8 +64,19 @@ class ReadOnlySet(set[Any]):
         return (set, (set(self),))
 
 
+_VIEWS: dict[int, tuple[Any, Any]] = {}
+
+
 def read_only(value: Any) -> Any:
-    """``value`` as a read-only view, at every level."""
+    """``value`` as a read-only view, at every level; a stored item's view is made once (the item never
+    changes), so what a reader remembers of a stored item (``domain.stored_item``) is found again."""
+    if type(value) is StoredItem:
+        known = _VIEWS.get(id(value))
+        if known is None or known[0] is not value:
+            if len(_VIEWS) >= 4096:
+                _VIEWS.clear()
+            known = _VIEWS[id(value)] = (value, ReadOnlyDict({k: read_only(v) for k, v in value.items()}))
+        return known[1]
     kind = type(value)
     if kind is dict or kind is ReadOnlyDict:
         return ReadOnlyDict({k: read_only(v) for k, v in value.items()})

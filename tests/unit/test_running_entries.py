@@ -12,6 +12,7 @@ import pytest
 from tuning_governor.adapters.store import stored
 from tuning_governor.domain import spend
 from tuning_governor.domain.spend import RunningTrial, running_entry, running_trials
+from tuning_governor.domain.stored_item import Remembered, StoredItem
 
 START = datetime(2026, 11, 30, 9, 0, 0, 123000, tzinfo=UTC)
 
@@ -66,20 +67,20 @@ def test_any_other_shape_is_validated(odd: dict[str, object]) -> None:
     assert got == expected
 
 
-def test_an_entry_read_before_is_not_built_again_and_a_new_one_is(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_entry_of_a_stored_item_read_before_is_not_built_again(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[str] = []
-    build = spend.running_entry
-    monkeypatch.setattr(spend, "running_entry", lambda value: built.append(str(value["trial"])) or build(value))
-    monkeypatch.setattr(spend, "_READ", {})
+    entries = Remembered(lambda value: built.append(str(value["trial"])) or running_entry(value))
+    monkeypatch.setattr(spend, "_ENTRIES", entries)
     first, second = stored(trial("a").to_item()), stored(trial("b").to_item())
-    item = {"pk": "JOB#job", "sk": "META", "running": {"a": first, "b": second}}
+    item = StoredItem({"pk": "JOB#job", "sk": "META", "running": {"a": first, "b": second}})
     assert [t.trial for t in running_trials(item)] == ["a", "b"]
-    assert running_trials(item) == running_trials({**item})  # the same entries: read again, not built
+    assert running_trials(item) == running_trials(StoredItem(item))  # the same entries: not built again
     assert built == ["a", "b"]
     moved = stored(trial("b", instances={"ml.m5.xlarge": 5}).to_item())  # a write stores a new entry
-    again = running_trials({**item, "running": {"a": first, "b": moved}})
+    again = running_trials(StoredItem(item, running={"a": first, "b": moved}))
     assert built == ["a", "b", "b"]
     assert [t.instances for t in again] == [{"ml.m5.xlarge": 2}, {"ml.m5.xlarge": 5}]
-    equal_copy = dict(first)  # equal, but another object: built, and equal
-    assert running_trials({"pk": "JOB#job", "sk": "META", "running": {"a": equal_copy}}) == again[:1]
-    assert built == ["a", "b", "b", "a"]
+    # A plain dict (a DynamoDB read, or one a test builds and may change): built at every read
+    plain = {"pk": "JOB#job", "sk": "META", "running": {"a": first}}
+    assert running_trials(plain) == running_trials(plain) == again[:1]
+    assert built == ["a", "b", "b", "a", "a"]

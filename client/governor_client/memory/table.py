@@ -3,8 +3,8 @@ hold, normalised as a round trip normalises them (:func:`~tuning_governor.adapte
 port's conditions and changes evaluated as DynamoDB does (a comparison with a missing attribute or another
 type is false; a nested path below a missing map is refused, nothing written; an update creates its item;
 a transaction checks every condition, then writes all). One lock serialises the operations (each is one
-request in DynamoDB); a read returns the stored item itself, which no write changes (an update stores a
-changed copy), so readers must not change it (tests/memory_guard.py); the ``gsi1`` index follows items.
+request in DynamoDB); a read returns the stored item itself, a ``StoredItem`` no write changes (an update
+stores a changed copy) and no reader may change (tests/memory_guard.py); the ``gsi1`` index follows items.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 from tuning_governor.adapters.store import stored
 from tuning_governor.adapters.store.conditions import Cond, Path
 from tuning_governor.adapters.store.port import Change, Check, Delete, Item, Key, Outcome, Put, Update
+from tuning_governor.domain.stored_item import StoredItem
 
 _ABSENT = object()
 
@@ -139,7 +140,7 @@ class MemoryItems:
             self._partitions.get(pk, {}).pop(sk, None)
             return None
         partition = self._partitions.setdefault(pk, {})
-        new = partition[sk] = stored(op.item) if isinstance(op, Put) else dict(old or {"pk": pk, "sk": sk})
+        new = partition[sk] = StoredItem(stored(op.item) if isinstance(op, Put) else old or {"pk": pk, "sk": sk})
         if isinstance(op, Update):
             _change(new, op.changes)
         self._reindex(new, keep=True)
@@ -158,7 +159,9 @@ class MemoryItems:
     def scan(self) -> Iterator[Item]:
         """Every item (copies), by key: for dumps and tests, as a Scan of the table."""
         with self._lock:
-            items = [copy.deepcopy(item) for partition in self._partitions.values() for item in partition.values()]
+            items = [
+                copy.deepcopy(dict(item)) for partition in self._partitions.values() for item in partition.values()
+            ]
         yield from sorted(items, key=lambda item: (item["pk"], item["sk"]))
 
     def drop_partition(self, pk: str) -> None:

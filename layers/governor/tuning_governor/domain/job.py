@@ -16,6 +16,7 @@ from pydantic import ConfigDict
 from tuning_governor.domain import spend
 from tuning_governor.domain.capacity import AdmissionPlan
 from tuning_governor.domain.stagnation import StagnationState, objectives_from_item, resolve_objective
+from tuning_governor.domain.stored_item import Remembered
 from tuning_governor.model_base import GovernorModel
 from tuning_governor.models.keys import job_key_of
 from tuning_governor.models.objectives import DefinitionObjective, ObjectiveSpec
@@ -81,7 +82,12 @@ class JobState(GovernorModel):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> JobState:
-        """The item's attributes, typed; absent ones as a job item written before them reads."""
+        """The item's attributes, typed; absent ones as a job item written before them reads. An item
+        its store will never change is typed once (``domain.stored_item``: the same state again)."""
+        return _STATES(item)
+
+    @classmethod
+    def _typed(cls, item: Mapping[str, Any]) -> JobState:
         key = job_key_of(item["pk"])
         unpriced = int(item.get("unpriced_trials") or 0)
         spot = item.get("spot_training")
@@ -136,6 +142,9 @@ class JobState(GovernorModel):
         (``last_trial_end``) or the start of its latest running trial."""
         times = [self.last_trial_end] + [trial.start for trial in self.running]
         return max((t for t in times if t is not None), default=None)
+
+
+_STATES = Remembered(JobState._typed)
 
 
 def job_state(item: Mapping[str, Any] | None) -> JobState | None:

@@ -24,6 +24,7 @@ from pydantic import ConfigDict
 
 from tuning_governor.domain.cost import SECONDS_PER_HOUR, cluster_rate, usd
 from tuning_governor.domain.pricing import PriceCatalog
+from tuning_governor.domain.stored_item import Remembered, StoredItem
 from tuning_governor.model_base import GovernorModel
 
 _ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
@@ -64,23 +65,9 @@ def running_trials(item: Mapping[str, Any] | None) -> list[RunningTrial]:
     values = list((item.get("running") or {}).values())
     if item.get("sk") != "META":  # a job's META item keeps its entries in ``running`` only
         values += [value for name, value in item.items() if str(name).startswith(RUNNING_PREFIX)]
-    out = [_entry_read_before(value) for value in values if isinstance(value, Mapping)]
+    stored = isinstance(item, StoredItem)  # its entries never change either: each is built once
+    out = [_ENTRIES(value, stored=stored) for value in values if isinstance(value, Mapping)]
     return sorted(out, key=lambda t: (t.start, t.trial))
-
-
-_READ: dict[int, tuple[Mapping[str, Any], RunningTrial]] = {}
-"""Entries read recently, by identity (kept, so no other object takes the id): the in-memory table hands
-back an unchanged entry itself (it writes by copy, and its readers never change what they read)."""
-
-
-def _entry_read_before(value: Mapping[str, Any]) -> RunningTrial:
-    hit = _READ.get(id(value))
-    if hit is not None and hit[0] is value:
-        return hit[1]
-    if len(_READ) >= 4096:
-        _READ.clear()
-    trial = _READ[id(value)] = (value, running_entry(value))
-    return trial[1]
 
 
 def running_entry(value: Mapping[str, Any]) -> RunningTrial:
@@ -93,7 +80,7 @@ def running_entry(value: Mapping[str, Any]) -> RunningTrial:
         and _ISO_UTC.match(start) is not None
         and type(value.get("job_key")) is str
         and type(value.get("trial")) is str
-        and type(instances) is dict
+        and isinstance(instances, dict)
         and all(type(k) is str and _count(v) for k, v in instances.items())
         and type(spot) is bool
         and (region is None or type(region) is str)
@@ -113,6 +100,9 @@ def running_entry(value: Mapping[str, Any]) -> RunningTrial:
             "max_seconds": int(seconds) if seconds is not None else None,
         }
     )
+
+
+_ENTRIES = Remembered(running_entry)
 
 
 def _count(value: Any) -> bool:

@@ -110,7 +110,7 @@ class PlacedShape(AwsShape):
 
     def at(self, place: Place | None) -> Self:
         """This job, known to run in ``place`` (None: the home place); itself when already so placed."""
-        if place == self._place:
+        if place == self.place:
             return self  # frozen: the same job
         placed = self.model_copy()
         placed._place = place
@@ -118,7 +118,8 @@ class PlacedShape(AwsShape):
 
     @property
     def place(self) -> Place | None:
-        return self._place
+        private = self.__pydantic_private__  # read directly: pydantic's __getattr__ is the slow way
+        return private.get("_place") if private else None
 
 
 class InstanceGroup(AwsShape):

@@ -85,10 +85,10 @@ class TrainingJob(PlacedShape):
         """Key of the tuning job that launched this trial (its lower-case name, qualified by the place
         outside the home place, as ``TuningJob.key``), or None for a standalone job."""
         if self.tuning_job_arn:
-            return job_key(self.tuning_job_arn.rsplit("/", 1)[-1], self._place, None)
+            return job_key(self.tuning_job_arn.rsplit("/", 1)[-1], self.place, None)
         match = _TRIAL_NAME.match(self.name)
         # Without TuningJobArn only the naming convention links a trial; callers confirm with Describe.
-        return job_key(match.group("tuning"), self._place, None) if match else None
+        return job_key(match.group("tuning"), self.place, None) if match else None
 
     def instances(self) -> dict[str, int]:
         return self.resource_config.instances() if self.resource_config else {}

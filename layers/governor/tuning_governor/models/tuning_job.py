@@ -182,7 +182,7 @@ class TuningJob(PlacedShape):
     def key(self) -> str:
         """Stable identity: SageMaker ARNs lower-case the name, so the key is lower-case too; a job
         outside the home place is keyed ``<account>/<region>/<name>`` (``models.place.job_key``)."""
-        return job_key(self.name, self._place, None)
+        return job_key(self.name, self.place, None)
 
     def definitions(self) -> list[TrainingJobDefinition]:
         defs = list(self.training_job_definitions)

@@ -20,6 +20,7 @@ from tuning_governor.adapters.store.decisions import decision_claim
 from tuning_governor.adapters.store.keys import LEDGER_KEY, SWEPT_PK, iso, job_pk
 from tuning_governor.adapters.store.port import Change, Check, Delete, Put, Update, WriteConflict, assign, remove, sets
 from tuning_governor.domain.capacity import Holder, Ledger, Reservation
+from tuning_governor.domain.stored_item import Remembered, StoredItem
 from tuning_governor.models.decisions import Decision
 from tuning_governor.models.sagemaker import TRAINING_RUNNING, TRAINING_TERMINAL, TUNING_TERMINAL
 from tuning_governor.models.training_job import TrainingJob
@@ -71,19 +72,10 @@ class Capacity(Area):
     def places_swept(self) -> dict[str, datetime]:
         return {str(i["sk"]): datetime.fromisoformat(str(i["swept_at"])) for i in self._items.query(SWEPT_PK)}
 
-    _seen: dict[int, tuple[Any, Reservation]] = {}
-    """The last read's entries by identity: the in-memory table hands back an unchanged entry itself."""
-
     def read_ledger(self) -> Ledger:
-        seen, self._seen = self._seen, {}
-
-        def read(key: str, value: dict[str, Any]) -> Reservation:
-            hit = seen.get(id(value))
-            known = hit[1] if hit is not None and hit[0] is value and hit[1].job_key == key else None
-            self._seen[id(value)] = (value, reservation := known or reservation_from_item(key, value))
-            return reservation
-
-        return ledger_from_item(self._items.get(self._ledger), read)
+        item = self._items.get(self._ledger)
+        stored = isinstance(item, StoredItem)  # its entries never change: each is read once (domain.stored_item)
+        return ledger_from_item(item, lambda key, value: _RESERVATIONS(value, key, stored=stored))
 
     def commit_admission(
         self,
@@ -246,3 +238,4 @@ def reservation_from_item(job_key: str, value: dict[str, Any]) -> Reservation:
 
 
 _READERS = [(f.name, _READ[str(f.type)]) for f in fields(Reservation)][1:]  # all but job_key, in order
+_RESERVATIONS = Remembered(lambda value, key: reservation_from_item(key, value))

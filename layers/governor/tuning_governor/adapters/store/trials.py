@@ -29,8 +29,11 @@ from tuning_governor.adapters.store.port import (
 )
 from tuning_governor.domain import totals
 from tuning_governor.domain.spend import RUNNING_PREFIX, RunningTrial
+from tuning_governor.domain.stored_item import Remembered
 from tuning_governor.errors import StaleState
 from tuning_governor.models.records import TrialRecord
+
+_RECORDS = Remembered(TrialRecord.model_validate)  # a stored record item is validated once (domain.stored_item)
 
 
 class Trials(Area):
@@ -90,7 +93,7 @@ class Trials(Area):
         return not failed
 
     def trial_records(self, job_key: str) -> list[TrialRecord]:
-        return [TrialRecord.model_validate(item) for item in self._items.query(job_pk(job_key), "TRIAL#")]
+        return [_RECORDS(item) for item in self._items.query(job_pk(job_key), "TRIAL#")]
 
     def track_running(self, trial: RunningTrial, *, team: str | None) -> bool:
         entry, pk = trial.to_item(), job_pk(trial.job_key)
