@@ -69,7 +69,10 @@ def test_any_other_shape_is_validated(odd: dict[str, object]) -> None:
 
 def test_an_entry_of_a_stored_item_read_before_is_not_built_again(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[str] = []
-    entries = Remembered(lambda value: built.append(str(value["trial"])) or running_entry(value))
+    entries = Remembered(
+        lambda value, _pk: built.append(str(value["trial"])) or running_entry(value),
+        slot=lambda value, pk: (pk, value["trial"]),
+    )
     monkeypatch.setattr(spend, "_ENTRIES", entries)
     first, second = stored(trial("a").to_item()), stored(trial("b").to_item())
     item = StoredItem({"pk": "JOB#job", "sk": "META", "running": {"a": first, "b": second}})

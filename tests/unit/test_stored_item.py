@@ -16,7 +16,7 @@ def test_a_stored_item_is_typed_once_and_a_changed_copy_again() -> None:
     assert JobState.from_item(item) is first
     changed = StoredItem(item, status="Completed")  # what a write stores: a changed copy
     assert JobState.from_item(changed).status == "Completed"
-    assert JobState.from_item(item) is first and first.status == "InProgress"
+    assert JobState.from_item(item) == first and first.status == "InProgress"  # its slot now holds the copy
     equal = StoredItem(ITEM)  # equal, another object: typed again, the same answer
     assert JobState.from_item(equal) is not first and JobState.from_item(equal) == first
 
@@ -31,7 +31,7 @@ def test_a_plain_item_is_typed_at_every_read_so_a_change_made_to_it_is_seen() ->
 
 def test_remembered_keeps_at_most_its_size_and_stays_right() -> None:
     calls: list[int] = []
-    count = Remembered(lambda item: calls.append(1) or len(item), size=2)
+    count = Remembered(lambda item: calls.append(1) or len(item), slot=len, size=2)
     items = [StoredItem({str(i): i for i in range(n)}) for n in range(5)]
     assert [count(i) for i in items] == [0, 1, 2, 3, 4]
     assert [count(i) for i in items] == [0, 1, 2, 3, 4]

@@ -144,7 +144,7 @@ class JobState(GovernorModel):
         return max((t for t in times if t is not None), default=None)
 
 
-_STATES = Remembered(JobState._typed)
+_STATES = Remembered(JobState._typed, slot=lambda item: item.get("pk"))
 
 
 def job_state(item: Mapping[str, Any] | None) -> JobState | None:

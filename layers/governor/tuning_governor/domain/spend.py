@@ -66,7 +66,7 @@ def running_trials(item: Mapping[str, Any] | None) -> list[RunningTrial]:
     if item.get("sk") != "META":  # a job's META item keeps its entries in ``running`` only
         values += [value for name, value in item.items() if str(name).startswith(RUNNING_PREFIX)]
     stored = isinstance(item, StoredItem)  # its entries never change either: each is built once
-    out = [_ENTRIES(value, stored=stored) for value in values if isinstance(value, Mapping)]
+    out = [_ENTRIES(value, item.get("pk"), stored=stored) for value in values if isinstance(value, Mapping)]
     return sorted(out, key=lambda t: (t.start, t.trial))
 
 
@@ -102,7 +102,9 @@ def running_entry(value: Mapping[str, Any]) -> RunningTrial:
     )
 
 
-_ENTRIES = Remembered(running_entry)
+_ENTRIES = Remembered(
+    lambda value, _pk: running_entry(value), slot=lambda value, pk: (pk, value.get("job_key"), value.get("trial"))
+)  # a trial's entry on its job's item and on its team's: two slots
 
 
 def _count(value: Any) -> bool:

@@ -238,4 +238,4 @@ def reservation_from_item(job_key: str, value: dict[str, Any]) -> Reservation:
 
 
 _READERS = [(f.name, _READ[str(f.type)]) for f in fields(Reservation)][1:]  # all but job_key, in order
-_RESERVATIONS = Remembered(lambda value, key: reservation_from_item(key, value))
+_RESERVATIONS = Remembered(lambda value, key: reservation_from_item(key, value), slot=lambda _value, key: key)

@@ -33,7 +33,9 @@ from tuning_governor.domain.stored_item import Remembered
 from tuning_governor.errors import StaleState
 from tuning_governor.models.records import TrialRecord
 
-_RECORDS = Remembered(TrialRecord.model_validate)  # a stored record item is validated once (domain.stored_item)
+_RECORDS = Remembered(
+    TrialRecord.model_validate, slot=lambda item: (item.get("pk"), item.get("sk"))
+)  # a stored record item is validated once (domain.stored_item)
 
 
 class Trials(Area):
