@@ -10,7 +10,7 @@ working it out again; one answer is kept per item key, so what is kept does not 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from typing import Any
 
 
@@ -31,7 +31,7 @@ class Remembered[T]:
         self._derive, self._slot, self._size = derive, slot, size
         self._known: dict[Hashable, tuple[Callable[[], object], T]] = {}
 
-    def __call__(self, item: Mapping[str, Any], *args: Any, stored: bool = False) -> T:
+    def __call__(self, item: object, *args: Any, stored: bool = False) -> T:
         if not (stored or isinstance(item, StoredItem)):
             return self._derive(item, *args)
         slot = self._slot(item, *args)
@@ -44,7 +44,7 @@ class Remembered[T]:
         self._known[slot] = (self._held(item, slot), answer)
         return answer
 
-    def _held(self, item: Mapping[str, Any], slot: Hashable) -> Callable[[], object]:
+    def _held(self, item: object, slot: Hashable) -> Callable[[], object]:
         """The item, held weakly when it is a stored item (its slot goes with it: a replay that forgets a
         job keeps nothing of it here), strongly when it is a map inside one (kept until replaced)."""
         if not isinstance(item, StoredItem):

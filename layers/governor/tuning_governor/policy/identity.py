@@ -19,6 +19,8 @@ from typing import Annotated
 
 from pydantic import Field
 
+from tuning_governor.domain.stored_item import Remembered
+
 # An IAM role ARN as SageMaker records it (RoleArn: arn:<partition>:iam::<account>:role/<path/><name>).
 RoleArn = Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9_+=,.@/-]+$", max_length=2048)]
 
@@ -70,19 +72,15 @@ def resolve_team(tag_value: str | None, roles: Iterable[str], team_roles: Mappin
     return TeamIdentity(tagged)
 
 
-_RESOLVED: dict[tuple[int, str | None, tuple[str, ...]], tuple[object, TeamIdentity]] = {}
+_RESOLVED = Remembered(
+    lambda _policy, tag_value, roles, team_roles: resolve_team(tag_value, roles, team_roles()),
+    slot=lambda _policy, tag_value, roles, _team_roles: (tag_value, roles),
+)
 
 
 def resolved_for(
     policy: object, team_roles: Callable[[], Mapping[str, Iterable[str]]], tag_value: str | None, roles: Iterable[str]
 ) -> TeamIdentity:
-    """``resolve_team`` for an immutable ``policy`` (``team_roles``: its teams' roles), remembered per policy,
-    tag value and roles (the policy is kept with the answer, so no other object takes its id)."""
-    key = (id(policy), tag_value, tuple(roles))
-    known = _RESOLVED.get(key)
-    if known is not None and known[0] is policy:
-        return known[1]
-    if len(_RESOLVED) >= 4096:
-        _RESOLVED.clear()
-    _RESOLVED[key] = (policy, identity := resolve_team(tag_value, key[2], team_roles()))
-    return identity
+    """``resolve_team`` for an immutable ``policy`` (``team_roles``: its teams' roles), remembered per tag
+    value and roles for that very policy (``domain.stored_item.Remembered``: the policy is kept with it)."""
+    return _RESOLVED(policy, tag_value, tuple(roles), team_roles, stored=True)
