@@ -17,7 +17,8 @@ of moto's DynamoDB, none of them the governor's:
   its listing is the partition's items alone, in the same (range key) order; the rest of the query is moto's.
 
 ``install()`` also installs ``governor_client.offline.moto_json`` (moto's JSON-protocol responses and its per-request
-method listing, made cheap the same way). ``install()`` is idempotent and reversible (``uninstall()``). With ``TUNING_GOVERNOR_MOTO_SPEED_CHECK=1``
+method listing, made cheap the same way) and ``governor_client.offline.moto_clause_count`` (UpdateItem's
+clause count, linear). ``install()`` is idempotent and reversible (``uninstall()``). With ``TUNING_GOVERNOR_MOTO_SPEED_CHECK=1``
 every fast response is also produced the slow way and compared (tests/integration/test_moto_speed.py
 runs the contract suite's operations in that mode). When moto's internals are not the ones this was
 written against (5.x), nothing is installed and moto runs unchanged.
@@ -37,7 +38,7 @@ from moto.dynamodb import models
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoResult
 
-from governor_client.offline import moto_json
+from governor_client.offline import moto_clause_count, moto_json
 
 _FAST_OPERATIONS = frozenset(
     {
@@ -238,6 +239,7 @@ def install() -> bool:
     Table.query = _fast_query(_installed["query"])  # type: ignore[method-assign]
     Table.all_items = _fast_all_items(_installed["all_items"])  # type: ignore[method-assign]
     moto_json.install()
+    moto_clause_count.install()
     return True
 
 
@@ -251,4 +253,5 @@ def uninstall() -> None:
     Table.query = _installed["query"]  # type: ignore[method-assign]
     Table.all_items = _installed["all_items"]  # type: ignore[method-assign]
     moto_json.uninstall()
+    moto_clause_count.uninstall()
     _installed.clear()
