@@ -78,7 +78,7 @@ def test_a_disagreement_with_motos_traversal_is_reported_in_check_mode(
     monkeypatch.setenv("TUNING_GOVERNOR_MOTO_SPEED_CHECK", "1")
     monkeypatch.setattr(moto_clause_count, "_check", lambda node, memos: None)
     with pytest.raises(moto_clause_count.ClauseCountMismatch):
-        moto_clause_count.traverse(ActionCountValidator(), _parsed("SET a = :v SET b = :v"))
+        moto_clause_count.traverse(ActionCountValidator(), UpdateExpressionParser.make("SET a = :v SET b = :v"))
 
 
 def test_uninstall_puts_motos_inherited_traversal_back() -> None:
@@ -89,7 +89,3 @@ def test_uninstall_puts_motos_inherited_traversal_back() -> None:
     finally:
         assert moto_speed.install()
     assert ActionCountValidator.traverse is moto_clause_count.traverse
-
-
-def _parsed(expression: str) -> Any:
-    return UpdateExpressionParser.make(expression)
