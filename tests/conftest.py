@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from governor_client.offline import shared_loader, sns_key, user_agent
+from governor_client.offline import moto_signing, shared_loader, sns_key, user_agent
 from tests import memory_guard
 
 # Powertools reads these when its singletons are created, i.e. at import of the handlers.
@@ -37,6 +37,9 @@ shared_loader.install()
 sns_key.install()
 # botocore's User-Agent components sanitised once per text, not per request (governor_client.offline.user_agent).
 user_agent.install()
+# While moto answers, SigV4 requests carry botocore's headers with a signature moto never checks
+# (governor_client.offline.moto_signing; tests/integration/test_moto_signing.py compares them in check mode).
+moto_signing.install()
 
 # The in-memory table's readers get read-only views: one that changes what it read fails where it does.
 memory_guard.install()

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from tests.conftest import load_event
 from tuning_governor.app.envelope import parse_event
 from tuning_governor.errors import RejectedEvent
+from tuning_governor.models import limits
 from tuning_governor.models.events import TrainingJobStateChange, TuningJobStateChange
 from tuning_governor.models.limits import clean_tags, dynamodb_number_problem, tag_problem
 from tuning_governor.models.training_job import TrainingJob
@@ -313,3 +314,22 @@ def test_text_dynamodb_cannot_store_is_rejected_or_dropped() -> None:
         "eta": "0.1"
     }
     assert clean_tags({"team": "vi\ud800sion"}) == {}
+
+
+# Text with lone surrogates (what json.loads makes of "\ud800"), tag punctuation and long strings: the
+# whole-map check of a valid map and the entry-by-entry check must keep the same entries.
+_TEXT = st.text(max_size=4) | st.sampled_from(["k" * 129, "v" * 2501, "", "\ud800", "a\udfff", "team:a/b"])
+_MAPS = st.dictionaries(_TEXT | st.integers(), _TEXT | st.integers() | st.none(), max_size=6) | st.builds(
+    lambda n, aws: {f"{'aws:' if i < aws else ''}p{i}": "v" for i in range(n)}, st.integers(45, 105), st.integers(0, 8)
+)
+
+
+@settings(max_examples=300)
+@given(value=_MAPS)
+def test_a_map_kept_whole_is_what_the_entry_by_entry_check_keeps(value: dict[Any, Any]) -> None:
+    whole = (limits.clean_hyperparameters(dict(value)), limits.clean_tags(dict(value)))
+    with pytest.MonkeyPatch.context() as patch:  # the loop alone, for every map
+        patch.setattr(limits, "_valid_hyperparameter_map", lambda _value: False)
+        patch.setattr(limits, "_valid_tag_map", lambda _value: False)
+        entry_by_entry = (limits.clean_hyperparameters(dict(value)), limits.clean_tags(dict(value)))
+    assert whole == entry_by_entry

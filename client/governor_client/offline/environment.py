@@ -19,7 +19,7 @@ import boto3
 
 from governor_client.cli.defaults import STORE_KINDS, StoreKind
 from governor_client.memory import MemoryStore
-from governor_client.offline import moto_speed, shared_loader, sns_key, user_agent
+from governor_client.offline import moto_signing, moto_speed, shared_loader, sns_key, user_agent
 from tuning_governor.adapters.channels import ChannelClients, ChannelNotifiers, default_notifiers
 from tuning_governor.adapters.dynamodb import GovernorStore
 from tuning_governor.adapters.quotas import QuotaGateway
@@ -173,6 +173,7 @@ def _store(kind: StoreKind, region: str) -> tuple[Any, GovernorStore | MemorySto
     """The DynamoDB client (None in memory) and the governor's store of ``kind``."""
     shared_loader.install()
     user_agent.install()
+    moto_signing.install()
     if kind == "moto":
         dynamodb = boto3.client("dynamodb", region_name=region)
         create_table(dynamodb)

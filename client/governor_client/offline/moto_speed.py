@@ -16,12 +16,13 @@ of moto's DynamoDB, none of them the governor's:
 * A ``Query`` of the table (no index) sorts every item of the table, then keeps the partition's. Here
   its listing is the partition's items alone, in the same (range key) order; the rest of the query is moto's.
 
-``install()`` also installs ``governor_client.offline.moto_json`` (moto's JSON-protocol responses and its per-request
-method listing, made cheap the same way) and ``governor_client.offline.moto_clause_count`` (UpdateItem's
-clause count, linear). ``install()`` is idempotent and reversible (``uninstall()``). With ``TUNING_GOVERNOR_MOTO_SPEED_CHECK=1``
-every fast response is also produced the slow way and compared (tests/integration/test_moto_speed.py
-runs the contract suite's operations in that mode). When moto's internals are not the ones this was
-written against (5.x), nothing is installed and moto runs unchanged.
+``install()`` also installs ``governor_client.offline.moto_json`` (moto's JSON-protocol responses and
+its per-request method listing, made cheap the same way), ``governor_client.offline.moto_clause_count``
+(UpdateItem's clause count, linear) and ``governor_client.offline.moto_update_parse`` (each
+UpdateExpression text parsed once). ``install()`` is idempotent and reversible (``uninstall()``). With
+``TUNING_GOVERNOR_MOTO_SPEED_CHECK=1`` every fast response is also produced the slow way and compared
+(tests/integration/test_moto_speed.py runs the contract suite's operations in that mode). When moto's
+internals are not the ones this was written against (5.x), nothing is installed and moto runs unchanged.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from moto.dynamodb import models
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoResult
 
-from governor_client.offline import moto_clause_count, moto_json
+from governor_client.offline import moto_clause_count, moto_json, moto_update_parse
 
 _FAST_OPERATIONS = frozenset(
     {
@@ -240,6 +241,7 @@ def install() -> bool:
     Table.all_items = _fast_all_items(_installed["all_items"])  # type: ignore[method-assign]
     moto_json.install()
     moto_clause_count.install()
+    moto_update_parse.install()
     return True
 
 
@@ -254,4 +256,5 @@ def uninstall() -> None:
     Table.all_items = _installed["all_items"]  # type: ignore[method-assign]
     moto_json.uninstall()
     moto_clause_count.uninstall()
+    moto_update_parse.uninstall()
     _installed.clear()

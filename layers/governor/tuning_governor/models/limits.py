@@ -231,10 +231,21 @@ def _pairs(value: Any, problems: list[str]) -> Iterable[tuple[Any, Any]]:
     return []
 
 
+def _valid_tag_map(value: dict[Any, Any]) -> bool:
+    """True when every entry of the map ``value`` is a valid tag and they fit on one resource (then
+    :func:`clean_tags` keeps all of them as they are, whatever the ``aws:`` prefix)."""
+    return len(value) <= TAGS_MAX and all(
+        isinstance(key, str) and isinstance(tag_value, str) and _tag_text_problem(key, tag_value) is None
+        for key, tag_value in value.items()
+    )
+
+
 def clean_tags(value: Any, *, source: str = "event") -> dict[str, str]:
     """The valid tags of ``value`` (map, Key/Value list or None); invalid ones are dropped and reported."""
     if value is None:
         return {}
+    if isinstance(value, dict) and _valid_tag_map(value):
+        return dict(value)  # what the loop below keeps of it: every entry, nothing to report
     problems: list[str] = []
     tags: dict[str, str] = {}
     user_tags = 0
@@ -255,12 +266,31 @@ def clean_tags(value: Any, *, source: str = "event") -> dict[str, str]:
 
 
 # -- hyperparameter maps -----------------------------------------------------------------------------------
+def _valid_hyperparameter_map(value: dict[Any, Any]) -> bool:
+    """True when :func:`clean_hyperparameters` keeps every entry of the map ``value``: within the count,
+    each key a non-empty string and each value a string within their lengths, all of it UTF-8 (checked
+    at once: a lone surrogate anywhere fails the joined text's encoding)."""
+    return (
+        len(value) <= HYPERPARAMETERS_MAX
+        and all(
+            isinstance(key, str)
+            and isinstance(item, str)
+            and 0 < len(key) <= HYPERPARAMETER_KEY_MAX
+            and len(item) <= HYPERPARAMETER_VALUE_MAX
+            for key, item in value.items()
+        )
+        and _is_utf8("".join(value) + "".join(value.values()))
+    )
+
+
 def clean_hyperparameters(value: Any) -> Any:
     """Entries AWS's HyperParameters limits exclude are dropped and reported; None is an empty map."""
     if value is None:
         return {}
     if not isinstance(value, dict):
         return value  # not a map at all: the model rejects it
+    if _valid_hyperparameter_map(value):
+        return dict(value)  # what the loop below keeps of it: every entry, nothing to report
     problems: list[str] = []
     out: dict[str, str] = {}
     for key, item in value.items():
