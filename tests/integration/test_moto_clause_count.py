@@ -83,9 +83,6 @@ def test_a_disagreement_with_motos_traversal_is_reported_in_check_mode(
 
 def test_uninstall_puts_motos_inherited_traversal_back() -> None:
     assert "traverse" in vars(ActionCountValidator)  # installed by tests/conftest.py (moto_speed)
-    moto_speed.uninstall()
-    try:
+    with moto_speed.uninstalled():
         assert "traverse" not in vars(ActionCountValidator)
-    finally:
-        assert moto_speed.install()
     assert ActionCountValidator.traverse is moto_clause_count.traverse

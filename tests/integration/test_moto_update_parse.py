@@ -64,11 +64,8 @@ def _history(client: Any) -> list[str]:
 def test_updates_and_refusals_are_motos_own_with_each_text_parsed_once(
     client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    moto_speed.uninstall()
-    try:
+    with moto_speed.uninstalled():
         stock = _history(client)
-    finally:
-        assert moto_speed.install()
     client.delete_item(TableName=TABLE_NAME, Key=KEY)
     monkeypatch.setenv("TUNING_GOVERNOR_MOTO_SPEED_CHECK", "1")  # every kept tree compared with a fresh parse
     kept = _history(client)
@@ -95,10 +92,7 @@ def test_a_kept_tree_that_was_changed_is_caught_in_check_mode(monkeypatch: pytes
 
 
 def test_uninstall_puts_motos_parser_back() -> None:
-    moto_speed.uninstall()
-    try:
+    with moto_speed.uninstalled():
         text = "SET a = :v"
         assert UpdateExpressionParser.make(text) is not UpdateExpressionParser.make(text)
-    finally:
-        assert moto_speed.install()
     assert UpdateExpressionParser.make("SET a = :v") is UpdateExpressionParser.make("SET a = :v")

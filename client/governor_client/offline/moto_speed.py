@@ -27,11 +27,12 @@ internals are not the ones this was written against (5.x), nothing is installed 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import moto
@@ -258,3 +259,14 @@ def uninstall() -> None:
     moto_clause_count.uninstall()
     moto_update_parse.uninstall()
     _installed.clear()
+
+
+@contextlib.contextmanager
+def uninstalled() -> Iterator[None]:
+    """Stock moto while inside (what the shortcuts are compared with), the shortcuts installed again after."""
+    uninstall()
+    try:
+        yield
+    finally:
+        if not install():
+            raise RuntimeError("moto_speed could not be installed again")
